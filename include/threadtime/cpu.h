@@ -1,0 +1,174 @@
+/* threadtime: CPU clocks of threads and processes (Linux).
+ *
+ * Three families of answers, named so they are not confused:
+ *
+ *  - *_total_ns    Precise CPU time (the scheduler's runtime, ns resolution).
+ *                  The same number CLOCK_THREAD_CPUTIME_ID gives.
+ *  - *_raw_ns      Tick-sampled user time (VIRT) and user+system (PROF),
+ *                  read raw: the kernel credits a whole tick (4 ms at HZ=250)
+ *                  to whatever mode the thread was in when the tick fired. Raw
+ *                  user time can exceed the precise total, and raw PROF can be
+ *                  far above or below it. Cheapest; good for sampling ratios.
+ *  - tt_times      A consistent split: user_ns + system_ns == total_ns
+ *                  exactly, user and system each never decrease from one read
+ *                  to the next (per thread, per handle), and user <= total. This
+ *                  is what /proc and getrusage() report, at a fraction of
+ *                  /proc's cost.
+ *
+ * Every call that returns int64_t returns a value >= 0 on success and a
+ * negative errno on failure (see tt_strerror()). Errors common to all:
+ *   -ESRCH   the thread or process does not exist (or has exited);
+ *   -EINVAL  the tid names a thread of another process, or an argument is
+ *            out of range;
+ *   -EPERM / -ENOSYS  a seccomp filter or an old kernel refused the call and
+ *            no fallback method could answer.
+ *
+ * Cost on the reference machine (KVM guest, see docs/benchmarks.md):
+ * one system call (~300-650 ns) for every clockid read; ~10 us for /proc.
+ */
+#ifndef THREADTIME_CPU_H
+#define THREADTIME_CPU_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A consistent user/system split; see the comment at the top. */
+typedef struct tt_times {
+    int64_t user_ns;
+    int64_t system_ns;
+    int64_t total_ns; /* == user_ns + system_ns, always */
+} tt_times;
+
+/* The kernel's three CPU clocks. The values are the kernel's own. */
+typedef enum tt_clock {
+    TT_CLOCK_PROF = 0,  /* user + system, tick-sampled */
+    TT_CLOCK_VIRT = 1,  /* user only, tick-sampled */
+    TT_CLOCK_SCHED = 2, /* precise runtime in ns */
+} tt_clock;
+
+/* How the library reads CPU time. */
+typedef enum tt_method {
+    TT_METHOD_AUTO = 0,      /* the cheapest that works here (chosen at first use) */
+    TT_METHOD_CLOCKID = 1,   /* clock_gettime() on kernel CPU clockids: 1 syscall */
+    TT_METHOD_GETRUSAGE = 2, /* getrusage(): caller thread / own process only */
+    TT_METHOD_PROCFS = 3,    /* parse /proc/<pid>/task/<tid>/stat: ~10 us */
+} tt_method;
+
+/* ---- the calling thread (the kernel's "pid 0 = caller" fast path) ---- */
+
+/* Precise CPU time of the calling thread, ns. */
+TT_API int64_t tt_self_total_ns(void);
+/* Raw, tick-sampled user time of the calling thread (VIRT clock), ns. */
+TT_API int64_t tt_self_user_raw_ns(void);
+/* Raw, tick-sampled system time: PROF - VIRT, read in that order so the
+ * difference is never negative (two system calls). */
+TT_API int64_t tt_self_system_raw_ns(void);
+/* Raw, tick-sampled user + system of the calling thread (PROF clock), ns. */
+TT_API int64_t tt_self_prof_raw_ns(void);
+
+/* Consistent split for the calling thread. With the default method this is
+ * one getrusage(RUSAGE_THREAD): the kernel scales its ticks to the precise
+ * runtime, so user + system is the runtime truncated to whole microseconds.
+ * With TT_METHOD_CLOCKID it is three clock reads scaled here (ns resolution,
+ * monotonic per thread). Returns 0, -EFAULT (out is NULL), or a read error. */
+TT_API int tt_self_times(tt_times *out);
+
+/* ---- another thread of this process, by kernel tid ---- */
+
+/* Same meaning as the tt_self_ calls; tid 0 means the calling thread.
+ * -ESRCH: no such thread (never existed, or exited); -EINVAL: the tid is a
+ * thread of another process.
+ * A tid is reused by the kernel after its thread exits: a tid taken from a
+ * thread that has since exited can read an unrelated new thread. Use a
+ * tt_thread handle opened on the thread itself when that matters. */
+TT_API int64_t tt_tid_total_ns(pid_t tid);
+TT_API int64_t tt_tid_user_raw_ns(pid_t tid);
+TT_API int64_t tt_tid_system_raw_ns(pid_t tid);
+TT_API int64_t tt_tid_prof_raw_ns(pid_t tid);
+
+/* ---- thread handles: consistent split and exit detection ---- */
+
+typedef struct tt_thread tt_thread;
+
+/* Opens a handle on thread tid of this process (0 = the calling thread).
+ * A handle opened by a thread on itself (tid 0) notices that thread's exit:
+ * afterwards every read returns -ESRCH, even if the kernel has reused the
+ * tid. A handle opened on another tid checks that the thread exists now and
+ * carries the tid-reuse caveat above.
+ * Returns 0, -EFAULT, -ESRCH, -EINVAL, -ENOMEM. */
+TT_API int tt_thread_open(pid_t tid, tt_thread **out);
+/* Closes a handle; NULL is accepted. Safe after the thread has exited. */
+TT_API void tt_thread_close(tt_thread *h);
+/* The kernel tid the handle names, or -EFAULT. */
+TT_API pid_t tt_thread_tid(const tt_thread *h);
+/* The thread's precise CPU time, ns (or -errno). */
+TT_API int64_t tt_thread_total_ns(tt_thread *h);
+/* The thread's raw tick-sampled user time, ns (or -errno). */
+TT_API int64_t tt_thread_user_raw_ns(tt_thread *h);
+/* Consistent split, ns resolution: three clock reads scaled the way the
+ * kernel scales /proc figures, monotonic per handle. Any thread may call it
+ * on any handle concurrently. Returns 0, -EFAULT, -ESRCH, -EINVAL. */
+TT_API int tt_thread_times(tt_thread *h, tt_times *out);
+
+/* ---- processes ---- */
+
+/* pid 0 = this process. Any process may be named (the kernel allows it). */
+TT_API int64_t tt_process_total_ns(pid_t pid);
+TT_API int64_t tt_process_user_raw_ns(pid_t pid);
+TT_API int64_t tt_process_prof_raw_ns(pid_t pid);
+/* Consistent split for a process: this process through getrusage(RUSAGE_SELF)
+ * (us resolution), another process through its /proc stat line (the kernel's
+ * own split, clock-tick resolution). Returns 0, -EFAULT, -ESRCH, or -errno. */
+TT_API int tt_process_times(pid_t pid, tt_times *out);
+
+/* ---- raw clock ids ---- */
+
+/* Builds the kernel clockid for one CPU clock of a thread (thread != 0) or a
+ * process (thread == 0). id 0 means the caller: the kernel resolves it without
+ * a pid lookup. Returns 0 and stores the clockid, -EFAULT or -EINVAL. */
+TT_API int tt_make_clockid(pid_t id, int thread, tt_clock clock, clockid_t *out);
+/* Reads one clock raw: thread != 0 for a thread clock. ns or -errno. */
+TT_API int64_t tt_clock_ns(pid_t id, int thread, tt_clock clock);
+
+/* ---- the comparison readers ---- */
+
+/* getrusage(RUSAGE_THREAD): the calling thread, kernel-scaled, us. */
+TT_API int tt_getrusage_thread(tt_times *out);
+
+/* One parsed /proc stat line. */
+typedef struct tt_procfs_stat {
+    int64_t user_ns;   /* utime, clock ticks converted to ns */
+    int64_t system_ns; /* stime, likewise */
+    char state;        /* 'R', 'S', ... */
+    char name[64];     /* comm, as the kernel printed it (may hold ')' or '\n') */
+} tt_procfs_stat;
+
+/* Reads /proc/<pid>/task/<tid>/stat (tid 0: /proc/<pid>/stat; pid 0: this
+ * process). Correct for any thread name, including ones holding ")", spaces,
+ * digits and newlines. ~10 us. Returns 0, -EFAULT, -ESRCH, -EIO (unparsable). */
+TT_API int tt_procfs_read(pid_t pid, pid_t tid, tt_procfs_stat *out);
+
+/* ---- method selection ---- */
+
+/* Forces a method for every later call (TT_METHOD_AUTO: back to detection).
+ * The per-thread calls fall back from CLOCKID to PROCFS; tt_self_times and
+ * tt_process_times(0) also take GETRUSAGE. Returns 0, -EINVAL (unknown), or
+ * -ENOTSUP (the method does not work here; nothing is changed). */
+TT_API int tt_method_set(tt_method m);
+/* The method thread clocks are read with now (never TT_METHOD_AUTO). */
+TT_API tt_method tt_method_active(void);
+/* "auto", "clockid", "getrusage", "procfs"; NULL for an unknown value. */
+TT_API const char *tt_method_name(tt_method m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* THREADTIME_CPU_H */
