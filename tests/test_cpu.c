@@ -1,0 +1,366 @@
+/* CPU clocks: monotonicity under load, the consistent split's guarantees,
+ * agreement with /proc and getrusage, exited and foreign threads. */
+#include "tt_test.h"
+#include "threadtime/threadtime.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MS INT64_C(1000000)
+
+/* Burns user CPU and makes system calls until the calling thread's precise
+ * clock advanced by ns (bounded by 20 s of wall time). */
+static void burn(int64_t ns)
+{
+    int64_t start = tt_self_total_ns();
+    volatile uint64_t x = 1;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (tt_self_total_ns() - start < ns) {
+        for (int i = 0; i < 20000; i++)
+            x = x * 6364136223846793005u + 1;
+        (void)getppid(); /* a little system time */
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec > 20)
+            break;
+    }
+}
+
+static void check_split(const tt_times *t)
+{
+    CHECK_OP(t->user_ns, >=, 0);
+    CHECK_OP(t->system_ns, >=, 0);
+    CHECK_OP(t->user_ns + t->system_ns, ==, t->total_ns);
+    CHECK_OP(t->user_ns, <=, t->total_ns);
+}
+
+TT_TEST(self_clocks_are_positive_and_ordered)
+{
+    burn(20 * MS);
+    int64_t virt = tt_self_user_raw_ns();
+    int64_t prof = tt_self_prof_raw_ns();
+    int64_t total = tt_self_total_ns();
+    CHECK_OP(total, >=, 20 * MS);
+    CHECK_OP(virt, >=, 0);
+    /* Read in this order, PROF (user+system ticks) can't be below VIRT. */
+    CHECK_OP(prof, >=, virt);
+    CHECK_OP(tt_self_system_raw_ns(), >=, 0);
+    tt_times t;
+    CHECK_OP(tt_self_times(&t), ==, 0);
+    check_split(&t);
+}
+
+/* ---- N threads: each checks its own clocks never run backwards ---- */
+
+#define WORKERS 4
+#define ROUNDS 3000
+static _Atomic int monotonic_failures;
+
+static void *monotonic_worker(void *arg)
+{
+    (void)arg;
+    int64_t last_total = 0, last_virt = 0, last_prof = 0;
+    tt_times last = {0, 0, 0};
+    volatile uint64_t x = 1;
+    for (int i = 0; i < ROUNDS; i++) {
+        for (int j = 0; j < 2000; j++)
+            x += x * 3 + (uint64_t)j;
+        if (i % 3 == 0)
+            (void)getppid();
+        int64_t total = tt_self_total_ns(), virt = tt_self_user_raw_ns(), prof = tt_self_prof_raw_ns();
+        tt_times t;
+        int bad = total < last_total || virt < last_virt || prof < last_prof;
+        bad |= tt_self_times(&t) != 0;
+        bad |= t.user_ns < last.user_ns || t.system_ns < last.system_ns || t.total_ns < last.total_ns;
+        bad |= t.user_ns + t.system_ns != t.total_ns;
+        if (bad)
+            atomic_fetch_add(&monotonic_failures, 1);
+        last_total = total, last_virt = virt, last_prof = prof, last = t;
+    }
+    return NULL;
+}
+
+TT_TEST(clocks_monotonic_across_threads)
+{
+    pthread_t th[WORKERS];
+    for (int i = 0; i < WORKERS; i++)
+        CHECK_OP(pthread_create(&th[i], NULL, monotonic_worker, NULL), ==, 0);
+    for (int i = 0; i < WORKERS; i++)
+        pthread_join(th[i], NULL);
+    CHECK_OP(atomic_load(&monotonic_failures), ==, 0);
+}
+
+/* Same guarantees with the clockid-scaled split (ns resolution). */
+TT_TEST(clockid_split_monotonic_across_threads)
+{
+    CHECK_OP(tt_method_set(TT_METHOD_CLOCKID), ==, 0);
+    atomic_store(&monotonic_failures, 0);
+    pthread_t th[WORKERS];
+    for (int i = 0; i < WORKERS; i++)
+        CHECK_OP(pthread_create(&th[i], NULL, monotonic_worker, NULL), ==, 0);
+    for (int i = 0; i < WORKERS; i++)
+        pthread_join(th[i], NULL);
+    CHECK_OP(atomic_load(&monotonic_failures), ==, 0);
+    CHECK_OP(tt_method_set(TT_METHOD_AUTO), ==, 0);
+}
+
+TT_TEST(agrees_with_proc_and_getrusage)
+{
+    burn(60 * MS);
+    int64_t before = tt_self_total_ns();
+    tt_procfs_stat st;
+    tt_times ru, own;
+    CHECK_OP(tt_procfs_read(0, gettid(), &st), ==, 0);
+    CHECK_OP(tt_getrusage_thread(&ru), ==, 0);
+    CHECK_OP(tt_self_times(&own), ==, 0);
+    int64_t after = tt_self_total_ns();
+    long hz = sysconf(_SC_CLK_TCK);
+    int64_t tick = INT64_C(1000000000) / (hz > 0 ? hz : 100);
+    /* /proc truncates user and system to clock ticks each. */
+    CHECK_OP(st.user_ns + st.system_ns, <=, after);
+    CHECK_OP(st.user_ns + st.system_ns, >=, before - 2 * tick);
+    /* getrusage truncates each part to microseconds. */
+    CHECK_OP(ru.total_ns, <=, after);
+    CHECK_OP(ru.total_ns, >=, before - 2000);
+    CHECK_OP(own.total_ns, <=, after);
+    CHECK_OP(own.total_ns, >=, before - 2000);
+    check_split(&ru);
+}
+
+/* Raw tick clocks are samples, not measurements: for a thread that does
+ * mostly user work they land near the precise clock, but only to within
+ * ticks (and steal time in a VM); the test checks the order and a loose
+ * band, which is what callers may rely on. */
+TT_TEST(raw_clocks_are_tick_samples_of_the_precise_clock)
+{
+    int64_t s0 = tt_self_total_ns(), p0 = tt_self_prof_raw_ns();
+    burn(300 * MS);
+    int64_t p1 = tt_self_prof_raw_ns(), s1 = tt_self_total_ns();
+    CHECK_OP(p1 - p0, >, 0);
+    CHECK_OP(p1 - p0, <=, (s1 - s0) + 100 * MS);
+}
+
+/* ---- another thread by tid: busy vs sleeping, exit, foreign tid ---- */
+
+typedef struct peer {
+    _Atomic pid_t tid;
+    _Atomic int stop;
+    int busy;
+    tt_thread *self_handle;
+} peer;
+
+static void *peer_main(void *arg)
+{
+    peer *p = arg;
+    tt_thread_open(0, &p->self_handle);
+    atomic_store(&p->tid, gettid());
+    while (!atomic_load(&p->stop)) {
+        if (p->busy)
+            burn(5 * MS);
+        else
+            usleep(2000);
+    }
+    return NULL;
+}
+
+static void start_peer(peer *p, pthread_t *th, int busy)
+{
+    *p = (peer){.busy = busy};
+    pthread_create(th, NULL, peer_main, p);
+    while (atomic_load(&p->tid) == 0)
+        usleep(100);
+}
+
+TT_TEST(busy_and_sleeping_threads_by_tid)
+{
+    peer busy, idle;
+    pthread_t tb, ti;
+    start_peer(&busy, &tb, 1);
+    start_peer(&idle, &ti, 0);
+    int64_t b0 = tt_tid_total_ns(busy.tid), i0 = tt_tid_total_ns(idle.tid);
+    CHECK_OP(b0, >=, 0);
+    CHECK_OP(i0, >=, 0);
+    /* Wait until the busy thread has burnt 100 ms more (bounded). */
+    for (int i = 0; i < 2000 && tt_tid_total_ns(busy.tid) - b0 < 100 * MS; i++)
+        usleep(10000);
+    int64_t b1 = tt_tid_total_ns(busy.tid), i1 = tt_tid_total_ns(idle.tid);
+    CHECK_OP(b1 - b0, >=, 100 * MS);
+    /* A thread that sleeps in 2 ms naps costs microseconds per wake-up. */
+    CHECK_OP(i1 - i0, <, (b1 - b0) / 4);
+    CHECK_OP(tt_tid_user_raw_ns(busy.tid), >=, 0);
+    CHECK_OP(tt_tid_system_raw_ns(busy.tid), >=, 0);
+    CHECK_OP(tt_tid_prof_raw_ns(busy.tid), >=, tt_tid_user_raw_ns(busy.tid) - 8 * MS);
+
+    /* A handle on another tid: consistent and monotonic. */
+    tt_thread *h;
+    CHECK_OP(tt_thread_open(busy.tid, &h), ==, 0);
+    CHECK_OP(tt_thread_tid(h), ==, busy.tid);
+    tt_times a, b;
+    CHECK_OP(tt_thread_times(h, &a), ==, 0);
+    usleep(20000);
+    CHECK_OP(tt_thread_times(h, &b), ==, 0);
+    check_split(&a);
+    check_split(&b);
+    CHECK_OP(b.user_ns, >=, a.user_ns);
+    CHECK_OP(b.system_ns, >=, a.system_ns);
+    CHECK_OP(tt_thread_total_ns(h), >=, b.total_ns);
+    tt_thread_close(h);
+
+    atomic_store(&busy.stop, 1);
+    atomic_store(&idle.stop, 1);
+    pthread_join(tb, NULL);
+    pthread_join(ti, NULL);
+    tt_thread_close(busy.self_handle);
+    tt_thread_close(idle.self_handle);
+}
+
+TT_TEST(exited_thread_gives_esrch)
+{
+    peer p;
+    pthread_t th;
+    start_peer(&p, &th, 0);
+    pid_t tid = p.tid;
+    tt_thread *other;
+    CHECK_OP(tt_thread_open(tid, &other), ==, 0);
+    CHECK_OP(tt_thread_total_ns(p.self_handle), >=, 0);
+    atomic_store(&p.stop, 1);
+    pthread_join(th, NULL);
+    /* The self-opened handle knows its thread is gone, reuse or not. */
+    CHECK_OP(tt_thread_total_ns(p.self_handle), ==, -ESRCH);
+    CHECK_OP(tt_thread_user_raw_ns(p.self_handle), ==, -ESRCH);
+    tt_times t;
+    CHECK_OP(tt_thread_times(p.self_handle, &t), ==, -ESRCH);
+    /* By tid, and through a handle opened by tid: the kernel's answer. */
+    CHECK_OP(tt_tid_total_ns(tid), ==, -ESRCH);
+    CHECK_OP(tt_tid_user_raw_ns(tid), ==, -ESRCH);
+    CHECK_OP(tt_thread_times(other, &t), ==, -ESRCH);
+    tt_thread *again;
+    CHECK_OP(tt_thread_open(tid, &again), ==, -ESRCH);
+    CHECK(again == NULL);
+    tt_thread_close(other);
+    tt_thread_close(p.self_handle);
+}
+
+TT_TEST(foreign_tid_and_other_process)
+{
+    pid_t child = fork();
+    if (child == 0) {
+        pause();
+        _exit(0);
+    }
+    CHECK_OP(child, >, 0);
+    /* A thread clock may only name a thread of our own process. */
+    CHECK_OP(tt_tid_total_ns(child), ==, -EINVAL);
+    tt_thread *h;
+    CHECK_OP(tt_thread_open(child, &h), ==, -EINVAL);
+    /* A process clock may name any process. */
+    CHECK_OP(tt_process_total_ns(child), >=, 0);
+    CHECK_OP(tt_process_user_raw_ns(child), >=, 0);
+    tt_times t;
+    CHECK_OP(tt_process_times(child, &t), ==, 0);
+    check_split(&t);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    CHECK_OP(tt_process_total_ns(child), ==, -ESRCH);
+    CHECK_OP(tt_process_times(child, &t), ==, -ESRCH);
+}
+
+TT_TEST(process_clocks)
+{
+    burn(10 * MS);
+    tt_times t;
+    CHECK_OP(tt_process_times(0, &t), ==, 0);
+    check_split(&t);
+    int64_t total = tt_process_total_ns(0);
+    CHECK_OP(total, >=, t.total_ns - 2000);
+    CHECK_OP(total, >=, tt_self_total_ns() - 1000 * MS); /* includes this thread */
+    CHECK_OP(tt_process_prof_raw_ns(0), >=, 0);
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    CHECK_OP(tt_process_total_ns(0), >=, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+}
+
+/* The clockid encoding matches what glibc builds for the same thread. */
+TT_TEST(clockid_encoding_matches_glibc)
+{
+    clockid_t glibc_id, ours;
+    CHECK_OP(pthread_getcpuclockid(pthread_self(), &glibc_id), ==, 0);
+    CHECK_OP(tt_make_clockid(gettid(), 1, TT_CLOCK_SCHED, &ours), ==, 0);
+    CHECK_OP(ours, ==, glibc_id);
+    CHECK_OP(clock_getcpuclockid(getpid(), &glibc_id), ==, 0);
+    CHECK_OP(tt_make_clockid(getpid(), 0, TT_CLOCK_SCHED, &ours), ==, 0);
+    CHECK_OP(ours, ==, glibc_id);
+    /* The caller's own clocks: pid bits all ones. */
+    CHECK_OP(tt_make_clockid(0, 1, TT_CLOCK_VIRT, &ours), ==, 0);
+    CHECK_OP(ours, ==, -3);
+    CHECK_OP(tt_clock_ns(0, 1, TT_CLOCK_SCHED), >=, 0);
+    CHECK_OP(tt_clock_ns(0, 0, TT_CLOCK_SCHED), >=, tt_clock_ns(0, 1, TT_CLOCK_SCHED) - 1000 * MS);
+}
+
+TT_TEST(bad_arguments)
+{
+    clockid_t id;
+    CHECK_OP(tt_make_clockid(0, 1, (tt_clock)3, &id), ==, -EINVAL);
+    CHECK_OP(tt_make_clockid(-1, 1, TT_CLOCK_SCHED, &id), ==, -EINVAL);
+    CHECK_OP(tt_make_clockid(0, 1, TT_CLOCK_SCHED, NULL), ==, -EFAULT);
+    CHECK_OP(tt_tid_total_ns(-5), ==, -EINVAL);
+    CHECK_OP(tt_tid_total_ns(1 << 30), ==, -EINVAL);
+    CHECK_OP(tt_process_total_ns(-1), ==, -EINVAL);
+    CHECK_OP(tt_self_times(NULL), ==, -EFAULT);
+    CHECK_OP(tt_process_times(0, NULL), ==, -EFAULT);
+    CHECK_OP(tt_getrusage_thread(NULL), ==, -EFAULT);
+    CHECK_OP(tt_thread_open(0, NULL), ==, -EFAULT);
+    CHECK_OP(tt_thread_open(-2, &(tt_thread *){NULL}), ==, -EINVAL);
+    CHECK_OP(tt_thread_total_ns(NULL), ==, -EFAULT);
+    CHECK_OP(tt_thread_times(NULL, NULL), ==, -EFAULT);
+    CHECK_OP(tt_thread_tid(NULL), ==, -EFAULT);
+    tt_thread_close(NULL);
+    CHECK_OP(tt_method_set((tt_method)42), ==, -EINVAL);
+    CHECK(tt_method_name((tt_method)42) == NULL);
+    CHECK(strcmp(tt_strerror(-ESRCH), tt_strerror(ESRCH)) == 0);
+    CHECK(strlen(tt_strerror(-ENOSPC)) > 0);
+    CHECK(strcmp(tt_strerror(-999999), "unknown error") == 0);
+    CHECK(strcmp(tt_version(), TT_VERSION_STRING) == 0);
+}
+
+/* Readers on many threads share one handle; each sees a monotonic split. */
+#define READERS 4
+static tt_thread *shared_handle;
+static _Atomic int shared_failures;
+
+static void *shared_reader(void *arg)
+{
+    (void)arg;
+    tt_times last = {0, 0, 0}, t;
+    for (int i = 0; i < 2000; i++) {
+        if (tt_thread_times(shared_handle, &t) != 0 || t.user_ns < last.user_ns ||
+            t.system_ns < last.system_ns || t.user_ns + t.system_ns != t.total_ns)
+            atomic_fetch_add(&shared_failures, 1);
+        last = t;
+    }
+    return NULL;
+}
+
+TT_TEST(one_handle_many_readers)
+{
+    peer busy;
+    pthread_t tb, th[READERS];
+    start_peer(&busy, &tb, 1);
+    CHECK_OP(tt_thread_open(busy.tid, &shared_handle), ==, 0);
+    for (int i = 0; i < READERS; i++)
+        pthread_create(&th[i], NULL, shared_reader, NULL);
+    for (int i = 0; i < READERS; i++)
+        pthread_join(th[i], NULL);
+    CHECK_OP(atomic_load(&shared_failures), ==, 0);
+    atomic_store(&busy.stop, 1);
+    pthread_join(tb, NULL);
+    tt_thread_close(shared_handle);
+    tt_thread_close(busy.self_handle);
+}
+
+TT_TEST_MAIN()
