@@ -1,0 +1,123 @@
+/* bench methods for the CPU clocks, each beside the raw call it wraps. */
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "threadtime/threadtime.h"
+
+/* Folds results so the calls cannot be optimised away. */
+#define LOOP(expr)                                                                                 \
+    uint64_t acc = 0;                                                                              \
+    for (uint64_t i = 0; i < n; i++)                                                               \
+        acc += (uint64_t)(expr);                                                                   \
+    return acc
+
+static int64_t ts_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Per-thread state: the caller's tid, its handle, its raw clockids. */
+typedef struct clock_state {
+    pid_t tid;
+    tt_thread *handle;
+    clockid_t virt_self;
+} clock_state;
+
+static int state_setup(void **out)
+{
+    clock_state *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return -ENOMEM;
+    s->tid = gettid();
+    int rc = tt_thread_open(s->tid, &s->handle);
+    if (rc == 0)
+        rc = tt_make_clockid(0, 1, TT_CLOCK_VIRT, &s->virt_self);
+    if (rc != 0) {
+        tt_thread_close(s->handle);
+        free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+static void state_teardown(void *p)
+{
+    clock_state *s = p;
+    tt_thread_close(s->handle);
+    free(s);
+}
+
+static uint64_t run_procfs(void *p, uint64_t n)
+{
+    clock_state *s = p;
+    tt_procfs_stat st;
+    LOOP(tt_procfs_read(0, s->tid, &st) + st.user_ns);
+}
+
+static uint64_t run_getrusage(void *p, uint64_t n)
+{
+    (void)p;
+    tt_times t;
+    LOOP(tt_getrusage_thread(&t) + t.user_ns);
+}
+
+static uint64_t run_clock_thread_cputime_id(void *p, uint64_t n)
+{
+    (void)p;
+    LOOP(ts_ns(CLOCK_THREAD_CPUTIME_ID));
+}
+
+static uint64_t run_clock_gettime_virt(void *p, uint64_t n)
+{
+    clock_state *s = p;
+    LOOP(ts_ns(s->virt_self));
+}
+
+static uint64_t run_sched_self(void *p, uint64_t n) { (void)p; LOOP(tt_self_total_ns()); }
+static uint64_t run_virt_self(void *p, uint64_t n) { (void)p; LOOP(tt_self_user_raw_ns()); }
+static uint64_t run_prof_self(void *p, uint64_t n) { (void)p; LOOP(tt_self_prof_raw_ns()); }
+static uint64_t run_virt_tid(void *p, uint64_t n) { LOOP(tt_tid_user_raw_ns(((clock_state *)p)->tid)); }
+static uint64_t run_sched_tid(void *p, uint64_t n) { LOOP(tt_tid_total_ns(((clock_state *)p)->tid)); }
+static uint64_t run_process(void *p, uint64_t n) { (void)p; LOOP(tt_process_total_ns(0)); }
+static uint64_t run_monotonic(void *p, uint64_t n) { (void)p; LOOP(ts_ns(CLOCK_MONOTONIC)); }
+
+static uint64_t run_consistent_self(void *p, uint64_t n)
+{
+    (void)p;
+    tt_times t;
+    LOOP(tt_self_times(&t) + t.user_ns);
+}
+
+static uint64_t run_consistent_tid(void *p, uint64_t n)
+{
+    clock_state *s = p;
+    tt_times t;
+    LOOP(tt_thread_times(s->handle, &t) + t.user_ns);
+}
+
+#define M(name, desc, run) {name, desc, state_setup, run, state_teardown, NULL, NULL}
+
+const tt_bench_method tt_bench_clock_methods[] = {
+    M("procfs_stat", "baseline: open+read+parse /proc/self/task/<tid>/stat", run_procfs),
+    M("getrusage_thread", "getrusage(RUSAGE_THREAD): user+system, kernel-scaled, us", run_getrusage),
+    M("clock_thread_cputime_id", "raw clock_gettime(CLOCK_THREAD_CPUTIME_ID)", run_clock_thread_cputime_id),
+    M("clock_gettime_virt", "raw clock_gettime on the caller's VIRT clockid (what virt_self wraps)",
+      run_clock_gettime_virt),
+    M("sched_self", "tt_self_total_ns: precise CPU time of the caller", run_sched_self),
+    M("virt_self", "tt_self_user_raw_ns: raw tick-sampled user time of the caller", run_virt_self),
+    M("prof_self", "tt_self_prof_raw_ns: raw tick-sampled user+system of the caller", run_prof_self),
+    M("virt_tid", "tt_tid_user_raw_ns(own tid): user time through a tid lookup", run_virt_tid),
+    M("sched_tid", "tt_tid_total_ns(own tid): precise time through a tid lookup", run_sched_tid),
+    M("consistent_self", "tt_self_times: consistent split of the caller (getrusage)", run_consistent_self),
+    M("consistent_tid", "tt_thread_times: consistent split through a handle (3 clock reads)",
+      run_consistent_tid),
+    M("process_cputime", "tt_process_total_ns(0): precise CPU time of the process", run_process),
+    M("clock_monotonic", "baseline: clock_gettime(CLOCK_MONOTONIC) through the vDSO", run_monotonic),
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+};
