@@ -9,9 +9,13 @@ THREADTIME := $(BUILD)/cli/threadtime
 TEST_TARGETS := test-c test-asan test-tsan
 DEMO_TARGETS := demo-bench
 
-.PHONY: all build demo demo-bench test test-c test-asan test-tsan loop bench install clean
+.PHONY: all deps build demo demo-bench test test-c test-asan test-tsan loop bench install clean
 
 all: build
+
+# Installs missing Debian packages and each component's dependencies.
+deps:
+	scripts/deps.sh
 
 build:
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
@@ -53,4 +57,5 @@ clean:
 -include python/python.mk
 
 demo: $(DEMO_TARGETS)
-test: $(TEST_TARGETS)
+test: deps
+	$(MAKE) $(TEST_TARGETS)
