@@ -415,7 +415,7 @@ static void usage(FILE *out)
             "                        [--warmup SECONDS] [--time SECONDS] [--json] [--list]\n\n"
             "Measures every method side by side, JMH-style sample time, with the /proc\n"
             "reader (%s) as the baseline in the same run.\n"
-            "  --quick        0.1 s warm-up and 0.2 s per row (the whole run takes < 15 s)\n"
+            "  --quick        0.06 s warm-up and 0.2 s per row (the whole run takes < 15 s)\n"
             "  --methods      comma-separated names (see --list); the baseline is always added\n"
             "  --threads      thread counts to run each method with (default: 1 and the CPU count)\n"
             "  --warmup/--time  warm-up and measuring time per row (default 0.5 s and 1 s)\n"
@@ -453,7 +453,7 @@ static int parse_options(int argc, char **argv, options *opt)
         const char *a = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--quick") == 0) {
-            opt->warmup_ns = 100000000;
+            opt->warmup_ns = 60000000;
             opt->measure_ns = 200000000;
         } else if (strcmp(a, "--json") == 0) {
             opt->json = 1;
