@@ -1,0 +1,487 @@
+/* threadtime._core: the Python face of the core, compiled together with it.
+ *
+ * Every function is a thin call into the public C API. The calling thread's
+ * clocks are METH_NOARGS functions that keep the GIL: the read is one system
+ * call of ~200-650 ns. Dropping and retaking the GIL around it made the call
+ * 10-35% slower uncontended, and with one other thread busy in Python each
+ * call then waited for the GIL's switch interval: ~49 us instead of ~0.5 us
+ * (measured here; see python/README.md). The calls that do I/O (/proc, the
+ * trace dump) release it, since their ~10 us is worth handing over.
+ *
+ * Errors: the core returns -errno; raise_code() turns that into the OSError
+ * subclass Python picks for the errno (ProcessLookupError for ESRCH, ...),
+ * with tt_strerror()'s text.
+ *
+ * Built against the limited API (abi3). Single-phase init with static state:
+ * the core itself is process-wide, so one module instance per process.
+ */
+#include <Python.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "threadtime/threadtime.h"
+
+static PyTypeObject *times_type;    /* Times(user_ns, system_ns, total_ns) */
+static PyTypeObject *procstat_type; /* ProcStat(user_ns, system_ns, state, name) */
+static PyTypeObject *clock_type;    /* ThreadClock */
+/* native_id -> ThreadClock, for thread_times(). Guarded by the GIL: no
+ * function that touches it releases the GIL. */
+static PyObject *clock_cache;
+/* The cache is swept for exited threads when it reaches this size; the
+ * limit then doubles over what survived, so sweeps cost O(1) per insert. */
+#define CACHE_SWEEP_MIN 64
+static Py_ssize_t cache_sweep_at = CACHE_SWEEP_MIN;
+
+/* ---- errors and conversions ---- */
+
+static PyObject *raise_code_path(int64_t code, PyObject *path)
+{
+    int e = (int)(code < 0 ? -code : code);
+    PyObject *exc = path ? PyObject_CallFunction(PyExc_OSError, "isO", e, tt_strerror(code), path)
+                         : PyObject_CallFunction(PyExc_OSError, "is", e, tt_strerror(code));
+    if (exc != NULL) {
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+    }
+    return NULL;
+}
+
+static PyObject *raise_code(int64_t code) { return raise_code_path(code, NULL); }
+
+static PyObject *ns_result(int64_t r) { return r < 0 ? raise_code(r) : PyLong_FromLongLong(r); }
+
+/* A pid or tid argument: any int that fits pid_t (the core rejects
+ * negative ones with EINVAL, so they reach it). */
+static int as_id(PyObject *o, pid_t *out)
+{
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < INT_MIN || v > INT_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "thread or process id out of range");
+        return -1;
+    }
+    *out = (pid_t)v;
+    return 0;
+}
+
+/* The optional pid of the process_ calls: absent means 0, this process. */
+static int opt_id(PyObject *const *args, Py_ssize_t nargs, const char *fname, pid_t *out)
+{
+    *out = 0;
+    if (nargs > 1) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument (%zd given)", fname, nargs);
+        return -1;
+    }
+    return nargs == 1 ? as_id(args[0], out) : 0;
+}
+
+static PyObject *times_new(const tt_times *t)
+{
+    PyObject *o = PyStructSequence_New(times_type);
+    if (o == NULL)
+        return NULL;
+    const int64_t v[3] = {t->user_ns, t->system_ns, t->total_ns};
+    for (Py_ssize_t i = 0; i < 3; i++) {
+        PyObject *n = PyLong_FromLongLong(v[i]);
+        if (n == NULL) {
+            Py_DECREF(o);
+            return NULL;
+        }
+        PyStructSequence_SetItem(o, i, n);
+    }
+    return o;
+}
+
+static PyObject *times_result(int rc, const tt_times *t) { return rc != 0 ? raise_code(rc) : times_new(t); }
+
+/* ---- the calling thread ---- */
+
+static PyObject *py_total_ns(PyObject *m, PyObject *unused) { return ns_result(tt_self_total_ns()); }
+static PyObject *py_user_raw_ns(PyObject *m, PyObject *unused) { return ns_result(tt_self_user_raw_ns()); }
+static PyObject *py_system_raw_ns(PyObject *m, PyObject *unused) { return ns_result(tt_self_system_raw_ns()); }
+
+static PyObject *py_times(PyObject *m, PyObject *unused)
+{
+    tt_times t;
+    return times_result(tt_self_times(&t), &t);
+}
+
+/* ---- another thread, by native id ---- */
+
+static PyObject *py_thread_total_ns(PyObject *m, PyObject *arg)
+{
+    pid_t tid;
+    return as_id(arg, &tid) ? NULL : ns_result(tt_tid_total_ns(tid));
+}
+
+static PyObject *py_thread_user_raw_ns(PyObject *m, PyObject *arg)
+{
+    pid_t tid;
+    return as_id(arg, &tid) ? NULL : ns_result(tt_tid_user_raw_ns(tid));
+}
+
+static PyObject *py_thread_system_raw_ns(PyObject *m, PyObject *arg)
+{
+    pid_t tid;
+    return as_id(arg, &tid) ? NULL : ns_result(tt_tid_system_raw_ns(tid));
+}
+
+/* ---- ThreadClock: a tt_thread handle ---- */
+
+typedef struct {
+    PyObject_HEAD
+    tt_thread *h;
+} ClockObject;
+
+static PyObject *clock_open(PyTypeObject *type, pid_t tid)
+{
+    tt_thread *h;
+    int rc = tt_thread_open(tid, &h);
+    if (rc != 0)
+        return raise_code(rc);
+    allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
+    ClockObject *self = (ClockObject *)alloc(type, 0);
+    if (self == NULL) {
+        tt_thread_close(h);
+        return NULL;
+    }
+    self->h = h;
+    return (PyObject *)self;
+}
+
+static PyObject *clock_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"native_id", NULL};
+    int tid = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|i:ThreadClock", kwlist, &tid))
+        return NULL;
+    return clock_open(type, (pid_t)tid);
+}
+
+static void clock_dealloc(PyObject *o)
+{
+    PyTypeObject *type = Py_TYPE(o);
+    tt_thread_close(((ClockObject *)o)->h);
+    freefunc tp_free = (freefunc)PyType_GetSlot(type, Py_tp_free);
+    tp_free(o);
+    Py_DECREF(type); /* instances of heap types own a reference to it */
+}
+
+static PyObject *clock_total_ns(PyObject *o, PyObject *unused)
+{
+    return ns_result(tt_thread_total_ns(((ClockObject *)o)->h));
+}
+
+static PyObject *clock_user_raw_ns(PyObject *o, PyObject *unused)
+{
+    return ns_result(tt_thread_user_raw_ns(((ClockObject *)o)->h));
+}
+
+static PyObject *clock_times(PyObject *o, PyObject *unused)
+{
+    tt_times t;
+    return times_result(tt_thread_times(((ClockObject *)o)->h, &t), &t);
+}
+
+static PyObject *clock_native_id(PyObject *o, void *closure)
+{
+    return PyLong_FromLong((long)tt_thread_tid(((ClockObject *)o)->h));
+}
+
+static PyObject *clock_repr(PyObject *o)
+{
+    return PyUnicode_FromFormat("<threadtime.ThreadClock native_id=%d>", (int)tt_thread_tid(((ClockObject *)o)->h));
+}
+
+static PyMethodDef clock_methods[] = {
+    {"total_ns", clock_total_ns, METH_NOARGS, "The thread's precise CPU time, ns."},
+    {"user_raw_ns", clock_user_raw_ns, METH_NOARGS, "The thread's raw tick-sampled user time, ns."},
+    {"times", clock_times, METH_NOARGS, "Consistent split of the thread's CPU time, monotonic per handle."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef clock_getset[] = {
+    {"native_id", clock_native_id, NULL, "The kernel thread id the handle names.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot clock_slots[] = {
+    {Py_tp_new, clock_new},
+    {Py_tp_dealloc, clock_dealloc},
+    {Py_tp_repr, clock_repr},
+    {Py_tp_methods, clock_methods},
+    {Py_tp_getset, clock_getset},
+    {Py_tp_doc, "ThreadClock(native_id=0)\n--\n\n"
+                "A handle on one thread of this process. Opened with 0 (or the\n"
+                "caller's own native_id) by the thread itself, it notices that\n"
+                "thread's exit: every later read raises ProcessLookupError, even\n"
+                "if the kernel has given the id to a new thread."},
+    {0, NULL},
+};
+
+static PyType_Spec clock_spec = {
+    "threadtime.ThreadClock", sizeof(ClockObject), 0, Py_TPFLAGS_DEFAULT, clock_slots,
+};
+
+/* Removes the handles of threads that have exited (the GIL is held). */
+static int cache_sweep(void)
+{
+    PyObject *dead = PyList_New(0);
+    if (dead == NULL)
+        return -1;
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(clock_cache, &pos, &key, &value)) {
+        if (tt_thread_total_ns(((ClockObject *)value)->h) < 0 && PyList_Append(dead, key) != 0) {
+            Py_DECREF(dead);
+            return -1;
+        }
+    }
+    for (Py_ssize_t i = 0; i < PyList_Size(dead); i++) {
+        if (PyDict_DelItem(clock_cache, PyList_GetItem(dead, i)) != 0) {
+            Py_DECREF(dead);
+            return -1;
+        }
+    }
+    Py_DECREF(dead);
+    Py_ssize_t live = PyDict_Size(clock_cache);
+    cache_sweep_at = live * 2 > CACHE_SWEEP_MIN ? live * 2 : CACHE_SWEEP_MIN;
+    return 0;
+}
+
+/* The cached handle for tid (a new reference), opening it if needed. The
+ * caller's own id opens a self handle, which notices the thread's exit. */
+static PyObject *cache_get(pid_t tid)
+{
+    pid_t key_tid = tid == 0 ? gettid() : tid;
+    PyObject *key = PyLong_FromLong((long)key_tid);
+    if (key == NULL)
+        return NULL;
+    PyObject *clock = PyDict_GetItemWithError(clock_cache, key);
+    if (clock != NULL) {
+        Py_INCREF(clock);
+    } else if (!PyErr_Occurred()) {
+        clock = clock_open(clock_type, key_tid == gettid() ? 0 : key_tid);
+        if (clock != NULL && PyDict_Size(clock_cache) >= cache_sweep_at && cache_sweep() != 0)
+            Py_CLEAR(clock);
+        if (clock != NULL && PyDict_SetItem(clock_cache, key, clock) != 0)
+            Py_CLEAR(clock);
+    }
+    Py_DECREF(key);
+    return clock;
+}
+
+/* Forgets the handle of tid after a failed read: the thread is gone (ESRCH)
+ * or the id now names a task of another process (EINVAL). */
+static void cache_drop(pid_t tid)
+{
+    PyObject *key = PyLong_FromLong((long)(tid == 0 ? gettid() : tid));
+    if (key == NULL || PyDict_DelItem(clock_cache, key) != 0)
+        PyErr_Clear(); /* the read's own error is the one to report */
+    Py_XDECREF(key);
+}
+
+static PyObject *py_thread_times(PyObject *m, PyObject *arg)
+{
+    pid_t tid;
+    if (as_id(arg, &tid))
+        return NULL;
+    if (tid < 0)
+        return raise_code(-EINVAL);
+    PyObject *clock = cache_get(tid);
+    if (clock == NULL)
+        return NULL;
+    tt_times t;
+    int rc = tt_thread_times(((ClockObject *)clock)->h, &t);
+    Py_DECREF(clock);
+    if (rc != 0) {
+        cache_drop(tid);
+        return raise_code(rc);
+    }
+    return times_new(&t);
+}
+
+static PyObject *py_cache_size(PyObject *m, PyObject *unused) { return PyLong_FromSsize_t(PyDict_Size(clock_cache)); }
+
+/* ---- processes ---- */
+
+static PyObject *py_process_total_ns(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    pid_t pid;
+    return opt_id(args, nargs, "process_total_ns", &pid) ? NULL : ns_result(tt_process_total_ns(pid));
+}
+
+static PyObject *py_process_user_raw_ns(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    pid_t pid;
+    return opt_id(args, nargs, "process_user_raw_ns", &pid) ? NULL : ns_result(tt_process_user_raw_ns(pid));
+}
+
+static PyObject *py_process_prof_raw_ns(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    pid_t pid;
+    return opt_id(args, nargs, "process_prof_raw_ns", &pid) ? NULL : ns_result(tt_process_prof_raw_ns(pid));
+}
+
+static PyObject *py_process_times(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    pid_t pid;
+    if (opt_id(args, nargs, "process_times", &pid))
+        return NULL;
+    tt_times t;
+    int rc;
+    if (pid == 0 || pid == getpid()) {
+        rc = tt_process_times(pid, &t); /* getrusage(): one short syscall */
+    } else {
+        Py_BEGIN_ALLOW_THREADS /* another process: a /proc read, ~10 us */
+        rc = tt_process_times(pid, &t);
+        Py_END_ALLOW_THREADS
+    }
+    return times_result(rc, &t);
+}
+
+/* ---- the /proc reader ---- */
+
+static PyObject *py_procfs_read(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    pid_t ids[2] = {0, 0};
+    if (nargs > 2) {
+        PyErr_Format(PyExc_TypeError, "procfs_read() takes at most 2 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        if (as_id(args[i], &ids[i]))
+            return NULL;
+    tt_procfs_stat st;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS /* open, read, close: ~10 us */
+    rc = tt_procfs_read(ids[0], ids[1], &st);
+    Py_END_ALLOW_THREADS
+    if (rc != 0)
+        return raise_code(rc);
+    PyObject *o = PyStructSequence_New(procstat_type);
+    if (o == NULL)
+        return NULL;
+    /* A name is at most 15 bytes, cut where the kernel cut it: possibly in
+     * the middle of a UTF-8 sequence, which surrogateescape keeps. */
+    PyObject *items[4] = {
+        PyLong_FromLongLong(st.user_ns),
+        PyLong_FromLongLong(st.system_ns),
+        PyUnicode_FromStringAndSize(&st.state, 1),
+        PyUnicode_DecodeFSDefault(st.name),
+    };
+    int failed = 0;
+    for (Py_ssize_t i = 0; i < 4; i++) {
+        failed |= items[i] == NULL;
+        PyStructSequence_SetItem(o, i, items[i]);
+    }
+    if (failed)
+        Py_CLEAR(o);
+    return o;
+}
+
+/* ---- method selection ---- */
+
+static PyObject *py_set_method(PyObject *m, PyObject *arg)
+{
+    const char *name = PyUnicode_AsUTF8AndSize(arg, NULL);
+    if (name == NULL)
+        return NULL;
+    for (int i = TT_METHOD_AUTO; i <= TT_METHOD_PROCFS; i++) {
+        if (strcmp(name, tt_method_name((tt_method)i)) == 0) {
+            int rc = tt_method_set((tt_method)i);
+            if (rc != 0)
+                return raise_code(rc);
+            Py_RETURN_NONE;
+        }
+    }
+    return PyErr_Format(PyExc_ValueError, "unknown method %R (auto, clockid, getrusage or procfs)", arg);
+}
+
+static PyObject *py_method(PyObject *m, PyObject *unused)
+{
+    return PyUnicode_FromString(tt_method_name(tt_method_active()));
+}
+
+/* ---- the module ---- */
+
+static PyMethodDef core_methods[] = {
+    {"total_ns", py_total_ns, METH_NOARGS, NULL},
+    {"user_raw_ns", py_user_raw_ns, METH_NOARGS, NULL},
+    {"system_raw_ns", py_system_raw_ns, METH_NOARGS, NULL},
+    {"times", py_times, METH_NOARGS, NULL},
+    {"thread_total_ns", py_thread_total_ns, METH_O, NULL},
+    {"thread_user_raw_ns", py_thread_user_raw_ns, METH_O, NULL},
+    {"thread_system_raw_ns", py_thread_system_raw_ns, METH_O, NULL},
+    {"thread_times", py_thread_times, METH_O, NULL},
+    {"process_total_ns", (PyCFunction)(void (*)(void))py_process_total_ns, METH_FASTCALL, NULL},
+    {"process_user_raw_ns", (PyCFunction)(void (*)(void))py_process_user_raw_ns, METH_FASTCALL, NULL},
+    {"process_prof_raw_ns", (PyCFunction)(void (*)(void))py_process_prof_raw_ns, METH_FASTCALL, NULL},
+    {"process_times", (PyCFunction)(void (*)(void))py_process_times, METH_FASTCALL, NULL},
+    {"procfs_read", (PyCFunction)(void (*)(void))py_procfs_read, METH_FASTCALL, NULL},
+    {"set_method", py_set_method, METH_O, NULL},
+    {"method", py_method, METH_NOARGS, NULL},
+    {"_cache_size", py_cache_size, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT, "threadtime._core", "The C extension behind threadtime.", -1, core_methods,
+};
+
+static PyStructSequence_Field times_fields[] = {
+    {"user_ns", "user-mode CPU time, ns"},
+    {"system_ns", "kernel-mode CPU time, ns"},
+    {"total_ns", "user_ns + system_ns, exactly"},
+    {NULL, NULL},
+};
+
+static PyStructSequence_Desc times_desc = {
+    "threadtime.Times", "A consistent split of CPU time: user_ns + system_ns == total_ns.", times_fields, 3,
+};
+
+static PyStructSequence_Field procstat_fields[] = {
+    {"user_ns", "utime, clock ticks converted to ns"},
+    {"system_ns", "stime, clock ticks converted to ns"},
+    {"state", "the task state letter ('R', 'S', ...)"},
+    {"name", "the task name as the kernel holds it (at most 15 bytes)"},
+    {NULL, NULL},
+};
+
+static PyStructSequence_Desc procstat_desc = {
+    "threadtime.ProcStat", "One parsed /proc stat line.", procstat_fields, 4,
+};
+
+static int add_type(PyObject *mod, const char *name, PyTypeObject *type)
+{
+    Py_INCREF(type);
+    if (PyModule_AddObject(mod, name, (PyObject *)type) != 0) {
+        Py_DECREF(type);
+        return -1;
+    }
+    return 0;
+}
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    PyObject *mod = PyModule_Create(&core_module);
+    if (mod == NULL)
+        return NULL;
+    times_type = PyStructSequence_NewType(&times_desc);
+    procstat_type = PyStructSequence_NewType(&procstat_desc);
+    clock_type = (PyTypeObject *)PyType_FromSpec(&clock_spec);
+    clock_cache = PyDict_New();
+    if (times_type == NULL || procstat_type == NULL || clock_type == NULL || clock_cache == NULL ||
+        add_type(mod, "Times", times_type) || add_type(mod, "ProcStat", procstat_type) ||
+        add_type(mod, "ThreadClock", clock_type) ||
+        PyModule_AddStringConstant(mod, "__version__", tt_version()) != 0) {
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
+}

@@ -1,0 +1,124 @@
+"""Builds threadtime._core: the C extension compiled together with the core.
+
+The core's sources are not copied into python/ in the repository. A build
+from the checkout (``pip install ./python``; pip builds in place) reads them
+from the repository root. An sdist carries a copy under ``core/`` (see
+``SdistWithCore``), so a wheel built from the sdist needs nothing else.
+
+The list of core files is the one CMake uses (TT_SOURCES in
+src/CMakeLists.txt), so a file added to the core is compiled here too.
+"""
+import os
+import platform
+import re
+import shutil
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.sdist import sdist
+
+HERE = Path(__file__).resolve().parent
+# The oldest CPython whose limited API has everything the extension uses
+# (METH_FASTCALL entered it in 3.10); the wheel is tagged abi3 from there.
+LIMITED_API = 0x030A0000
+ABI3_TAG = "cp310"
+# Core directories an sdist carries, relative to the repository root.
+CORE_DIRS = ("src", "include")
+
+
+def core_root() -> Path:
+    """Where src/ and include/ are: the sdist's copy, else the checkout."""
+    for root in (HERE / "core", HERE.parent):
+        if (root / "src" / "CMakeLists.txt").is_file():
+            return root
+    raise SystemExit(
+        "threadtime: the core's sources are missing: expected src/CMakeLists.txt "
+        f"in {HERE / 'core'} (an sdist) or {HERE.parent} (the repository)"
+    )
+
+
+def _strip_cmake_comments(text: str) -> str:
+    return re.sub(r"#[^\n]*", "", text)
+
+
+def core_sources(root: Path) -> list[str]:
+    """The .c files of TT_SOURCES, as set() and list(APPEND) build it.
+
+    A file under src/arch/<name>/ is taken only when <name> is the machine
+    being built for: CMake adds those under an if() on the processor.
+    """
+    text = _strip_cmake_comments((root / "src" / "CMakeLists.txt").read_text())
+    pattern = r"(?:set|list\s*\(\s*APPEND)\s*\(?\s*TT_SOURCES\s+([^)]*)\)"
+    if not re.search(r"set\s*\(\s*TT_SOURCES\s", text):
+        raise SystemExit("threadtime: no set(TT_SOURCES ...) in src/CMakeLists.txt")
+    machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(
+        platform.machine().lower(), platform.machine().lower()
+    )
+    files = []
+    for block in re.findall(pattern, text):
+        for token in block.split():
+            if "$" in token:
+                raise SystemExit(
+                    f"threadtime: cannot expand '{token}' in TT_SOURCES; "
+                    "python/setup.py reads plain file names only"
+                )
+            parts = Path(token).parts
+            if len(parts) > 2 and parts[0] == "arch" and parts[1] != machine:
+                continue
+            if token.endswith(".c") and token not in files:
+                files.append(token)
+    missing = [f for f in files if not (root / "src" / f).is_file()]
+    if missing:
+        raise SystemExit(f"threadtime: TT_SOURCES names missing files: {missing}")
+    # setuptools wants paths relative to this directory, even outside it.
+    return [os.path.relpath(root / "src" / f, HERE) for f in files]
+
+
+def core_headers(root: Path) -> list[str]:
+    return [os.path.relpath(h, HERE) for d in CORE_DIRS for h in sorted((root / d).rglob("*.h"))]
+
+
+def core_version(root: Path) -> str:
+    header = (root / "include" / "threadtime" / "common.h").read_text()
+    match = re.search(r'#define TT_VERSION_STRING "([^"]+)"', header)
+    if not match:
+        raise SystemExit("threadtime: no TT_VERSION_STRING in include/threadtime/common.h")
+    return match.group(1)
+
+
+class SdistWithCore(sdist):
+    """Puts a copy of the core's src/ and include/ under core/ in the sdist."""
+
+    def make_release_tree(self, base_dir, files):
+        root = core_root()
+        # The core's files outside python/ travel as the copy made below.
+        inside = [f for f in files if not f.startswith(os.pardir)]
+        super().make_release_tree(base_dir, inside)
+        for name in CORE_DIRS:
+            shutil.copytree(root / name, Path(base_dir) / "core" / name,
+                            ignore=shutil.ignore_patterns("*.o", "__pycache__"))
+
+
+ROOT = core_root()
+core = Extension(
+    "threadtime._core",
+    sources=["ext/_core.c", *core_sources(ROOT)],
+    include_dirs=[str(ROOT / "include"), str(ROOT / "src")],
+    define_macros=[("_GNU_SOURCE", None), ("Py_LIMITED_API", hex(LIMITED_API))],
+    extra_compile_args=["-std=c11", "-fvisibility=hidden"],
+    # Only PyInit__core leaves the module: the core's tt_ symbols stay
+    # private, so they cannot clash with a libthreadtime.so in the same
+    # process and calls between them skip the PLT.
+    extra_link_args=[f"-Wl,--version-script={HERE / 'ext' / 'exports.map'}", "-pthread"],
+    # Any header change rebuilds everything: setuptools tracks no includes.
+    depends=["ext/exports.map", *core_headers(ROOT)],
+    py_limited_api=True,
+)
+
+setup(
+    version=core_version(ROOT),
+    ext_modules=[core],
+    cmdclass={"sdist": SdistWithCore},
+    # One abi3 wheel serves every CPython from 3.10 on.
+    options={"bdist_wheel": {"py_limited_api": ABI3_TAG}},
+)

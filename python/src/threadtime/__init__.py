@@ -1,0 +1,57 @@
+"""threadtime: what each thread of this process costs, read cheaply.
+
+Three kinds of answer, named so they are not confused:
+
+* ``*_total_ns``: precise CPU time (the scheduler's runtime, ns);
+* ``*_raw_ns``: raw tick-sampled clocks (user, or user + system): the cheapest
+  read, but a tick is credited whole, so raw user time can exceed the total;
+* ``times()`` / ``thread_times()`` / ``process_times()``: a consistent split,
+  ``Times(user_ns, system_ns, total_ns)`` with ``user_ns + system_ns ==
+  total_ns`` and each part monotonic, as /proc and getrusage report it.
+
+Errors are ``OSError`` subclasses carrying the errno and the core's text,
+e.g. ``ProcessLookupError`` for a thread that has exited.
+"""
+from ._core import (
+    ProcStat,
+    ThreadClock,
+    Times,
+    __version__,
+    method,
+    process_prof_raw_ns,
+    process_times,
+    process_total_ns,
+    process_user_raw_ns,
+    procfs_read,
+    set_method,
+    system_raw_ns,
+    thread_system_raw_ns,
+    thread_times,
+    thread_total_ns,
+    thread_user_raw_ns,
+    times,
+    total_ns,
+    user_raw_ns,
+)
+
+__all__ = [
+    "ProcStat",
+    "ThreadClock",
+    "Times",
+    "__version__",
+    "method",
+    "process_prof_raw_ns",
+    "process_times",
+    "process_total_ns",
+    "process_user_raw_ns",
+    "procfs_read",
+    "set_method",
+    "system_raw_ns",
+    "thread_system_raw_ns",
+    "thread_times",
+    "thread_total_ns",
+    "thread_user_raw_ns",
+    "times",
+    "total_ns",
+    "user_raw_ns",
+]

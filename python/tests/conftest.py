@@ -1,0 +1,111 @@
+"""Shared helpers: threads that burn CPU on demand and name themselves."""
+import ctypes
+import ctypes.util
+import threading
+
+import pytest
+
+import threadtime
+
+# CPU a test burns before it expects a raw tick-sampled clock to have moved:
+# 50 ticks at HZ=250, still many at HZ=100. CPU time, never wall time.
+TICK_BUDGET_NS = 200_000_000
+# Linux keeps at most 15 bytes of a thread name (TASK_COMM_LEN - 1).
+COMM_MAX = 15
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+_PR_SET_NAME = 15
+
+
+def burn_cpu_ns(ns: int) -> None:
+    """Spins in Python until the calling thread has used ns more CPU."""
+    end = threadtime.total_ns() + ns
+    while threadtime.total_ns() < end:
+        pass
+
+
+def set_native_name_prctl(name: bytes) -> None:
+    """Names the calling thread the way prctl(2) does: cut to 15 bytes."""
+    if _libc.prctl(_PR_SET_NAME, ctypes.c_char_p(name), 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NAME)")
+
+
+def set_native_name_pthread(name: bytes) -> None:
+    """Names the calling thread through pthread_setname_np (<= 15 bytes)."""
+    _libc.pthread_self.restype = ctypes.c_ulong
+    rc = _libc.pthread_setname_np(ctypes.c_ulong(_libc.pthread_self()), ctypes.c_char_p(name))
+    if rc != 0:
+        raise OSError(rc, "pthread_setname_np")
+
+
+def expected_name(name: bytes) -> str:
+    """What the kernel keeps of a name, decoded as threadtime decodes it."""
+    return name[:COMM_MAX].decode("utf-8", "surrogateescape")
+
+
+class Burner:
+    """A thread that burns CPU until stopped, optionally naming itself.
+
+    ``native_id`` is valid once the constructor returns; the thread keeps
+    running (and accumulating CPU time) until ``stop()``.
+    """
+
+    def __init__(self, native_name: bytes | None = None, thread_name: str | None = None,
+                 setter=set_native_name_prctl):
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._native_name = native_name
+        self._setter = setter
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name=thread_name, daemon=True)
+        self.thread.start()
+        self._ready.wait()
+        if self.error is not None:
+            raise self.error
+        self.native_id = self.thread.native_id
+
+    def _run(self) -> None:
+        try:
+            if self._native_name is not None:
+                self._setter(self._native_name)
+        except BaseException as e:  # handed to the constructor
+            self.error = e
+        self._ready.set()
+        while not self._stop.is_set():
+            burn_cpu_ns(1_000_000)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.thread.join()
+
+
+@pytest.fixture
+def burner():
+    made = []
+
+    def make(**kwargs) -> Burner:
+        b = Burner(**kwargs)
+        made.append(b)
+        return b
+
+    yield make
+    for b in made:
+        b.stop()
+
+
+@pytest.fixture
+def method_restored():
+    """Lets a test switch the read method; puts back automatic detection."""
+    yield threadtime.set_method
+    threadtime.set_method("auto")
+
+
+def assert_split(t: threadtime.Times) -> None:
+    assert t.user_ns >= 0 and t.system_ns >= 0
+    assert t.user_ns + t.system_ns == t.total_ns
+
+
+def assert_not_before(later: threadtime.Times, earlier: threadtime.Times) -> None:
+    assert later.user_ns >= earlier.user_ns
+    assert later.system_ns >= earlier.system_ns
+    assert later.total_ns >= earlier.total_ns

@@ -1,0 +1,144 @@
+"""The core's invariants, seen from Python: the calling thread and processes."""
+import errno
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import threadtime
+from conftest import TICK_BUDGET_NS, assert_not_before, assert_split, burn_cpu_ns
+
+READS = 2000
+
+
+def test_version_is_the_core_version():
+    parts = threadtime.__version__.split(".")
+    assert len(parts) == 3 and all(p.isdigit() for p in parts)
+
+
+def test_total_never_decreases():
+    prev = threadtime.total_ns()
+    for _ in range(READS):
+        now = threadtime.total_ns()
+        assert now >= prev
+        prev = now
+
+
+def test_total_advances_with_work():
+    before = threadtime.total_ns()
+    burn_cpu_ns(5_000_000)
+    assert threadtime.total_ns() >= before + 5_000_000
+
+
+def test_raw_user_advances_with_work_and_system_is_never_negative():
+    before = threadtime.user_raw_ns()
+    end = threadtime.total_ns() + TICK_BUDGET_NS
+    while threadtime.user_raw_ns() == before and threadtime.total_ns() < end:
+        burn_cpu_ns(1_000_000)
+    assert threadtime.user_raw_ns() > before
+    for _ in range(READS):
+        assert threadtime.system_raw_ns() >= 0
+
+
+def _check_split_sequence(read) -> None:
+    prev = read()
+    assert_split(prev)
+    for i in range(READS):
+        if i % 100 == 0:
+            os.stat("/")  # a little kernel time, so system_ns moves too
+        now = read()
+        assert_split(now)
+        assert_not_before(now, prev)
+        prev = now
+
+
+@pytest.mark.parametrize("method", ["auto", "clockid", "getrusage", "procfs"])
+def test_times_is_a_consistent_monotonic_split(method, method_restored):
+    method_restored(method)
+    assert threadtime.method() == ("clockid" if method == "auto" else method)
+    _check_split_sequence(threadtime.times)
+
+
+def test_times_total_is_covered_by_a_later_precise_read():
+    for _ in range(READS):
+        split = threadtime.times()
+        assert split.total_ns <= threadtime.total_ns()
+
+
+def test_times_is_a_named_tuple():
+    t = threadtime.times()
+    assert isinstance(t, tuple) and len(t) == 3
+    user, system, total = t
+    assert (user, system, total) == (t.user_ns, t.system_ns, t.total_ns)
+    assert type(t) is threadtime.Times
+
+
+def test_unknown_method_is_refused(method_restored):
+    with pytest.raises(ValueError, match="unknown method"):
+        threadtime.set_method("rdtsc")
+    assert threadtime.method() == "clockid"
+
+
+def test_process_covers_the_calling_thread():
+    own = threadtime.times()
+    proc = threadtime.process_times()
+    assert_split(proc)
+    assert proc.total_ns >= own.total_ns
+    own_total = threadtime.total_ns()
+    assert threadtime.process_total_ns() >= own_total
+    assert threadtime.process_total_ns(os.getpid()) >= own_total
+
+
+def test_process_raw_user_is_within_raw_prof():
+    for _ in range(READS // 10):
+        user = threadtime.process_user_raw_ns()
+        assert threadtime.process_prof_raw_ns() >= user >= 0
+
+
+@pytest.fixture
+def spinning_child():
+    child = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    yield child
+    child.kill()
+    child.wait()
+
+
+def test_another_process(spinning_child):
+    pid = spinning_child.pid
+    first = threadtime.process_total_ns(pid)
+    # The child burns CPU; wait (in CPU terms, on the child's clock) until it
+    # has used some, which proves the clock names the child.
+    while threadtime.process_total_ns(pid) <= first:
+        pass
+    assert_split(threadtime.process_times(pid))
+    assert threadtime.process_user_raw_ns(pid) >= 0
+    stat = threadtime.procfs_read(pid)
+    assert stat.state in "RSD"
+    assert stat.name.startswith("python")
+    # Thread clocks only name threads of this process.
+    with pytest.raises(OSError) as info:
+        threadtime.thread_total_ns(pid)
+    assert info.value.errno == errno.EINVAL
+
+
+def test_exited_process_is_not_found(spinning_child):
+    pid = spinning_child.pid
+    spinning_child.kill()
+    spinning_child.wait()
+    with pytest.raises(ProcessLookupError):
+        threadtime.process_total_ns(pid)
+    with pytest.raises(ProcessLookupError):
+        threadtime.process_times(pid)
+
+
+def test_procfs_read_of_this_process_and_thread():
+    whole = threadtime.procfs_read()
+    assert whole.state == "R"
+    assert whole.user_ns >= 0 and whole.system_ns >= 0
+    own = threadtime.procfs_read(0, threading.get_native_id())
+    # /proc reports the kernel's split, scaled to the runtime and cut to ticks.
+    assert own.user_ns + own.system_ns <= threadtime.total_ns()
+    with open("/proc/self/comm", "rb") as f:
+        assert whole.name == f.read().rstrip(b"\n").decode("utf-8", "surrogateescape")
