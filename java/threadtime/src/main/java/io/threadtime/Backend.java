@@ -1,0 +1,62 @@
+package io.threadtime;
+
+/**
+ * One way of calling the native core: JNI ({@link JniBackend}) on every JDK,
+ * FFM on JDK 22+. Every method is one core call with the core's contract: a
+ * {@code long} result is nanoseconds when {@code >= 0} and a negative errno
+ * otherwise; an {@code int} result is 0 or a negative errno. Splits are
+ * written to a {@code long[3]} as {user, system, total}.
+ */
+interface Backend {
+    /** "jni" or "ffm". */
+    String name();
+
+    /** The core library's version string. */
+    String version();
+
+    /** Text for a code returned by any call. */
+    String strerror(long code);
+
+    /** tt_self_total_ns: precise CPU time of the calling thread. */
+    long selfTotal();
+
+    /** tt_self_user_raw_ns: tick-sampled user time of the calling thread. */
+    long selfUser();
+
+    /** tt_self_system_raw_ns: tick-sampled system time of the calling thread. */
+    long selfSystem();
+
+    /** tt_self_times: the consistent split of the calling thread. */
+    int selfTimes(long[] out);
+
+    /** tt_tid_system_raw_ns: tick-sampled system time of a thread by tid. */
+    long tidSystem(int tid);
+
+    /** tt_thread_open(0): a handle the calling thread opens on itself; its
+     *  address (positive) or a negative errno. */
+    long threadOpenSelf();
+
+    /** tt_thread_close. */
+    void threadClose(long handle);
+
+    /** tt_thread_tid. */
+    int threadTid(long handle);
+
+    /** tt_thread_total_ns. */
+    long threadTotal(long handle);
+
+    /** tt_thread_user_raw_ns. */
+    long threadUser(long handle);
+
+    /** tt_thread_times. */
+    int threadTimes(long handle, long[] out);
+
+    /** tt_process_total_ns(0). */
+    long processTotal();
+
+    /** tt_process_user_raw_ns(0). */
+    long processUser();
+
+    /** tt_process_times(0). */
+    int processTimes(long[] out);
+}

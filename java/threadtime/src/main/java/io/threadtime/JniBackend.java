@@ -1,0 +1,30 @@
+package io.threadtime;
+
+/** The JNI backend: each method is a native in threadtime_jni.c. */
+final class JniBackend implements Backend {
+    JniBackend() {
+        NativeLibrary.load();
+    }
+
+    @Override
+    public String name() {
+        return "jni";
+    }
+
+    @Override public native String version();
+    @Override public native String strerror(long code);
+    @Override public native long selfTotal();
+    @Override public native long selfUser();
+    @Override public native long selfSystem();
+    @Override public native int selfTimes(long[] out);
+    @Override public native long tidSystem(int tid);
+    @Override public native long threadOpenSelf();
+    @Override public native void threadClose(long handle);
+    @Override public native int threadTid(long handle);
+    @Override public native long threadTotal(long handle);
+    @Override public native long threadUser(long handle);
+    @Override public native int threadTimes(long handle, long[] out);
+    @Override public native long processTotal();
+    @Override public native long processUser();
+    @Override public native int processTimes(long[] out);
+}

@@ -1,0 +1,149 @@
+package io.threadtime;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Locale;
+import java.util.Properties;
+import java.util.Set;
+import java.util.zip.CRC32;
+
+/**
+ * Loads the native library once per class loader, trying in order:
+ * <ol>
+ * <li>the file named by the system property {@value #PROPERTY};</li>
+ * <li>{@code System.loadLibrary("threadtime_java")}, i.e. {@code java.library.path};</li>
+ * <li>the copy bundled in this JAR, extracted to
+ *     {@code <java.io.tmpdir>/threadtime-<user>/libthreadtime_java-<version>-<crc>.so}.</li>
+ * </ol>
+ * The extracted name carries the artifact version and a CRC of the content,
+ * so JARs of different versions never overwrite each other's file and a file
+ * in use is never rewritten. Concurrent JVMs extracting at once serialize on a
+ * file lock in that directory and the file appears by an atomic rename, so no
+ * JVM ever loads a half-written library.
+ * <p>
+ * Both backends load the library through here: the FFM backend finds the
+ * {@code tt_} symbols with {@code SymbolLookup.loaderLookup()}, which sees
+ * the libraries this class loader loaded.
+ */
+final class NativeLibrary {
+    /** System property naming the library file to load instead of any other. */
+    static final String PROPERTY = "threadtime.library";
+    static final String NAME = "threadtime_java";
+    private static final String RESOURCE = "/io/threadtime/native/linux-x86_64/lib" + NAME + ".so";
+    private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
+
+    private NativeLibrary() {}
+
+    private static final class Holder {
+        static final String SOURCE = loadOnce();
+    }
+
+    /** Loads the library if not yet loaded; returns where it came from. */
+    static String load() {
+        return Holder.SOURCE;
+    }
+
+    private static String loadOnce() {
+        try {
+            String path = System.getProperty(PROPERTY);
+            if (path != null && !path.isEmpty()) {
+                System.load(Paths.get(path).toAbsolutePath().toString());
+                return path;
+            }
+            try {
+                System.loadLibrary(NAME);
+                return "java.library.path";
+            } catch (UnsatisfiedLinkError notThere) {
+                Path extracted = extract();
+                System.load(extracted.toString());
+                return extracted.toString();
+            }
+        } catch (IllegalCallerException denied) {
+            throw new IllegalCallerException(NativeAccess.message(NativeLibrary.class.getModule()), denied);
+        }
+    }
+
+    private static Path extract() {
+        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+        String arch = System.getProperty("os.arch", "");
+        if (!os.startsWith("linux") || !(arch.equals("amd64") || arch.equals("x86_64"))) {
+            throw new UnsatisfiedLinkError("threadtime bundles a native library for linux-x86_64 only, not "
+                    + os + "-" + arch + "; build it from source and set -D" + PROPERTY + "=<path>");
+        }
+        byte[] bytes;
+        try (InputStream in = NativeLibrary.class.getResourceAsStream(RESOURCE)) {
+            if (in == null) {
+                throw new UnsatisfiedLinkError("threadtime: " + RESOURCE + " is missing from the JAR");
+            }
+            bytes = in.readAllBytes();
+        } catch (IOException e) {
+            throw new UncheckedIOException("threadtime: reading " + RESOURCE, e);
+        }
+        CRC32 crc = new CRC32();
+        crc.update(bytes);
+        String file = String.format("lib%s-%s-%08x.so", NAME, version(), crc.getValue());
+        try {
+            Path dir = privateDirectory();
+            Path target = dir.resolve(file);
+            try (FileChannel lockFile = FileChannel.open(dir.resolve(".lock"),
+                         StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                 FileLock lock = lockFile.lock()) {
+                if (!Files.isRegularFile(target) || Files.size(target) != bytes.length) {
+                    Path tmp = Files.createTempFile(dir, file, ".tmp");
+                    Files.write(tmp, bytes);
+                    Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                }
+            }
+            return target;
+        } catch (IOException e) {
+            throw new UncheckedIOException("threadtime: extracting the native library to "
+                    + System.getProperty("java.io.tmpdir") + " failed; set -D" + PROPERTY + "=<path> to use a copy"
+                    + " installed elsewhere", e);
+        }
+    }
+
+    /**
+     * The shared extraction directory if this user owns it and nobody else
+     * can write to it; otherwise a fresh private directory for this JVM, so
+     * that no other user can plant a library we would load.
+     */
+    private static Path privateDirectory() throws IOException {
+        String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
+        Path shared = Paths.get(System.getProperty("java.io.tmpdir"), "threadtime-" + user);
+        try {
+            Files.createDirectories(shared, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
+            if (Files.getOwner(shared).getName().equals(System.getProperty("user.name"))
+                    && Files.getPosixFilePermissions(shared).equals(OWNER_ONLY)) {
+                return shared;
+            }
+        } catch (AccessDeniedException | FileAlreadyExistsException notUsable) {
+            // somebody else's path: use a directory of our own
+        }
+        return Files.createTempDirectory("threadtime", PosixFilePermissions.asFileAttribute(OWNER_ONLY));
+    }
+
+    /** The artifact version, from the filtered threadtime.properties. */
+    static String version() {
+        Properties p = new Properties();
+        try (InputStream in = NativeLibrary.class.getResourceAsStream("threadtime.properties")) {
+            if (in != null) {
+                p.load(in);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return p.getProperty("version", "unknown");
+    }
+}

@@ -1,0 +1,146 @@
+package io.threadtime;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.management.ManagementFactory;
+import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
+import java.lang.ref.WeakReference;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Which native thread runs which Java platform thread.
+ * <p>
+ * JDK 17 has no API for a thread's kernel tid, so each platform thread maps
+ * itself the first time it calls threadtime on its own behalf (any
+ * {@code currentThread...} call, the bean's current-thread calls,
+ * {@link ThreadTime#register()}, or a thread made by
+ * {@link ThreadTime#threadFactory}): it opens a core thread handle on
+ * itself, which learns its tid and notices its exit, and files the handle
+ * under its Java thread id. Until then another thread's times come from the
+ * platform {@code ThreadMXBean}: correct, about 30 times slower.
+ * <p>
+ * The handle is closed by a {@link Cleaner} once the {@code Thread} object
+ * is unreachable; every read holds the {@code Thread} reachable until the
+ * native call returns, so no read can meet a closed handle. A read counts
+ * only if the thread is still alive after it (as a Java thread, which it
+ * stops being before its native thread exits), so a terminated thread reads
+ * -1 as it does through the platform bean.
+ * <p>
+ * Virtual threads are never mapped: they have no CPU clock of their own.
+ */
+final class ThreadMap {
+    /** One mapped thread. */
+    static final class Entry {
+        final WeakReference<Thread> thread;
+        final long handle;
+        final int tid;
+
+        Entry(Thread thread, long handle, int tid) {
+            this.thread = new WeakReference<>(thread);
+            this.handle = handle;
+            this.tid = tid;
+        }
+    }
+
+    /** What a virtual thread's SELF slot holds. */
+    private static final Entry VIRTUAL = new Entry(null, 0, 0);
+
+    static final com.sun.management.ThreadMXBean PLATFORM =
+            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+
+    private static final ConcurrentHashMap<Long, Entry> BY_ID = new ConcurrentHashMap<>();
+    private static final Cleaner CLEANER = Cleaner.create();
+    private static final ThreadLocal<Entry> SELF = ThreadLocal.withInitial(ThreadMap::mapCurrent);
+    /** Thread.isVirtual() where it exists (JDK 21+; a preview API in 19-20). */
+    private static final MethodHandle IS_VIRTUAL = findOptional(Thread.class, "isVirtual", boolean.class);
+
+    /** Which clock {@link #read} takes. */
+    enum Clock { TOTAL, USER, SYSTEM }
+
+    private ThreadMap() {}
+
+    /** Maps the calling thread if it is not yet; false on a virtual thread. */
+    static boolean mapSelf() {
+        return SELF.get() != VIRTUAL;
+    }
+
+    static boolean isVirtual(Thread t) {
+        try {
+            return IS_VIRTUAL != null && (boolean) IS_VIRTUAL.invokeExact(t);
+        } catch (Throwable e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** The entry of a mapped thread, else null. */
+    static Entry of(Thread t) {
+        Entry e = BY_ID.get(t.getId());
+        return e != null && e.thread.get() == t ? e : null;
+    }
+
+    /** The entry filed under a thread id, else null. */
+    static Entry of(long id) {
+        return BY_ID.get(id);
+    }
+
+    /**
+     * One clock of a mapped thread: ns, or -1 if the thread has terminated.
+     * System time is read by tid (the core keeps no per-handle system clock);
+     * the liveness check after the read makes that as safe as the handle.
+     */
+    static long read(Entry e, Thread t, Clock clock) {
+        long v;
+        switch (clock) {
+            case TOTAL: v = Native.B.threadTotal(e.handle); break;
+            case USER: v = Native.B.threadUser(e.handle); break;
+            default: v = Native.B.tidSystem(e.tid); break;
+        }
+        boolean alive = t.isAlive();
+        Reference.reachabilityFence(t);
+        if (!alive || v == -ThreadTimeException.ESRCH) {
+            return -1;
+        }
+        return ThreadTimeException.check(v);
+    }
+
+    /** The consistent split of a mapped thread; empty once it has terminated. */
+    static Optional<CpuTimes> times(Entry e, Thread t) {
+        long[] v = new long[3];
+        int rc = Native.B.threadTimes(e.handle, v);
+        boolean alive = t.isAlive();
+        Reference.reachabilityFence(t);
+        if (!alive || rc == -ThreadTimeException.ESRCH) {
+            return Optional.empty();
+        }
+        ThreadTimeException.check(rc);
+        return Optional.of(CpuTimes.of(v));
+    }
+
+    private static Entry mapCurrent() {
+        Thread t = Thread.currentThread();
+        if (isVirtual(t)) {
+            return VIRTUAL;
+        }
+        long handle = ThreadTimeException.check(Native.B.threadOpenSelf());
+        Entry e = new Entry(t, handle, Native.B.threadTid(handle));
+        long id = t.getId();
+        BY_ID.put(id, e);
+        CLEANER.register(t, () -> {
+            BY_ID.remove(id, e);
+            Native.B.threadClose(handle);
+        });
+        return e;
+    }
+
+    /** A public no-argument method that only newer JDKs have, else null. */
+    static MethodHandle findOptional(Class<?> owner, String name, Class<?> returns) {
+        try {
+            return MethodHandles.publicLookup().findVirtual(owner, name, MethodType.methodType(returns));
+        } catch (NoSuchMethodException | IllegalAccessException e) {
+            return null;
+        }
+    }
+}

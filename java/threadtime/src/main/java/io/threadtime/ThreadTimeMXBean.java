@@ -1,0 +1,235 @@
+package io.threadtime;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.management.ThreadInfo;
+import java.util.Arrays;
+import java.util.Objects;
+import javax.management.ObjectName;
+
+/**
+ * A drop-in {@link com.sun.management.ThreadMXBean}: the CPU- and user-time
+ * reads (current thread, by id, by id array) go through threadtime; every
+ * other method is the platform bean's.
+ * <p>
+ * Kept from the platform bean: -1 while CPU time measurement is disabled
+ * ({@link #setThreadCpuTimeEnabled}, which is the platform's own switch),
+ * for an unknown or terminated thread and for a virtual thread;
+ * {@link IllegalArgumentException} for an id &lt;= 0,
+ * {@link NullPointerException} for a null array and
+ * {@link UnsupportedOperationException} where the JVM does not support the
+ * measurement.
+ * <p>
+ * The difference: user time is the kernel's raw tick-sampled clock (what
+ * JDK 26's bean reads), not {@code /proc}'s scaled figure, so it moves in
+ * 4 ms steps here and can exceed the CPU time. A thread that has not yet
+ * called threadtime is read through the platform bean (see
+ * {@link ThreadTime#register()}).
+ */
+public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
+    private static final ThreadTimeMXBean INSTANCE = new ThreadTimeMXBean();
+    private static final MethodHandle TOTAL_ALLOCATED =
+            ThreadMap.findOptional(com.sun.management.ThreadMXBean.class, "getTotalThreadAllocatedBytes", long.class);
+
+    private final com.sun.management.ThreadMXBean platform = ThreadMap.PLATFORM;
+
+    private ThreadTimeMXBean() {}
+
+    /** The bean (one per JVM, like the platform's). */
+    public static ThreadTimeMXBean getInstance() {
+        return INSTANCE;
+    }
+
+    // ---- CPU and user time: threadtime ----
+
+    @Override
+    public long getCurrentThreadCpuTime() {
+        return currentEnabled() ? current(ThreadMap.Clock.TOTAL) : -1;
+    }
+
+    @Override
+    public long getCurrentThreadUserTime() {
+        return currentEnabled() ? current(ThreadMap.Clock.USER) : -1;
+    }
+
+    @Override
+    public long getThreadCpuTime(long id) {
+        return enabledFor(id) ? one(id, ThreadMap.Clock.TOTAL) : -1;
+    }
+
+    @Override
+    public long getThreadUserTime(long id) {
+        return enabledFor(id) ? one(id, ThreadMap.Clock.USER) : -1;
+    }
+
+    @Override
+    public long[] getThreadCpuTime(long[] ids) {
+        return many(ids, ThreadMap.Clock.TOTAL);
+    }
+
+    @Override
+    public long[] getThreadUserTime(long[] ids) {
+        return many(ids, ThreadMap.Clock.USER);
+    }
+
+    private boolean currentEnabled() {
+        if (!platform.isCurrentThreadCpuTimeSupported()) {
+            throw new UnsupportedOperationException("Current thread CPU time measurement is not supported.");
+        }
+        return platform.isThreadCpuTimeEnabled();
+    }
+
+    private long current(ThreadMap.Clock clock) {
+        if (!ThreadMap.mapSelf()) {
+            return -1;
+        }
+        return ThreadTimeException.check(clock == ThreadMap.Clock.TOTAL ? Native.B.selfTotal() : Native.B.selfUser());
+    }
+
+    /** The platform's argument and support checks for one id, then its switch. */
+    private boolean enabledFor(long id) {
+        if (id <= 0) {
+            throw new IllegalArgumentException("Invalid thread ID parameter: " + id);
+        }
+        checkSupported(id);
+        return platform.isThreadCpuTimeEnabled();
+    }
+
+    private void checkSupported(long id) {
+        if (platform.isThreadCpuTimeSupported()) {
+            return;
+        }
+        if (!platform.isCurrentThreadCpuTimeSupported()) {
+            throw new UnsupportedOperationException("Thread CPU time measurement is not supported.");
+        }
+        if (id != Thread.currentThread().getId()) {
+            throw new UnsupportedOperationException("Thread CPU time measurement is only supported for the current thread.");
+        }
+    }
+
+    /** Whether a read of this id is answered here (else by the platform bean). */
+    private static boolean ours(long id) {
+        return id == Thread.currentThread().getId() || ThreadMap.of(id) != null;
+    }
+
+    /** One id that passed the checks: -1 if it names no live platform thread. */
+    private long one(long id, ThreadMap.Clock clock) {
+        if (id == Thread.currentThread().getId()) {
+            return current(clock);
+        }
+        ThreadMap.Entry e = ThreadMap.of(id);
+        if (e == null) {
+            return clock == ThreadMap.Clock.TOTAL ? platform.getThreadCpuTime(id) : platform.getThreadUserTime(id);
+        }
+        Thread t = e.thread.get();
+        return t == null ? -1 : ThreadMap.read(e, t, clock);
+    }
+
+    /** The array reads: mapped ids here, the rest in one platform call. */
+    private long[] many(long[] ids, ThreadMap.Clock clock) {
+        Objects.requireNonNull(ids);
+        for (long id : ids) {
+            if (id <= 0) {
+                throw new IllegalArgumentException("Invalid thread ID parameter: " + id);
+            }
+        }
+        for (long id : ids) {
+            checkSupported(id);
+        }
+        long[] out = new long[ids.length];
+        Arrays.fill(out, -1);
+        if (!platform.isThreadCpuTimeEnabled()) {
+            return out;
+        }
+        long[] rest = new long[ids.length];
+        int[] restAt = new int[ids.length];
+        int n = 0;
+        for (int i = 0; i < ids.length; i++) {
+            if (ours(ids[i])) {
+                out[i] = one(ids[i], clock);
+            } else {
+                rest[n] = ids[i];
+                restAt[n++] = i;
+            }
+        }
+        if (n > 0) {
+            long[] sub = Arrays.copyOf(rest, n);
+            long[] got = clock == ThreadMap.Clock.TOTAL ? platform.getThreadCpuTime(sub) : platform.getThreadUserTime(sub);
+            for (int k = 0; k < n; k++) {
+                out[restAt[k]] = got[k];
+            }
+        }
+        return out;
+    }
+
+    // ---- everything else: the platform bean ----
+
+    @Override public ObjectName getObjectName() { return platform.getObjectName(); }
+    @Override public int getThreadCount() { return platform.getThreadCount(); }
+    @Override public int getPeakThreadCount() { return platform.getPeakThreadCount(); }
+    @Override public long getTotalStartedThreadCount() { return platform.getTotalStartedThreadCount(); }
+    @Override public int getDaemonThreadCount() { return platform.getDaemonThreadCount(); }
+    @Override public long[] getAllThreadIds() { return platform.getAllThreadIds(); }
+    @Override public ThreadInfo getThreadInfo(long id) { return platform.getThreadInfo(id); }
+    @Override public ThreadInfo[] getThreadInfo(long[] ids) { return platform.getThreadInfo(ids); }
+    @Override public ThreadInfo getThreadInfo(long id, int maxDepth) { return platform.getThreadInfo(id, maxDepth); }
+    @Override public ThreadInfo[] getThreadInfo(long[] ids, int maxDepth) { return platform.getThreadInfo(ids, maxDepth); }
+    @Override public boolean isThreadContentionMonitoringSupported() { return platform.isThreadContentionMonitoringSupported(); }
+    @Override public boolean isThreadContentionMonitoringEnabled() { return platform.isThreadContentionMonitoringEnabled(); }
+    @Override public void setThreadContentionMonitoringEnabled(boolean enable) { platform.setThreadContentionMonitoringEnabled(enable); }
+    @Override public boolean isThreadCpuTimeSupported() { return platform.isThreadCpuTimeSupported(); }
+    @Override public boolean isCurrentThreadCpuTimeSupported() { return platform.isCurrentThreadCpuTimeSupported(); }
+    @Override public boolean isThreadCpuTimeEnabled() { return platform.isThreadCpuTimeEnabled(); }
+    @Override public void setThreadCpuTimeEnabled(boolean enable) { platform.setThreadCpuTimeEnabled(enable); }
+    @Override public long[] findMonitorDeadlockedThreads() { return platform.findMonitorDeadlockedThreads(); }
+    @Override public void resetPeakThreadCount() { platform.resetPeakThreadCount(); }
+    @Override public long[] findDeadlockedThreads() { return platform.findDeadlockedThreads(); }
+    @Override public boolean isObjectMonitorUsageSupported() { return platform.isObjectMonitorUsageSupported(); }
+    @Override public boolean isSynchronizerUsageSupported() { return platform.isSynchronizerUsageSupported(); }
+
+    @Override
+    public ThreadInfo[] getThreadInfo(long[] ids, boolean lockedMonitors, boolean lockedSynchronizers) {
+        return platform.getThreadInfo(ids, lockedMonitors, lockedSynchronizers);
+    }
+
+    @Override
+    public ThreadInfo[] getThreadInfo(long[] ids, boolean lockedMonitors, boolean lockedSynchronizers, int maxDepth) {
+        return platform.getThreadInfo(ids, lockedMonitors, lockedSynchronizers, maxDepth);
+    }
+
+    @Override
+    public ThreadInfo[] dumpAllThreads(boolean lockedMonitors, boolean lockedSynchronizers) {
+        return platform.dumpAllThreads(lockedMonitors, lockedSynchronizers);
+    }
+
+    @Override
+    public ThreadInfo[] dumpAllThreads(boolean lockedMonitors, boolean lockedSynchronizers, int maxDepth) {
+        return platform.dumpAllThreads(lockedMonitors, lockedSynchronizers, maxDepth);
+    }
+
+    @Override public long getCurrentThreadAllocatedBytes() { return platform.getCurrentThreadAllocatedBytes(); }
+    @Override public long getThreadAllocatedBytes(long id) { return platform.getThreadAllocatedBytes(id); }
+    @Override public long[] getThreadAllocatedBytes(long[] ids) { return platform.getThreadAllocatedBytes(ids); }
+    @Override public boolean isThreadAllocatedMemorySupported() { return platform.isThreadAllocatedMemorySupported(); }
+    @Override public boolean isThreadAllocatedMemoryEnabled() { return platform.isThreadAllocatedMemoryEnabled(); }
+    @Override public void setThreadAllocatedMemoryEnabled(boolean enable) { platform.setThreadAllocatedMemoryEnabled(enable); }
+
+    /**
+     * The platform's {@code getTotalThreadAllocatedBytes()}, which JDK 21
+     * added to the interface (and some JDK 17 updates have); this class is
+     * compiled against JDK 17's API, so it is reached through a method handle.
+     *
+     * @throws UnsupportedOperationException on JDKs without it
+     */
+    public long getTotalThreadAllocatedBytes() {
+        if (TOTAL_ALLOCATED == null) {
+            throw new UnsupportedOperationException("this JDK has no getTotalThreadAllocatedBytes");
+        }
+        try {
+            return (long) TOTAL_ALLOCATED.invokeExact(platform);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+}

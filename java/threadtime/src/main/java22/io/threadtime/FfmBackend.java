@@ -1,0 +1,243 @@
+package io.threadtime;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * The FFM backend (JDK 22+): each core function is a static final
+ * {@link MethodHandle} called with {@code invokeExact}.
+ * <p>
+ * Calls that are one clock read (a system call of ~0.3-0.7 us that never
+ * blocks) are linked {@code critical}: no thread-state transition, which is
+ * most of an FFM call's overhead. Of those, {@code tt_self_times} also takes
+ * heap access so its {@code long[3]} is passed in place. Calls that allocate,
+ * take a lock or read a file ({@code tt_thread_open/close/times},
+ * {@code tt_process_times}) are linked normally, because a critical call
+ * holds off the garbage collector for as long as it runs.
+ */
+final class FfmBackend implements Backend {
+    FfmBackend() {
+        H.SELF_TOTAL.type(); // links everything, or fails here rather than on first use
+    }
+
+    /** The method handles, created once the library is loaded. */
+    private static final class H {
+        static final Linker LINKER = Linker.nativeLinker();
+        static final SymbolLookup SYMBOLS;
+
+        static {
+            NativeLibrary.load();
+            SYMBOLS = SymbolLookup.loaderLookup();
+        }
+
+        static final MethodHandle VERSION = plain("tt_version", FunctionDescriptor.of(ADDRESS));
+        static final MethodHandle STRERROR = plain("tt_strerror", FunctionDescriptor.of(ADDRESS, JAVA_LONG));
+        static final MethodHandle SELF_TOTAL = critical("tt_self_total_ns", FunctionDescriptor.of(JAVA_LONG));
+        static final MethodHandle SELF_USER = critical("tt_self_user_raw_ns", FunctionDescriptor.of(JAVA_LONG));
+        static final MethodHandle SELF_SYSTEM = critical("tt_self_system_raw_ns", FunctionDescriptor.of(JAVA_LONG));
+        static final MethodHandle SELF_TIMES = LINKER.downcallHandle(symbol("tt_self_times"),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS), Linker.Option.critical(true));
+        static final MethodHandle TID_SYSTEM = critical("tt_tid_system_raw_ns", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
+        static final MethodHandle THREAD_OPEN = plain("tt_thread_open", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+        static final MethodHandle THREAD_CLOSE = plain("tt_thread_close", FunctionDescriptor.ofVoid(ADDRESS));
+        static final MethodHandle THREAD_TID = critical("tt_thread_tid", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle THREAD_TOTAL = critical("tt_thread_total_ns", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
+        static final MethodHandle THREAD_USER = critical("tt_thread_user_raw_ns", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
+        static final MethodHandle THREAD_TIMES = plain("tt_thread_times", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        static final MethodHandle PROCESS_TOTAL = critical("tt_process_total_ns", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
+        static final MethodHandle PROCESS_USER = critical("tt_process_user_raw_ns", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
+        static final MethodHandle PROCESS_TIMES = plain("tt_process_times", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+
+        private static MemorySegment symbol(String name) {
+            return SYMBOLS.find(name).orElseThrow(() -> new UnsatisfiedLinkError(
+                    "threadtime: symbol " + name + " missing from the loaded native library " + NativeLibrary.load()));
+        }
+
+        private static MethodHandle critical(String name, FunctionDescriptor fd) {
+            return LINKER.downcallHandle(symbol(name), fd, Linker.Option.critical(false));
+        }
+
+        private static MethodHandle plain(String name, FunctionDescriptor fd) {
+            return LINKER.downcallHandle(symbol(name), fd);
+        }
+    }
+
+    /** invokeExact declares Throwable; the core functions throw nothing. */
+    private static AssertionError impossible(Throwable t) {
+        return new AssertionError("threadtime: a native call threw", t);
+    }
+
+    private static String cString(MemorySegment s) {
+        return s.reinterpret(Long.MAX_VALUE).getString(0);
+    }
+
+    @Override
+    public String name() {
+        return "ffm";
+    }
+
+    @Override
+    public String version() {
+        try {
+            return cString((MemorySegment) H.VERSION.invokeExact());
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public String strerror(long code) {
+        try {
+            return cString((MemorySegment) H.STRERROR.invokeExact(code));
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public long selfTotal() {
+        try {
+            return (long) H.SELF_TOTAL.invokeExact();
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public long selfUser() {
+        try {
+            return (long) H.SELF_USER.invokeExact();
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public long selfSystem() {
+        try {
+            return (long) H.SELF_SYSTEM.invokeExact();
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public int selfTimes(long[] out) {
+        try {
+            return (int) H.SELF_TIMES.invokeExact(MemorySegment.ofArray(out));
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public long tidSystem(int tid) {
+        try {
+            return (long) H.TID_SYSTEM.invokeExact(tid);
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public long threadOpenSelf() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            int rc = (int) H.THREAD_OPEN.invokeExact(0, out);
+            return rc != 0 ? rc : out.get(ADDRESS, 0).address();
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public void threadClose(long handle) {
+        try {
+            H.THREAD_CLOSE.invokeExact(MemorySegment.ofAddress(handle));
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public int threadTid(long handle) {
+        try {
+            return (int) H.THREAD_TID.invokeExact(MemorySegment.ofAddress(handle));
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public long threadTotal(long handle) {
+        try {
+            return (long) H.THREAD_TOTAL.invokeExact(MemorySegment.ofAddress(handle));
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public long threadUser(long handle) {
+        try {
+            return (long) H.THREAD_USER.invokeExact(MemorySegment.ofAddress(handle));
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public int threadTimes(long handle, long[] out) {
+        return intoArray(out, times -> (int) H.THREAD_TIMES.invokeExact(MemorySegment.ofAddress(handle), times));
+    }
+
+    @Override
+    public long processTotal() {
+        try {
+            return (long) H.PROCESS_TOTAL.invokeExact(0);
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public long processUser() {
+        try {
+            return (long) H.PROCESS_USER.invokeExact(0);
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public int processTimes(long[] out) {
+        return intoArray(out, times -> (int) H.PROCESS_TIMES.invokeExact(0, times));
+    }
+
+    /** A call that fills a native tt_times. */
+    private interface TimesCall {
+        int call(MemorySegment times) throws Throwable;
+    }
+
+    /** Runs a non-critical call on native scratch memory, then copies the split out. */
+    private static int intoArray(long[] out, TimesCall call) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment times = arena.allocate(JAVA_LONG, 3);
+            int rc = call.call(times);
+            if (rc == 0) {
+                MemorySegment.copy(times, JAVA_LONG, 0, out, 0, 3);
+            }
+            return rc;
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+}

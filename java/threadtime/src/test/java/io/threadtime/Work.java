@@ -1,0 +1,124 @@
+package io.threadtime;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.lang.management.ManagementFactory;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/** What the tests share: CPU work measured in CPU time, waiting threads. */
+final class Work {
+    static final com.sun.management.ThreadMXBean PLATFORM =
+            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    /** Upper bound on any wait, so a broken build fails instead of hanging. */
+    static final long DEADLINE_NS = TimeUnit.SECONDS.toNanos(60);
+
+    private static volatile long sink;
+
+    private Work() {}
+
+    /** Spins until the calling thread has used at least ns more CPU time. */
+    static void burn(long ns) {
+        long start = PLATFORM.getCurrentThreadCpuTime();
+        long wallEnd = System.nanoTime() + DEADLINE_NS;
+        long x = sink;
+        while (PLATFORM.getCurrentThreadCpuTime() - start < ns) {
+            for (int i = 0; i < 10_000; i++) {
+                x = x * 6364136223846793005L + 1442695040888963407L;
+            }
+            if (System.nanoTime() > wallEnd) {
+                fail("could not get " + ns + " ns of CPU time before the deadline");
+            }
+        }
+        sink = x;
+    }
+
+    /** A started thread that runs before, then blocks until the returned latch opens. */
+    static final class Waiter implements AutoCloseable {
+        final Thread thread;
+        final CountDownLatch release = new CountDownLatch(1);
+
+        Waiter(String name, Runnable before) throws InterruptedException {
+            CountDownLatch ready = new CountDownLatch(1);
+            thread = new Thread(runThenWait(before, ready, release), name);
+            thread.start();
+            assertTrue(ready.await(60, TimeUnit.SECONDS), name + " never got ready");
+            long wallEnd = System.nanoTime() + DEADLINE_NS;
+            while (thread.getState() != Thread.State.WAITING) {
+                if (System.nanoTime() > wallEnd) {
+                    fail(name + " never blocked");
+                }
+                Thread.onSpinWait();
+            }
+        }
+
+        long id() {
+            return thread.getId();
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            release.countDown();
+            thread.join();
+        }
+    }
+
+    /** Runs task, opens ready, then blocks until release opens. */
+    private static Runnable runThenWait(Runnable task, CountDownLatch ready, CountDownLatch release) {
+        return () -> {
+            task.run();
+            ready.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        };
+    }
+
+    /** Asserts that a current-thread CPU time read falls between two platform reads. */
+    static void assertBetweenPlatformReads(LongSupplier currentThreadCpuTime) {
+        burn(10_000_000);
+        for (int i = 0; i < 100; i++) {
+            long before = PLATFORM.getCurrentThreadCpuTime();
+            long ours = currentThreadCpuTime.getAsLong();
+            long after = PLATFORM.getCurrentThreadCpuTime();
+            assertTrue(before <= ours && ours <= after, before + " <= " + ours + " <= " + after);
+        }
+    }
+
+    /** A thread that has run and terminated. */
+    static Thread dead(Runnable task) throws InterruptedException {
+        Thread t = new Thread(task, "dead");
+        t.start();
+        t.join();
+        return t;
+    }
+
+    static void assertSplit(CpuTimes t) {
+        assertTrue(t.userNanos() >= 0 && t.systemNanos() >= 0, t::toString);
+        assertTrue(t.userNanos() + t.systemNanos() == t.totalNanos(), t::toString);
+        assertTrue(t.userNanos() <= t.totalNanos(), t::toString);
+    }
+
+    static void assertNotBackwards(CpuTimes before, CpuTimes after) {
+        assertTrue(after.userNanos() >= before.userNanos(), () -> before + " then " + after);
+        assertTrue(after.systemNanos() >= before.systemNanos(), () -> before + " then " + after);
+        assertTrue(after.totalNanos() >= before.totalNanos(), () -> before + " then " + after);
+    }
+
+    /** Runs task on a new virtual thread and returns it blocked, or null before JDK 21. */
+    static Thread virtualWaiter(Runnable task, CountDownLatch release) throws Exception {
+        if (Runtime.version().feature() < 21) {
+            return null;
+        }
+        CountDownLatch ready = new CountDownLatch(1);
+        Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+        Thread t = (Thread) Class.forName("java.lang.Thread$Builder").getMethod("start", Runnable.class)
+                .invoke(builder, runThenWait(task, ready, release));
+        assertTrue(ready.await(60, TimeUnit.SECONDS));
+        return t;
+    }
+}
