@@ -5,6 +5,8 @@
 #include "bench.h"
 #include "threadtime/threadtime.h"
 
+int tt_cli_dump(int argc, char **argv);
+
 typedef struct subcommand {
     const char *name;
     int (*run)(int argc, char **argv);
@@ -13,6 +15,7 @@ typedef struct subcommand {
 
 static const subcommand subcommands[] = {
     {"bench", tt_cli_bench, "measure every CPU-time and event method side by side"},
+    {"dump", tt_cli_dump, "print a trace file as text, CSV, JSON or Chrome trace JSON"},
 };
 
 static void usage(FILE *out)

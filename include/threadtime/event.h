@@ -3,57 +3,309 @@
  * Per-thread rings of fixed-size records stamped with the cycle counter. An
  * event costs about one rdtsc: no lock, no allocation and no shared atomic on
  * the recording path. Calls made before tt_log_start() or after tt_log_stop()
- * record nothing and cost one predictable branch.
+ * record nothing and take one predictable branch into an out-of-line check.
+ *
+ * The recording calls are inlined into C and C++ callers (define
+ * TT_NO_INLINE before including this header to call the exported functions
+ * instead); every one is also a real exported symbol, which is what the Java
+ * and Python bindings call. Inlined callers depend on the ring layout below,
+ * so they must be rebuilt when the library's major version changes.
+ *
+ * Every recording call is safe from a signal handler running on the thread
+ * it interrupts, and never blocks. See docs/events.md for the full contract
+ * (fork, thread exit, memory bounds, crash-safe mode).
  */
 #ifndef THREADTIME_EVENT_H
 #define THREADTIME_EVENT_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "arch.h"
 #include "common.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Bytes of text an event keeps; longer text is truncated to this. */
+/* Bytes of text an event keeps; longer text is truncated to this (no NUL
+ * is stored when the text fills all 16 bytes). */
 #define TT_EVENT_TEXT_MAX 16
 
+/* Limits of tt_log_options.ring_records and .max_threads. */
+#define TT_LOG_RING_MIN 16u
+#define TT_LOG_RING_MAX (1u << 23)
+#define TT_LOG_RING_DEFAULT 16384u
+#define TT_LOG_THREADS_MAX 65536u
+#define TT_LOG_THREADS_DEFAULT 256u
+
+/* What stamps the events. */
+typedef enum tt_log_clock {
+    TT_LOG_CLOCK_AUTO = 0,      /* the counter if it earns trust, else MONOTONIC_RAW */
+    TT_LOG_CLOCK_COUNTER = 1,   /* the cycle counter, even if it looks untrustworthy */
+    TT_LOG_CLOCK_MONOTONIC = 2, /* clock_gettime(CLOCK_MONOTONIC_RAW): ~25 ns/event */
+} tt_log_clock;
+
 /* Options for tt_log_start(). Set .size = sizeof(tt_log_options); fields
- * are only ever appended, so older callers keep working. */
+ * are only ever appended, so older callers keep working. Zero means "the
+ * environment variable, else the default" for every field. */
 typedef struct tt_log_options {
     size_t size;
-    /* Records per thread ring, rounded up to a power of two; 0: the
-     * THREADTIME_RING environment variable, else the default. */
+    /* Records per thread ring (32 bytes each), rounded up to a power of two
+     * in [TT_LOG_RING_MIN, TT_LOG_RING_MAX]. Env: THREADTIME_RING. */
     uint32_t ring_records;
-    /* Crash-safe mode: rings live in this MAP_SHARED file, readable by
-     * `threadtime dump` after the process died. NULL: THREADTIME_FILE, else
-     * rings in anonymous memory. */
+    /* Crash-safe mode: rings live in this MAP_SHARED file, which is itself a
+     * trace file `threadtime dump` reads after the process died. Env:
+     * THREADTIME_FILE. NULL: rings in anonymous memory. */
     const char *crash_file;
-    /* Written at exit if not NULL (else THREADTIME_DUMP_AT_EXIT). */
+    /* Written at exit if not NULL. Env: THREADTIME_DUMP_AT_EXIT. */
     const char *exit_dump_path;
-    /* Record thread CPU time (tt_self_total_ns) on begin/end events. */
+    /* Non-zero: tt_event_begin/end also record the thread's CPU time (as
+     * tt_event_begin_cpu/end_cpu do). Env: THREADTIME_CPU=1. */
     int cpu_on_intervals;
+    /* Rings at most: the memory bound (see docs/events.md). Env:
+     * THREADTIME_THREADS. */
+    uint32_t max_threads;
+    /* Env: THREADTIME_CLOCK=auto|counter|monotonic. */
+    tt_log_clock clock;
 } tt_log_options;
 
-/* Starts the log (opts may be NULL). Returns 0, -EALREADY, -EINVAL, -ENOMEM,
- * or the errno of creating the crash-safe file. */
+/* Starts the log (opts may be NULL). The rings of an earlier run are
+ * discarded. Takes ~10 ms the first time (counter calibration).
+ * Returns 0, -EALREADY (running), -EINVAL (an option or environment value
+ * out of range), -ENOMEM, -ENOSPC or another errno of creating the
+ * crash-safe file. */
 TT_API int tt_log_start(const tt_log_options *opts);
-/* Stops recording; rings stay readable until the next start. */
+/* Stops recording; rings stay readable (tt_log_dump) until the next start.
+ * Returns 0 or -ESRCH (not running). */
 TT_API int tt_log_stop(void);
-/* Writes every ring to a trace file at path. Returns 0 or -errno (the file
- * is removed on failure, e.g. -ENOSPC). */
+/* Writes every ring to a trace file at path, running or stopped; the rings
+ * are not consumed, but rings of exited threads are released afterwards.
+ * Returns 0, -EFAULT, -ESRCH (never started), or the errno of writing
+ * (-ENOSPC, ...; the partial file is removed and the rings are intact).
+ * Not for signal handlers. */
 TT_API int tt_log_dump(const char *path);
 
-/* Names the calling thread in the log (else its pthread name is used). */
+/* Names the calling thread in the log (else its pthread name at its first
+ * event is used); at most 15 bytes are kept. Returns 0, -EFAULT, -ESRCH
+ * (log not running) or -ENOSPC (no ring left for this thread). */
 TT_API int tt_log_thread_name(const char *name);
 
+/* What the running (or last) log uses. */
+typedef struct tt_log_info {
+    size_t size;             /* set to sizeof(tt_log_info) */
+    int running;             /* 1 while recording */
+    tt_log_clock source;     /* COUNTER or MONOTONIC: what stamps events */
+    double counter_hz;       /* calibrated counter frequency (0: MONOTONIC) */
+    uint32_t ring_records;   /* per thread, after rounding */
+    uint32_t max_threads;
+    int crash_safe;          /* 1 if rings live in a file */
+} tt_log_info;
+/* Returns 0, -EFAULT, -EINVAL (size too small) or -ESRCH (never started). */
+TT_API int tt_log_info_get(tt_log_info *out);
+
+/* ---- recording: never block, never allocate, never fail loudly ---- */
+
+/* An instant event: ~1 rdtsc (one 32-byte record). */
 TT_API void tt_event(uint32_t id);
+/* With text copied into the record, truncated to TT_EVENT_TEXT_MAX bytes.
+ * NULL records an empty text. */
 TT_API void tt_event_text(uint32_t id, const char *text);
+/* With a 64-bit value. */
 TT_API void tt_event_value(uint32_t id, uint64_t value);
+/* With a string kept by pointer: no copy at the event, the text (up to 255
+ * bytes) is read when the log is dumped, so it must stay valid and unchanged
+ * until then (a string literal). In crash-safe mode the pointer would mean
+ * nothing to a later reader, so the text is copied as tt_event_text does. */
+TT_API void tt_event_literal(uint32_t id, const char *text);
+/* Interval bounds; a reader pairs each end with the latest open begin of
+ * the same id on the same thread. */
 TT_API void tt_event_begin(uint32_t id);
 TT_API void tt_event_end(uint32_t id);
+/* Interval bounds that also record the thread's user and system CPU time
+ * (tt_getrusage_thread(): user + system == total, us resolution). One system
+ * call each (~350 ns on the reference machine). */
+TT_API void tt_event_begin_cpu(uint32_t id);
+TT_API void tt_event_end_cpu(uint32_t id);
+
+/* ---- the ring layout, shared with the inline path (not API) ----
+ *
+ * A ring is a 128-byte header followed by a power-of-two number of 32-byte
+ * records; the header starts with the two words the recording path uses:
+ * head (index of the next record) and mask (records - 1).
+ * A record is four 64-bit words:
+ *   w0  time: counter ticks (or CLOCK_MONOTONIC_RAW ns in fallback mode)
+ *   w1  bits 0..31 id, 32..39 kind, 40..63 the low 24 bits of the record's
+ *       index in its ring. Written last, with release: a record counts only
+ *       if its index bits match, so a reader never takes a half-written one.
+ *   w2, w3  payload: text bytes, value, CPU times, literal pointer.
+ */
+enum {
+    TT__KIND_INSTANT = 1,
+    TT__KIND_TEXT = 2,
+    TT__KIND_VALUE = 3,
+    TT__KIND_BEGIN = 4,
+    TT__KIND_END = 5,
+    TT__KIND_BEGIN_CPU = 6,
+    TT__KIND_END_CPU = 7,
+    TT__KIND_LITERAL = 8,
+};
+#define TT__W1_KIND_SHIFT 32
+#define TT__W1_TAG_SHIFT 40
+#define TT__RING_HEADER_WORDS 16
+#define TT__RECORD_WORDS 4
+
+/* Per-thread state of the recording path. key equals tt__fast_key only
+ * while the log runs on the counter and ring is this thread's ring of the
+ * current run; any mismatch sends the call out of line. */
+typedef struct tt__tls_state {
+    uint64_t key;
+    uint64_t *ring;
+} tt__tls_state;
+
+/* initial-exec: one %fs-relative load, no __tls_get_addr call. The block is
+ * 16 bytes, small enough for the static TLS surplus glibc keeps for
+ * libraries loaded with dlopen (the JVM and CPython load us that way). */
+extern TT_API __thread tt__tls_state tt__tls __attribute__((tls_model("initial-exec")));
+/* The key of the current run (odd) while recording on the counter; ~0
+ * otherwise, which no thread's key ever equals. */
+extern TT_API uint64_t tt__fast_key;
+/* The out-of-line path: registration, fallback clock, stopped log. */
+TT_API void tt__event_slow(uint64_t w1, uint64_t p0, uint64_t p1);
+/* Non-zero while begin/end must also record CPU time. */
+extern TT_API int tt__cpu_intervals;
+
+#define TT__W1(kind, id) (((uint64_t)(kind) << TT__W1_KIND_SHIFT) | (uint32_t)(id))
+
+/* Appends one record stamped with time: claim the slot, fill it, commit w1
+ * last. words is how many payload words to store (a constant once inlined). */
+static inline __attribute__((always_inline)) void tt__append(uint64_t *ring, uint64_t w1, uint64_t time,
+                                                             uint64_t p0, uint64_t p1, int words)
+{
+    uint64_t h = tt__claim(&ring[0]);
+    /* Orders the claim before the slot's stores: a dump that sees any new
+     * word of this slot also sees the new head and drops the old record. */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    uint64_t *rec = ring + TT__RING_HEADER_WORDS + (h & ring[1]) * TT__RECORD_WORDS;
+    __atomic_store_n(&rec[0], time, __ATOMIC_RELAXED);
+    if (words > 0)
+        __atomic_store_n(&rec[2], p0, __ATOMIC_RELAXED);
+    if (words > 1)
+        __atomic_store_n(&rec[3], p1, __ATOMIC_RELAXED);
+    /* Release: the time and payload are visible before the commit word. */
+    __atomic_store_n(&rec[1], w1 | (h << TT__W1_TAG_SHIFT), __ATOMIC_RELEASE);
+}
+
+/* The recording path: ~10 ns, one rdtsc and three to five stores. */
+static inline __attribute__((always_inline)) void tt__record(uint64_t w1, uint64_t p0, uint64_t p1,
+                                                             int words)
+{
+    if (__builtin_expect(tt__tls.key != __atomic_load_n(&tt__fast_key, __ATOMIC_RELAXED), 0)) {
+        tt__event_slow(w1, p0, p1);
+        return;
+    }
+    tt__append(tt__tls.ring, w1, tt__counter_read(), p0, p1, words);
+}
+
+/* Copies up to 16 bytes of text into two words, zero-padded. When the 16
+ * bytes after text lie in one page they are loaded whole (an unaligned load
+ * cannot fault inside a mapped page) and cut at the first NUL with bit
+ * arithmetic: ~10 instructions, no call. Near a page end, and under ASan or
+ * TSan (which would see the bytes past the NUL), a byte loop does it. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TT__TEXT_BYTEWISE 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TT__TEXT_BYTEWISE 1
+#endif
+#endif
+
+/* Bytes below the first zero byte of v kept, the rest cleared; *ended set
+ * if v holds a zero byte. */
+static inline uint64_t tt__cut_at_nul(uint64_t v, int *ended)
+{
+    const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
+    uint64_t zeros = (v - ones) & ~v & highs; /* lowest set bit marks the first NUL */
+    if (!zeros)
+        return v;
+    *ended = 1;
+    unsigned bit = (unsigned)__builtin_ctzll(zeros) - 7; /* first bit of the NUL byte */
+    return v & ((UINT64_C(1) << bit) - 1);
+}
+
+static inline void tt__text_words(const char *text, uint64_t w[2])
+{
+    w[0] = w[1] = 0;
+    if (!text)
+        return;
+#ifndef TT__TEXT_BYTEWISE
+    if (((uintptr_t)text & 4095) <= 4096 - 16) {
+        int ended = 0;
+        const char *p = text;
+        /* Hides the object's size from the compiler, which would otherwise
+         * warn about (or exploit) the read past a short literal's end. */
+        __asm__("" : "+r"(p));
+        memcpy(w, p, 16);
+        w[0] = tt__cut_at_nul(w[0], &ended);
+        w[1] = ended ? 0 : tt__cut_at_nul(w[1], &ended);
+        return;
+    }
+#endif
+    char *out = (char *)w;
+    for (int i = 0; i < TT_EVENT_TEXT_MAX && text[i]; i++)
+        out[i] = text[i];
+}
+
+static inline void tt__event_inline(uint32_t id)
+{
+    tt__record(TT__W1(TT__KIND_INSTANT, id), 0, 0, 0);
+}
+
+static inline void tt__event_text_inline(uint32_t id, const char *text)
+{
+    uint64_t w[2];
+    tt__text_words(text, w);
+    tt__record(TT__W1(TT__KIND_TEXT, id), w[0], w[1], 2);
+}
+
+static inline void tt__event_value_inline(uint32_t id, uint64_t value)
+{
+    tt__record(TT__W1(TT__KIND_VALUE, id), value, 0, 1);
+}
+
+static inline void tt__event_begin_inline(uint32_t id)
+{
+    if (__builtin_expect(__atomic_load_n(&tt__cpu_intervals, __ATOMIC_RELAXED), 0))
+        tt_event_begin_cpu(id);
+    else
+        tt__record(TT__W1(TT__KIND_BEGIN, id), 0, 0, 0);
+}
+
+static inline void tt__event_end_inline(uint32_t id)
+{
+    if (__builtin_expect(__atomic_load_n(&tt__cpu_intervals, __ATOMIC_RELAXED), 0))
+        tt_event_end_cpu(id);
+    else
+        tt__record(TT__W1(TT__KIND_END, id), 0, 0, 0);
+}
+
+#if !defined(TT_NO_INLINE) && !defined(TT_BUILDING_LIBRARY)
+#define tt_event(id) tt__event_inline(id)
+#define tt_event_text(id, text) tt__event_text_inline((id), (text))
+#define tt_event_value(id, value) tt__event_value_inline((id), (value))
+#define tt_event_begin(id) tt__event_begin_inline(id)
+#define tt_event_end(id) tt__event_end_inline(id)
+#endif
+
+/* A scoped interval (GCC and Clang): begin here, end when the enclosing
+ * block exits by any path.  { TT_EVENT_SCOPE(7); ...work... } */
+static inline void tt__scope_end(const uint32_t *id) { tt__event_end_inline(*id); }
+#define TT__SCOPE_VAR2(line) tt__scope_##line
+#define TT__SCOPE_VAR(line) TT__SCOPE_VAR2(line)
+#define TT_EVENT_SCOPE(id)                                                                  \
+    __attribute__((cleanup(tt__scope_end))) const uint32_t TT__SCOPE_VAR(__LINE__) = (id); \
+    tt__event_begin_inline(TT__SCOPE_VAR(__LINE__))
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,28 @@
+/* threadtime, aarch64: the counter read and the ring claim used inline.
+ * Included only through threadtime/arch.h. */
+#ifndef THREADTIME_ARCH_AARCH64_H
+#define THREADTIME_ARCH_AARCH64_H
+
+#include <stdint.h>
+
+#define TT__ARCH_COUNTER_NAME "cntvct"
+
+/* The generic timer's virtual count: constant frequency by architecture
+ * (CNTFRQ_EL0), readable from user space on Linux. No isb: like rdtsc on
+ * x86-64 the read may move a few instructions. */
+static inline uint64_t tt__counter_read(void)
+{
+    uint64_t v;
+    __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+    return v;
+}
+
+/* Returns *p and adds 1, as one access a signal handler cannot split.
+ * aarch64 has no single-instruction non-atomic add to memory, so this is a
+ * relaxed atomic add (one LSE ldadd on ARMv8.1+; a ll/sc loop before). */
+static inline uint64_t tt__claim(uint64_t *p)
+{
+    return __atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
+}
+
+#endif /* THREADTIME_ARCH_AARCH64_H */

@@ -1,0 +1,33 @@
+/* threadtime, x86-64: the counter read and the ring claim used inline.
+ * Included only through threadtime/arch.h. */
+#ifndef THREADTIME_ARCH_X86_64_H
+#define THREADTIME_ARCH_X86_64_H
+
+#include <stdint.h>
+
+#define TT__ARCH_COUNTER_NAME "tsc"
+
+/* rdtsc without a fence: ~10 ns in a KVM guest, ~7 ns on bare metal. Not
+ * ordered against earlier loads; an event marks a point in the program, and
+ * a fence (rdtscp or lfence) would double its cost for a few cycles of
+ * precision. */
+static inline uint64_t tt__counter_read(void)
+{
+    uint32_t lo, hi;
+    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+/* Returns *p and adds 1 in one instruction: xadd without the lock prefix.
+ * One instruction cannot be split by a signal handler on this thread, so a
+ * handler that logs between our read and our write cannot be given the same
+ * slot; other threads never write *p, so no bus lock is needed (a locked
+ * add would cost several times more for nothing). */
+static inline uint64_t tt__claim(uint64_t *p)
+{
+    uint64_t v = 1;
+    __asm__ __volatile__("xaddq %0, %1" : "+r"(v), "+m"(*p) : : "memory");
+    return v;
+}
+
+#endif /* THREADTIME_ARCH_X86_64_H */

@@ -1,0 +1,18 @@
+/* Library-side platform interface. The platform itself is selected once, in
+ * threadtime/arch.h (public, because the inline event path reads the counter
+ * in callers' code); the build compiles exactly one of src/arch/<arch>/ for
+ * these functions, so no source file tests the architecture. */
+#ifndef TT_ARCH_H
+#define TT_ARCH_H
+
+#include "threadtime/arch.h"
+
+/* 1 if the cycle counter ticks at one constant rate whatever the core's
+ * frequency or sleep state (x86-64: the "invariant TSC" CPUID bit;
+ * aarch64: always, by architecture); 0 if not, or if there is none. */
+int tt__counter_invariant(void);
+
+/* Trace-file code of the counter (TT__TRACE_SOURCE_*); 0 if none. */
+unsigned tt__counter_source(void);
+
+#endif /* TT_ARCH_H */

@@ -1,0 +1,561 @@
+/* The event log: runs, the ring table, thread registration, fork and exit.
+ *
+ * A run (one tt_log_start) owns one table: a trace-file header followed by
+ * max_threads rings, in anonymous memory or, in crash-safe mode, in a
+ * MAP_SHARED file that is a readable trace at every instant. A thread takes a
+ * ring at its first event with a compare-and-swap on the ring's state word:
+ * no lock anywhere a signal handler can reach. Writing the trace file lives
+ * in event_dump.c.
+ */
+#include "internal.h"
+#include "arch.h"
+#include "event_internal.h"
+#include "event_log.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+/* ---- what the inline path reads (exported, see event.h) ---- */
+
+__thread tt__tls_state tt__tls __attribute__((tls_model("initial-exec")));
+uint64_t tt__fast_key = UINT64_MAX;
+int tt__cpu_intervals;
+
+/* This thread's registration state, for the out-of-line path only. Also
+ * initial-exec (12 bytes) for the reason given in event.h. */
+typedef struct tt__self {
+    int busy;            /* inside ring registration (a nested handler must not also register) */
+    int exited;          /* the thread-exit destructor has run */
+    uint64_t denied_key; /* run for which no ring was left */
+} tt__self;
+static __thread tt__self t_self __attribute__((tls_model("initial-exec")));
+
+/* The current run. Acquire on load, release on store: a thread that sees a
+ * run pointer also sees the table and options written before publishing. */
+static _Atomic(tt__run *) g_run;
+/* Serializes start, stop, dump and fork; never taken on the recording path. */
+static pthread_mutex_t g_ctl = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t g_next_key = 1; /* run keys are odd; under g_ctl */
+/* tt_event_literal copies instead (crash-safe runs). */
+static _Atomic int g_literal_copies;
+
+static pthread_key_t g_exit_key;
+static pthread_once_t g_process_once = PTHREAD_ONCE_INIT;
+
+tt__run *tt__run_current(void) { return atomic_load_explicit(&g_run, memory_order_acquire); }
+
+tt__ring *tt__run_ring(const tt__run *run, uint32_t i)
+{
+    return (tt__ring *)(run->table + TT__TRACE_HEADER_SIZE + (size_t)i * run->ring_bytes);
+}
+
+/* ---- ring registration (async-signal-safe: syscalls and CAS only) ---- */
+
+static tt__ring *claim_free(tt__run *run)
+{
+    for (uint32_t i = 0; i < run->max_threads; i++) {
+        tt__ring *r = tt__run_ring(run, i);
+        uint32_t st = __atomic_load_n(&r->state, __ATOMIC_RELAXED);
+        if (TT__RING_STATE(st) == TT__RING_FREE &&
+            __atomic_compare_exchange_n(&r->state, &st, TT__RING_WITH_STATE(st, TT__RING_CLAIMED), 0,
+                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return r;
+    }
+    return NULL;
+}
+
+/* Takes the ring of the thread that exited first. Acquire on success: the
+ * old owner's last head (stored before its release of EXITED) is needed. */
+static tt__ring *claim_exited(tt__run *run)
+{
+    for (uint32_t attempt = 0; attempt < run->max_threads; attempt++) {
+        tt__ring *best = NULL;
+        uint32_t best_st = 0;
+        uint64_t best_order = UINT64_MAX;
+        for (uint32_t i = 0; i < run->max_threads; i++) {
+            tt__ring *r = tt__run_ring(run, i);
+            uint32_t st = __atomic_load_n(&r->state, __ATOMIC_RELAXED);
+            uint64_t order = __atomic_load_n(&r->order, __ATOMIC_RELAXED);
+            if (TT__RING_STATE(st) == TT__RING_EXITED && order < best_order) {
+                best = r;
+                best_st = st;
+                best_order = order;
+            }
+        }
+        if (!best)
+            return NULL;
+        if (__atomic_compare_exchange_n(&best->state, &best_st,
+                                        TT__RING_WITH_STATE(best_st, TT__RING_CLAIMED), 0,
+                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+            __atomic_fetch_add(&run->hdr->rings_recycled, 1, __ATOMIC_RELAXED);
+            return best;
+        }
+    }
+    return NULL;
+}
+
+static void set_name(tt__ring *r, const char *name)
+{
+    uint64_t w[2] = {0, 0};
+    memcpy(w, name, strnlen(name, sizeof w - 1)); /* 15 bytes and a NUL, as the kernel keeps */
+    __atomic_store_n(&r->name[0], w[0], __ATOMIC_RELAXED);
+    __atomic_store_n(&r->name[1], w[1], __ATOMIC_RELAXED);
+}
+
+static tt__ring *claim_ring(tt__run *run)
+{
+    tt__ring *r = claim_free(run);
+    if (!r)
+        r = claim_exited(run);
+    if (!r) {
+        __atomic_fetch_add(&run->hdr->threads_dropped, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    /* Indexes continue from the previous owner's head, so a record it left
+     * in a slot can never carry an index tag the new owner will use. */
+    __atomic_store_n(&r->base, __atomic_load_n(&r->head, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    __atomic_store_n(&r->order, __atomic_fetch_add(&run->order, 1, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    __atomic_store_n(&r->tid, (uint32_t)gettid(), __ATOMIC_RELAXED);
+    char comm[TT_EVENT_TEXT_MAX + 1] = {0};
+    if (prctl(PR_GET_NAME, comm) != 0)
+        comm[0] = 0;
+    set_name(r, comm);
+    uint32_t st = __atomic_load_n(&r->state, __ATOMIC_RELAXED);
+    /* Release: a dump that sees LIVE sees this owner's base, tid and name;
+     * the generation changes, so a dump that started earlier drops it. */
+    __atomic_store_n(&r->state, TT__RING_NEXT_GEN(st, TT__RING_LIVE), __ATOMIC_RELEASE);
+    return r;
+}
+
+/* The calling thread's ring in run, taking one if needed; NULL if none. */
+static tt__ring *own_ring(tt__run *run)
+{
+    if (tt__tls.key == run->key && tt__tls.ring)
+        return (tt__ring *)tt__tls.ring;
+    if (t_self.exited || t_self.busy || t_self.denied_key == run->key)
+        return NULL;
+    t_self.busy = 1;
+    /* Signal fences: a handler on this thread sees busy set before we start
+     * and the ring stored before the key that makes it usable. */
+    atomic_signal_fence(memory_order_seq_cst);
+    tt__ring *r = claim_ring(run);
+    if (r) {
+        tt__tls.ring = (uint64_t *)r;
+        atomic_signal_fence(memory_order_seq_cst);
+        tt__tls.key = run->key;
+        /* Any non-NULL value makes the exit destructor run. */
+        pthread_setspecific(g_exit_key, r);
+    } else {
+        t_self.denied_key = run->key;
+    }
+    atomic_signal_fence(memory_order_seq_cst);
+    t_self.busy = 0;
+    return r;
+}
+
+static int recording(const tt__run *run)
+{
+    return run && atomic_load_explicit(&run->recording, memory_order_relaxed);
+}
+
+void tt__event_slow(uint64_t w1, uint64_t p0, uint64_t p1)
+{
+    tt__run *run = tt__run_current();
+    if (!recording(run))
+        return;
+    tt__ring *r = own_ring(run);
+    if (!r)
+        return;
+    uint64_t now = run->source == TT__TRACE_SOURCE_MONOTONIC_RAW
+                       ? (uint64_t)tt__read_clock(CLOCK_MONOTONIC_RAW)
+                       : tt__counter_read();
+    tt__append((uint64_t *)r, w1, now, p0, p1, 2);
+}
+
+/* Thread exit: the ring stays for the next dump, marked with its exit order
+ * so that recycling takes the oldest first. */
+static void on_thread_exit(void *arg)
+{
+    (void)arg;
+    tt__run *run = tt__run_current();
+    t_self.exited = 1;
+    if (run && tt__tls.key == run->key && tt__tls.ring) {
+        tt__ring *r = (tt__ring *)tt__tls.ring;
+        __atomic_store_n(&r->order, __atomic_fetch_add(&run->order, 1, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+        uint32_t st = __atomic_load_n(&r->state, __ATOMIC_RELAXED);
+        /* Release: whoever sees EXITED (a dump, a recycler) sees our last head. */
+        __atomic_store_n(&r->state, TT__RING_WITH_STATE(st, TT__RING_EXITED), __ATOMIC_RELEASE);
+    }
+    tt__tls.key = 0;
+    tt__tls.ring = NULL;
+}
+
+/* ---- options ---- */
+
+static int env_u32(const char *name, uint32_t *out)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno || *end || v[0] == '-' || x > UINT32_MAX)
+        return -EINVAL;
+    *out = (uint32_t)x;
+    return 0;
+}
+
+static int resolve_options(const tt_log_options *opts, tt_log_options *o)
+{
+    memset(o, 0, sizeof *o);
+    if (opts) {
+        if (opts->size < sizeof(size_t))
+            return -EINVAL;
+        memcpy(o, opts, opts->size < sizeof *o ? opts->size : sizeof *o);
+    }
+    int rc = 0;
+    if (!o->ring_records)
+        rc = env_u32("THREADTIME_RING", &o->ring_records);
+    if (!rc && !o->max_threads)
+        rc = env_u32("THREADTIME_THREADS", &o->max_threads);
+    if (rc)
+        return rc;
+    if (!o->crash_file)
+        o->crash_file = getenv("THREADTIME_FILE");
+    if (!o->exit_dump_path)
+        o->exit_dump_path = getenv("THREADTIME_DUMP_AT_EXIT");
+    if (!o->cpu_on_intervals) {
+        const char *cpu = getenv("THREADTIME_CPU");
+        o->cpu_on_intervals = cpu && strcmp(cpu, "1") == 0;
+    }
+    if (o->clock == TT_LOG_CLOCK_AUTO) {
+        const char *c = getenv("THREADTIME_CLOCK");
+        if (c && *c && strcmp(c, "auto") != 0) {
+            if (strcmp(c, "counter") == 0)
+                o->clock = TT_LOG_CLOCK_COUNTER;
+            else if (strcmp(c, "monotonic") == 0)
+                o->clock = TT_LOG_CLOCK_MONOTONIC;
+            else
+                return -EINVAL;
+        }
+    }
+    if ((unsigned)o->clock > TT_LOG_CLOCK_MONOTONIC)
+        return -EINVAL;
+    if (!o->ring_records)
+        o->ring_records = TT_LOG_RING_DEFAULT;
+    if (o->ring_records > TT_LOG_RING_MAX)
+        return -EINVAL;
+    uint32_t r = TT_LOG_RING_MIN;
+    while (r < o->ring_records)
+        r <<= 1;
+    o->ring_records = r;
+    if (!o->max_threads)
+        o->max_threads = TT_LOG_THREADS_DEFAULT;
+    if (o->max_threads > TT_LOG_THREADS_MAX)
+        return -EINVAL;
+    if ((o->crash_file && !*o->crash_file) || (o->exit_dump_path && !*o->exit_dump_path))
+        return -EINVAL;
+    return 0;
+}
+
+/* ---- runs ---- */
+
+static char *path_copy(const char *path, int add_pid)
+{
+    if (!path)
+        return NULL;
+    size_t n = strlen(path) + 24;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, add_pid ? "%s.%d" : "%s", path, (int)getpid());
+    return p;
+}
+
+/* Builds a run from resolved options (not yet published). Returns 0 or
+ * -errno with nothing left behind. */
+static int run_create(const tt_log_options *o, int for_child, tt__run **out)
+{
+    double hz = 0;
+    int trusted = tt__counter_calibrated(&hz);
+    unsigned source = TT__TRACE_SOURCE_MONOTONIC_RAW;
+    if (o->clock == TT_LOG_CLOCK_COUNTER || (o->clock == TT_LOG_CLOCK_AUTO && trusted)) {
+        if (hz <= 0)
+            return -ENOTSUP;
+        source = tt__counter_source();
+    }
+    tt__run *run = calloc(1, sizeof *run);
+    if (!run)
+        return -ENOMEM;
+    int rc = -ENOMEM;
+    run->crash_path = path_copy(o->crash_file, for_child);
+    run->exit_path = path_copy(o->exit_dump_path, for_child);
+    if ((o->crash_file && !run->crash_path) || (o->exit_dump_path && !run->exit_path))
+        goto fail;
+    run->opts = *o;
+    run->opts.crash_file = run->crash_path;
+    run->opts.exit_dump_path = run->exit_path;
+    run->fd = -1;
+    run->ring_records = o->ring_records;
+    run->max_threads = o->max_threads;
+    run->ring_bytes = TT__TRACE_SECTION_SIZE + (size_t)o->ring_records * TT__TRACE_RECORD_SIZE;
+    run->table_bytes = TT__TRACE_HEADER_SIZE + (size_t)o->max_threads * run->ring_bytes;
+    run->source = source;
+    run->hz = source == TT__TRACE_SOURCE_MONOTONIC_RAW ? 0 : hz;
+    if (run->crash_path) {
+        run->fd = open(run->crash_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (run->fd < 0) {
+            rc = -errno;
+            goto fail;
+        }
+        /* Reserve every block now: a sparse file on a full disk would turn
+         * a later event into SIGBUS instead of this -ENOSPC. */
+        int e = posix_fallocate(run->fd, 0, (off_t)run->table_bytes);
+        if (e) {
+            rc = -e;
+            goto fail;
+        }
+        run->table = mmap(NULL, run->table_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, run->fd, 0);
+    } else {
+        /* Untouched rings cost address space only. */
+        run->table = mmap(NULL, run->table_bytes, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    }
+    if (run->table == MAP_FAILED) {
+        rc = -errno;
+        run->table = NULL;
+        goto fail;
+    }
+    tt__trace_header *h = run->hdr = (tt__trace_header *)run->table;
+    memcpy(h->magic, TT__TRACE_MAGIC, TT__TRACE_MAGIC_LEN);
+    h->version_major = TT__TRACE_VERSION_MAJOR;
+    h->version_minor = TT__TRACE_VERSION_MINOR;
+    h->header_size = TT__TRACE_HEADER_SIZE;
+    h->section_size = TT__TRACE_SECTION_SIZE;
+    h->record_size = TT__TRACE_RECORD_SIZE;
+    h->flags = TT__TRACE_RING_LAYOUT;
+    h->source = source;
+    h->sections = run->max_threads;
+    h->pid = (uint32_t)getpid();
+    h->counter_hz = run->hz;
+    h->ring_records = run->ring_records;
+    rc = tt__anchor_take(&h->anchors[0], source != TT__TRACE_SOURCE_MONOTONIC_RAW);
+    if (rc)
+        goto fail;
+    for (uint32_t i = 0; i < run->max_threads; i++) {
+        tt__ring *r = tt__run_ring(run, i);
+        r->mask = run->ring_records - 1;
+        r->magic = TT__SECTION_MAGIC;
+        r->stored = run->ring_records;
+    }
+    *out = run;
+    return 0;
+fail:
+    tt__run_release(run);
+    free(run);
+    return rc;
+}
+
+void tt__run_release(tt__run *run)
+{
+    if (run->table)
+        munmap(run->table, run->table_bytes);
+    if (run->fd >= 0)
+        close(run->fd);
+    free(run->crash_path);
+    free(run->exit_path);
+    run->table = NULL;
+    run->fd = -1;
+    run->crash_path = run->exit_path = NULL;
+}
+
+/* Discards an old run's rings. A thread may still be inside an event that
+ * passed its key check before the stop, so the address range stays mapped:
+ * anonymous pages are dropped (the range reads as zeros and costs nothing),
+ * a crash-safe file stays mapped but is closed. The run struct is kept (a
+ * few hundred bytes per restart) for the same reason. */
+static void run_retire(tt__run *run)
+{
+    if (!run->crash_path)
+        madvise(run->table, run->table_bytes, MADV_DONTNEED);
+    if (run->fd >= 0)
+        close(run->fd);
+    run->fd = -1;
+}
+
+static void publish(tt__run *run)
+{
+    run->key = g_next_key;
+    g_next_key += 2;
+    atomic_store_explicit(&run->recording, 1, memory_order_relaxed);
+    atomic_store_explicit(&g_literal_copies, run->crash_path != NULL, memory_order_relaxed);
+    __atomic_store_n(&tt__cpu_intervals, run->opts.cpu_on_intervals != 0, __ATOMIC_RELAXED);
+    /* Release: pairs with tt__run_current(); the run is complete. */
+    atomic_store_explicit(&g_run, run, memory_order_release);
+    /* Relaxed: a thread can only match this key after registering through
+     * the slow path, which loads g_run with acquire. */
+    __atomic_store_n(&tt__fast_key, run->source == TT__TRACE_SOURCE_MONOTONIC_RAW ? UINT64_MAX : run->key,
+                     __ATOMIC_RELAXED);
+}
+
+static void at_exit(void)
+{
+    tt__run *run = tt__run_current();
+    if (!run)
+        return;
+    if (recording(run))
+        tt_log_stop();
+    if (run->exit_path)
+        tt_log_dump(run->exit_path);
+}
+
+static void fork_prepare(void) { pthread_mutex_lock(&g_ctl); }
+static void fork_parent(void) { pthread_mutex_unlock(&g_ctl); }
+
+/* The child gets its own log: the parent's rings (a private copy, or the
+ * parent's crash file) are dropped from the child without being written,
+ * and if the parent was recording, a new run with the same options starts,
+ * its file names suffixed with ".<child pid>". Calibration is inherited. */
+static void fork_child(void)
+{
+    pthread_mutex_init(&g_ctl, NULL);
+    tt__run *old = tt__run_current();
+    __atomic_store_n(&tt__fast_key, UINT64_MAX, __ATOMIC_RELAXED);
+    atomic_store_explicit(&g_run, NULL, memory_order_release);
+    tt__tls.key = 0;
+    tt__tls.ring = NULL;
+    t_self.denied_key = 0;
+    if (!old)
+        return;
+    int was_recording = recording(old);
+    tt__run *run = NULL;
+    /* The child is single-threaded: nothing else can be using the table. */
+    if (was_recording && run_create(&old->opts, 1, &run) == 0)
+        publish(run);
+    tt__run_release(old);
+    free(old);
+}
+
+static void process_init(void)
+{
+    pthread_key_create(&g_exit_key, on_thread_exit);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    atexit(at_exit);
+}
+
+/* ---- public control calls ---- */
+
+int tt_log_start(const tt_log_options *opts)
+{
+    tt_log_options o;
+    int rc = resolve_options(opts, &o);
+    if (rc)
+        return rc;
+    pthread_once(&g_process_once, process_init);
+    pthread_mutex_lock(&g_ctl);
+    tt__run *old = tt__run_current();
+    tt__run *run = NULL;
+    if (recording(old))
+        rc = -EALREADY;
+    else
+        rc = run_create(&o, 0, &run);
+    if (rc == 0) {
+        publish(run);
+        if (old)
+            run_retire(old);
+    }
+    pthread_mutex_unlock(&g_ctl);
+    return rc;
+}
+
+int tt_log_stop(void)
+{
+    pthread_mutex_lock(&g_ctl);
+    tt__run *run = tt__run_current();
+    int rc = -ESRCH;
+    if (recording(run)) {
+        __atomic_store_n(&tt__fast_key, UINT64_MAX, __ATOMIC_RELAXED);
+        atomic_store_explicit(&run->recording, 0, memory_order_relaxed);
+        /* The end anchor makes a crash-safe file complete: readers then
+         * interpolate between two anchors instead of extrapolating. */
+        if (tt__anchor_take(&run->hdr->anchors[1], run->source != TT__TRACE_SOURCE_MONOTONIC_RAW) == 0)
+            run->hdr->flags |= TT__TRACE_END_ANCHOR;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&g_ctl);
+    return rc;
+}
+
+int tt_log_thread_name(const char *name)
+{
+    if (!name)
+        return -EFAULT;
+    tt__run *run = tt__run_current();
+    if (!recording(run))
+        return -ESRCH;
+    tt__ring *r = own_ring(run);
+    if (!r)
+        return -ENOSPC;
+    set_name(r, name);
+    return 0;
+}
+
+int tt_log_info_get(tt_log_info *out)
+{
+    if (!out)
+        return -EFAULT;
+    if (out->size < sizeof *out)
+        return -EINVAL;
+    tt__run *run = tt__run_current();
+    if (!run)
+        return -ESRCH;
+    out->running = recording(run);
+    out->source = run->source == TT__TRACE_SOURCE_MONOTONIC_RAW ? TT_LOG_CLOCK_MONOTONIC : TT_LOG_CLOCK_COUNTER;
+    out->counter_hz = run->hz;
+    out->ring_records = run->ring_records;
+    out->max_threads = run->max_threads;
+    out->crash_safe = run->crash_path != NULL;
+    return 0;
+}
+
+void tt__log_lock(void) { pthread_mutex_lock(&g_ctl); }
+
+void tt__log_unlock(void) { pthread_mutex_unlock(&g_ctl); }
+
+/* ---- the recording calls as real symbols ---- */
+
+void tt_event(uint32_t id) { tt__event_inline(id); }
+void tt_event_text(uint32_t id, const char *text) { tt__event_text_inline(id, text); }
+void tt_event_value(uint32_t id, uint64_t value) { tt__event_value_inline(id, value); }
+void tt_event_begin(uint32_t id) { tt__event_begin_inline(id); }
+void tt_event_end(uint32_t id) { tt__event_end_inline(id); }
+
+void tt_event_literal(uint32_t id, const char *text)
+{
+    if (!text || atomic_load_explicit(&g_literal_copies, memory_order_relaxed))
+        tt__event_text_inline(id, text);
+    else
+        tt__record(TT__W1(TT__KIND_LITERAL, id), (uint64_t)(uintptr_t)text, 0, 1);
+}
+
+/* user and system CPU time in the payload; one getrusage() (~350 ns), made
+ * only while recording. */
+static void cpu_event(unsigned kind, uint32_t id)
+{
+    if (!recording(tt__run_current()))
+        return;
+    tt_times t = {0, 0, 0};
+    if (tt_getrusage_thread(&t) != 0)
+        t.user_ns = t.system_ns = -1;
+    tt__record(TT__W1(kind, id), (uint64_t)t.user_ns, (uint64_t)t.system_ns, 2);
+}
+
+void tt_event_begin_cpu(uint32_t id) { cpu_event(TT__KIND_BEGIN_CPU, id); }
+void tt_event_end_cpu(uint32_t id) { cpu_event(TT__KIND_END_CPU, id); }

@@ -1,0 +1,79 @@
+/* Internal declarations of the event log: clock calibration and the trace
+ * reader (used by the CLI, the tests and the fuzz target). */
+#ifndef TT_EVENT_INTERNAL_H
+#define TT_EVENT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+/* ---- time (tsc_calib.c) ---- */
+
+/* Reads the three clocks as close together as this machine allows: the
+ * tightest of a few (monotonic, counter, monotonic) brackets. With
+ * use_counter 0 the "counter" is CLOCK_MONOTONIC_RAW itself. Returns 0 or
+ * -errno. */
+int tt__anchor_take(tt__anchor *a, int use_counter);
+
+/* Measures the counter's frequency against CLOCK_MONOTONIC_RAW (~25 ms,
+ * once per process; later calls return the first answer) and decides
+ * whether it can stamp events. Returns 1 if it earned trust, 0 if not (no
+ * invariance bit, or two windows disagree); *hz is the measured frequency
+ * either way, 0 when there is no usable counter at all. */
+int tt__counter_calibrated(double *hz);
+
+/* ---- reading trace files (trace_read.c) ---- */
+
+/* One decoded event. */
+typedef struct tt__trace_event {
+    uint64_t index;   /* position in its thread's ring since the thread took it */
+    uint64_t time;    /* raw w0 */
+    int64_t ns;       /* CLOCK_MONOTONIC_RAW ns */
+    uint32_t id;
+    unsigned kind;    /* TT__KIND_* */
+    uint64_t p0, p1;  /* payload words */
+    const char *text; /* TEXT and LITERAL kinds; not NUL-terminated */
+    size_t text_len;
+} tt__trace_event;
+
+typedef struct tt__trace_thread {
+    uint32_t tid;
+    uint32_t state;       /* TT__RING_LIVE or TT__RING_EXITED */
+    char name[TT_EVENT_TEXT_MAX + 1];
+    uint64_t first, head; /* record indexes present: [first, head) */
+    uint64_t overwritten; /* records lost to the ring wrapping */
+    uint64_t mask;
+    const unsigned char *body;
+    uint64_t stored;      /* records present in the body (may be cut short) */
+} tt__trace_thread;
+
+typedef struct tt__trace {
+    tt__trace_header h;
+    const unsigned char *buf;
+    size_t len;
+    tt__trace_thread *threads;
+    uint32_t nthreads;
+    int damaged;          /* 1 if error[] says what is missing */
+    char error[256];
+} tt__trace;
+
+/* Parses buf (kept, not copied). Returns 0 (check t->damaged: the parts
+ * that are intact are available), -EINVAL if nothing is usable (error[]
+ * says why), or -ENOMEM. Close with tt__trace_close() either way. */
+int tt__trace_open(tt__trace *t, const void *buf, size_t len);
+void tt__trace_close(tt__trace *t);
+
+/* Decodes record k (0 <= k < head - first) of th. Returns 1, or 0 if that
+ * record is not there: never committed, overwritten, or cut off. */
+int tt__trace_event_at(const tt__trace *t, const tt__trace_thread *th, uint64_t k,
+                       tt__trace_event *ev);
+
+/* w0 of a record to CLOCK_MONOTONIC_RAW ns: interpolated between the two
+ * anchors when the file has both, else extrapolated with counter_hz. */
+int64_t tt__trace_ns(const tt__trace *t, uint64_t time);
+
+/* Name of a record kind ("instant", "text", ...), or NULL. */
+const char *tt__trace_kind_name(unsigned kind);
+
+#endif /* TT_EVENT_INTERNAL_H */

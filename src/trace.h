@@ -1,0 +1,97 @@
+/* The trace file format (version 1), shared by the writer (event.c: dumps
+ * and crash-safe files) and the reader (trace_read.c). docs/trace-format.md
+ * is the reference; this header is its C form. All integers little-endian.
+ *
+ *   file header (128 bytes)
+ *   section 0 .. sections-1: section header (128 bytes) + records (32 each)
+ *   string table (literal texts, NUL-terminated), if strings_size > 0
+ *
+ * A crash-safe file is the live ring table itself: every ring is a section
+ * laid out as a ring (record of index i at body[i & mask]); a dump writes
+ * each thread's records in index order instead. */
+#ifndef TT_TRACE_H
+#define TT_TRACE_H
+
+#include <stdint.h>
+
+#include "threadtime/event.h"
+
+#define TT__TRACE_MAGIC "TTRACE\032\n" /* 8 bytes; \032 stops `type`, \n catches text-mode mangling */
+#define TT__TRACE_MAGIC_LEN 8
+#define TT__TRACE_VERSION_MAJOR 1
+#define TT__TRACE_VERSION_MINOR 0
+#define TT__TRACE_HEADER_SIZE 128
+#define TT__TRACE_SECTION_SIZE 128
+#define TT__TRACE_RECORD_SIZE 32
+
+/* file header flags */
+#define TT__TRACE_RING_LAYOUT 0x1u /* sections are rings (crash-safe file) */
+#define TT__TRACE_END_ANCHOR 0x2u  /* anchors[1] is valid (dump or clean stop) */
+
+/* what w0 of a record holds */
+#define TT__TRACE_SOURCE_TSC 1u           /* x86-64 time-stamp counter ticks */
+#define TT__TRACE_SOURCE_CNTVCT 2u        /* aarch64 virtual counter ticks */
+#define TT__TRACE_SOURCE_MONOTONIC_RAW 3u /* CLOCK_MONOTONIC_RAW ns */
+
+/* One instant seen through three clocks. */
+typedef struct tt__anchor {
+    uint64_t counter; /* w0 units (ticks, or ns for MONOTONIC_RAW) */
+    int64_t mono_ns;  /* CLOCK_MONOTONIC_RAW */
+    int64_t real_ns;  /* CLOCK_REALTIME */
+} tt__anchor;
+
+typedef struct tt__trace_header {
+    char magic[TT__TRACE_MAGIC_LEN];
+    uint16_t version_major;
+    uint16_t version_minor;
+    uint32_t header_size;
+    uint32_t section_size;
+    uint32_t record_size;
+    uint32_t flags;
+    uint32_t source;
+    uint32_t sections;
+    uint32_t pid;
+    double counter_hz;     /* calibrated at start; 0 for MONOTONIC_RAW */
+    tt__anchor anchors[2]; /* [0] at start, [1] at dump or stop */
+    uint64_t strings_offset;
+    uint64_t strings_size;
+    uint32_t threads_dropped; /* threads that found no ring (all held by live threads) */
+    uint32_t rings_recycled;  /* exited threads' rings reused before a dump */
+    uint32_t ring_records;
+    uint32_t reserved;
+} tt__trace_header;
+
+/* Section states (also the live ring states). */
+#define TT__RING_FREE 0u
+#define TT__RING_CLAIMED 1u /* being set up by its new owner; not yet readable */
+#define TT__RING_LIVE 2u
+#define TT__RING_EXITED 3u
+
+/* The state word: +1 generation per owner, so a dump can tell that a ring
+ * changed hands while it was being read. */
+#define TT__RING_STATE(word) ((word) & 0xffu)
+#define TT__RING_WITH_STATE(word, s) (((word) & ~0xffu) | (s))
+#define TT__RING_NEXT_GEN(word, s) ((((word) & ~0xffu) + 0x100u) | (s))
+
+#define TT__SECTION_MAGIC 0x52485454u /* "TTHR" */
+
+/* A ring header, and in a file a section header. head and mask come first:
+ * they are the two words the inline recording path uses. */
+typedef struct tt__ring {
+    uint64_t head;     /* index of the next record; only the owner adds to it */
+    uint64_t mask;     /* records - 1 */
+    uint64_t base;     /* head when the current owner took the ring */
+    uint64_t order;    /* claim / exit sequence: recycling takes the oldest exit */
+    uint64_t name[2];  /* thread name, NUL-padded, 16 bytes */
+    uint32_t magic;    /* TT__SECTION_MAGIC */
+    uint32_t state;    /* bits 0..7 TT__RING_*, 8..31 owner generation */
+    uint32_t tid;
+    uint32_t stored;   /* records in this section's body */
+    uint32_t reserved[16];
+} tt__ring;
+
+_Static_assert(sizeof(tt__trace_header) == TT__TRACE_HEADER_SIZE, "file header layout");
+_Static_assert(sizeof(tt__ring) == TT__TRACE_SECTION_SIZE, "section header layout");
+_Static_assert(sizeof(tt__ring) == 8 * TT__RING_HEADER_WORDS, "ring header size the inline path assumes");
+
+#endif /* TT_TRACE_H */

@@ -1,0 +1,82 @@
+/* Earning trust in the cycle counter: the invariance bit, then a frequency
+ * measured against CLOCK_MONOTONIC_RAW over two back-to-back windows that
+ * must agree. MONOTONIC_RAW is the reference because NTP never slews it, so
+ * the ratio measured now holds for the rest of the run. */
+#include "internal.h"
+#include "arch.h"
+#include "event_internal.h"
+
+#include <pthread.h>
+
+/* Brackets per anchor; the tightest is kept. Eight cost ~1 us. */
+#define TT__ANCHOR_TRIES 8
+/* Each calibration window: long enough that a 30 ns bracket is ~2 ppm of
+ * it, short enough that tt_log_start stays quick. */
+#define TT__CALIB_WINDOW_NS (INT64_C(12) * 1000 * 1000 + 500 * 1000)
+/* The two windows must give the same frequency within this (1000 ppm); a
+ * counter that drifts more is not a clock. */
+#define TT__CALIB_AGREE 1e-3
+
+int tt__anchor_take(tt__anchor *a, int use_counter)
+{
+    int64_t best = INT64_MAX;
+    for (int i = 0; i < TT__ANCHOR_TRIES; i++) {
+        int64_t m1 = tt__read_clock(CLOCK_MONOTONIC_RAW);
+        uint64_t c = use_counter ? tt__counter_read() : 0;
+        int64_t m2 = tt__read_clock(CLOCK_MONOTONIC_RAW);
+        int64_t r = tt__read_clock(CLOCK_REALTIME);
+        if (m1 < 0 || m2 < 0 || r < 0)
+            return (int)(m1 < 0 ? m1 : m2 < 0 ? m2 : r);
+        if (m2 - m1 < best) {
+            best = m2 - m1;
+            a->mono_ns = m1 + (m2 - m1) / 2;
+            a->counter = use_counter ? c : (uint64_t)a->mono_ns;
+            a->real_ns = r;
+        }
+    }
+    return 0;
+}
+
+static double window_hz(const tt__anchor *a, const tt__anchor *b)
+{
+    if (b->mono_ns <= a->mono_ns || b->counter <= a->counter)
+        return 0;
+    return (double)(b->counter - a->counter) * 1e9 / (double)(b->mono_ns - a->mono_ns);
+}
+
+static void sleep_ns(int64_t ns)
+{
+    struct timespec ts = {.tv_sec = ns / TT__NS_PER_SEC, .tv_nsec = ns % TT__NS_PER_SEC};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static pthread_once_t g_calib_once = PTHREAD_ONCE_INIT;
+static int g_calib_trusted;
+static double g_calib_hz;
+
+static void calibrate_once(void)
+{
+    tt__anchor a[3];
+    for (int i = 0; i < 3; i++) {
+        if (i > 0)
+            sleep_ns(TT__CALIB_WINDOW_NS);
+        if (tt__anchor_take(&a[i], 1) != 0)
+            return;
+    }
+    double hz1 = window_hz(&a[0], &a[1]), hz2 = window_hz(&a[1], &a[2]);
+    double hz = window_hz(&a[0], &a[2]);
+    /* 1 MHz .. 20 GHz: anything else is a broken or emulated counter. */
+    if (hz < 1e6 || hz > 2e10 || hz1 <= 0 || hz2 <= 0)
+        return;
+    g_calib_hz = hz;
+    g_calib_trusted = tt__counter_invariant() &&
+                      (hz1 > hz2 ? hz1 - hz2 : hz2 - hz1) <= TT__CALIB_AGREE * hz;
+}
+
+int tt__counter_calibrated(double *hz)
+{
+    pthread_once(&g_calib_once, calibrate_once);
+    *hz = g_calib_hz;
+    return g_calib_trusted;
+}
