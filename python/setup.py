@@ -44,17 +44,15 @@ def _strip_cmake_comments(text: str) -> str:
 def core_sources(root: Path) -> list[str]:
     """The .c files of TT_SOURCES, as set() and list(APPEND) build it.
 
-    A file under src/arch/<name>/ is taken only when <name> is the machine
-    being built for: CMake adds those under an if() on the processor.
+    CMake adds exactly one src/arch/<name>/ directory, chosen by an if() on
+    the processor: here, the one named after this machine, else generic/.
     """
     text = _strip_cmake_comments((root / "src" / "CMakeLists.txt").read_text())
     pattern = r"(?:set|list\s*\(\s*APPEND)\s*\(?\s*TT_SOURCES\s+([^)]*)\)"
     if not re.search(r"set\s*\(\s*TT_SOURCES\s", text):
         raise SystemExit("threadtime: no set(TT_SOURCES ...) in src/CMakeLists.txt")
-    machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(
-        platform.machine().lower(), platform.machine().lower()
-    )
-    files = []
+    files: list[str] = []
+    by_arch: dict[str, list[str]] = {}
     for block in re.findall(pattern, text):
         for token in block.split():
             if "$" in token:
@@ -62,16 +60,21 @@ def core_sources(root: Path) -> list[str]:
                     f"threadtime: cannot expand '{token}' in TT_SOURCES; "
                     "python/setup.py reads plain file names only"
                 )
-            parts = Path(token).parts
-            if len(parts) > 2 and parts[0] == "arch" and parts[1] != machine:
+            if not token.endswith(".c"):
                 continue
-            if token.endswith(".c") and token not in files:
+            parts = Path(token).parts
+            if len(parts) > 2 and parts[0] == "arch":
+                by_arch.setdefault(parts[1], []).append(token)
+            else:
                 files.append(token)
+    machine = platform.machine().lower()
+    machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+    files += by_arch.get(machine, by_arch.get("generic", []))
     missing = [f for f in files if not (root / "src" / f).is_file()]
     if missing:
         raise SystemExit(f"threadtime: TT_SOURCES names missing files: {missing}")
     # setuptools wants paths relative to this directory, even outside it.
-    return [os.path.relpath(root / "src" / f, HERE) for f in files]
+    return [os.path.relpath(root / "src" / f, HERE) for f in dict.fromkeys(files)]
 
 
 def core_headers(root: Path) -> list[str]:

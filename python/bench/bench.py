@@ -51,6 +51,14 @@ def _psutil_own_times(tid: int) -> Callable[[], tuple[float, float]]:
     return call
 
 
+_SPAN = threadtime.interval(2)
+
+
+def _interval_block() -> None:
+    with _SPAN:
+        pass
+
+
 # name -> (description, factory called on the measuring thread with its
 # native id, returning the zero-argument call to time).
 METHODS: dict[str, tuple[str, Callable[[int], Callable[[], object]]]] = {
@@ -74,6 +82,11 @@ METHODS: dict[str, tuple[str, Callable[[int], Callable[[], object]]]] = {
                  lambda tid: threadtime.times),
     "tt_thread_times": ("threadtime.thread_times(native_id): split through the handle cache",
                         lambda tid: lambda: threadtime.thread_times(tid)),
+    # The event log runs for the whole benchmark; these two record into it.
+    "tt_event_value": ("threadtime.event(id, int): one event with a value",
+                       lambda tid: lambda: threadtime.event(1, 42)),
+    "tt_interval": ("with threadtime.interval(id): a begin and an end event",
+                    lambda tid: _interval_block),
 }
 
 
@@ -203,10 +216,12 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unknown methods {unknown} (see --list)")
     counts = [int(c) for c in args.threads.split(",")]
     rows = []
+    threadtime.start_log()
     for threads in counts:
         for name in names:
             print(f"{name}, {threads} thread(s)", file=sys.stderr)
             rows.append(run_row(name, threads, int(args.warmup * 1e9), int(args.time * 1e9)))
+    threadtime.stop_log()
     for r in rows:
         base = next(b for b in rows if b["method"] == BASELINE and b["threads"] == r["threads"])
         r["ratio_to_baseline"] = r["p50_ns"] / base["p50_ns"]

@@ -27,7 +27,9 @@
 
 static PyTypeObject *times_type;    /* Times(user_ns, system_ns, total_ns) */
 static PyTypeObject *procstat_type; /* ProcStat(user_ns, system_ns, state, name) */
+static PyTypeObject *loginfo_type;  /* LogInfo(running, clock, ...) */
 static PyTypeObject *clock_type;    /* ThreadClock */
+static PyTypeObject *interval_type; /* interval(id): begin/end events */
 /* native_id -> ThreadClock, for thread_times(). Guarded by the GIL: no
  * function that touches it releases the GIL. */
 static PyObject *clock_cache;
@@ -80,21 +82,31 @@ static int opt_id(PyObject *const *args, Py_ssize_t nargs, const char *fname, pi
     return nargs == 1 ? as_id(args[0], out) : 0;
 }
 
+/* A struct sequence of type holding n items, whose references it takes. A
+ * NULL item means its conversion failed: the result is then NULL, with the
+ * conversion's error set. */
+static PyObject *struct_new(PyTypeObject *type, PyObject **items, Py_ssize_t n)
+{
+    PyObject *o = PyStructSequence_New(type);
+    int failed = o == NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        failed |= items[i] == NULL;
+        if (o != NULL)
+            PyStructSequence_SetItem(o, i, items[i]);
+        else
+            Py_XDECREF(items[i]);
+    }
+    if (failed)
+        Py_CLEAR(o);
+    return o;
+}
+
 static PyObject *times_new(const tt_times *t)
 {
-    PyObject *o = PyStructSequence_New(times_type);
-    if (o == NULL)
-        return NULL;
-    const int64_t v[3] = {t->user_ns, t->system_ns, t->total_ns};
-    for (Py_ssize_t i = 0; i < 3; i++) {
-        PyObject *n = PyLong_FromLongLong(v[i]);
-        if (n == NULL) {
-            Py_DECREF(o);
-            return NULL;
-        }
-        PyStructSequence_SetItem(o, i, n);
-    }
-    return o;
+    PyObject *items[3] = {
+        PyLong_FromLongLong(t->user_ns), PyLong_FromLongLong(t->system_ns), PyLong_FromLongLong(t->total_ns),
+    };
+    return struct_new(times_type, items, 3);
 }
 
 static PyObject *times_result(int rc, const tt_times *t) { return rc != 0 ? raise_code(rc) : times_new(t); }
@@ -364,9 +376,6 @@ static PyObject *py_procfs_read(PyObject *m, PyObject *const *args, Py_ssize_t n
     Py_END_ALLOW_THREADS
     if (rc != 0)
         return raise_code(rc);
-    PyObject *o = PyStructSequence_New(procstat_type);
-    if (o == NULL)
-        return NULL;
     /* A name is at most 15 bytes, cut where the kernel cut it: possibly in
      * the middle of a UTF-8 sequence, which surrogateescape keeps. */
     PyObject *items[4] = {
@@ -375,14 +384,7 @@ static PyObject *py_procfs_read(PyObject *m, PyObject *const *args, Py_ssize_t n
         PyUnicode_FromStringAndSize(&st.state, 1),
         PyUnicode_DecodeFSDefault(st.name),
     };
-    int failed = 0;
-    for (Py_ssize_t i = 0; i < 4; i++) {
-        failed |= items[i] == NULL;
-        PyStructSequence_SetItem(o, i, items[i]);
-    }
-    if (failed)
-        Py_CLEAR(o);
-    return o;
+    return struct_new(procstat_type, items, 4);
 }
 
 /* ---- method selection ---- */
@@ -408,6 +410,249 @@ static PyObject *py_method(PyObject *m, PyObject *unused)
     return PyUnicode_FromString(tt_method_name(tt_method_active()));
 }
 
+/* ---- the event log ---- */
+
+/* Names of tt_log_clock values, indexed by the value. */
+static const char *const log_clock_names[] = {"auto", "counter", "monotonic"};
+#define LOG_CLOCKS ((int)(sizeof log_clock_names / sizeof log_clock_names[0]))
+
+/* The core reports "log not running" as ESRCH, whose general text speaks
+ * of threads; the log calls say what it means here. */
+static PyObject *raise_log_code(int rc, PyObject *path)
+{
+    if (rc == -ESRCH && path == NULL) {
+        PyObject *exc = PyObject_CallFunction(PyExc_OSError, "is", ESRCH, "the event log is not running");
+        if (exc != NULL) {
+            PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+            Py_DECREF(exc);
+        }
+        return NULL;
+    }
+    return raise_code_path(rc, path);
+}
+
+/* O& converter: None stays NULL, anything else becomes fs-encoded bytes. */
+static int opt_path(PyObject *o, void *out)
+{
+    if (o == Py_None) {
+        *(PyObject **)out = NULL;
+        return 1;
+    }
+    return PyUnicode_FSConverter(o, out);
+}
+
+/* A uint32 option; out of range goes to the core, which refuses it. */
+static uint32_t as_u32_option(long v) { return v < 0 || (unsigned long)v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
+
+static PyObject *py_start_log(PyObject *m, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"ring_records", "crash_file", "exit_dump_path", "cpu_on_intervals",
+                             "max_threads", "clock", NULL};
+    long ring = 0, threads = 0;
+    PyObject *crash = NULL, *exit_dump = NULL;
+    int cpu = 0;
+    const char *clock = "auto";
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$lO&O&pls:start_log", kwlist, &ring, opt_path, &crash,
+                                     opt_path, &exit_dump, &cpu, &threads, &clock))
+        return NULL;
+    tt_log_options o = {.size = sizeof o};
+    o.ring_records = as_u32_option(ring);
+    o.max_threads = as_u32_option(threads);
+    o.cpu_on_intervals = cpu;
+    o.crash_file = crash ? PyBytes_AsString(crash) : NULL;
+    o.exit_dump_path = exit_dump ? PyBytes_AsString(exit_dump) : NULL;
+    int c = 0;
+    while (c < LOG_CLOCKS && strcmp(clock, log_clock_names[c]) != 0)
+        c++;
+    PyObject *result = NULL;
+    if (c == LOG_CLOCKS) {
+        PyErr_Format(PyExc_ValueError, "unknown clock '%s' (auto, counter or monotonic)", clock);
+    } else {
+        o.clock = (tt_log_clock)c;
+        int rc;
+        Py_BEGIN_ALLOW_THREADS /* the first start calibrates the counter: ~10 ms */
+        rc = tt_log_start(&o);
+        Py_END_ALLOW_THREADS
+        result = rc != 0 ? raise_log_code(rc, crash) : Py_NewRef(Py_None);
+    }
+    Py_XDECREF(crash);
+    Py_XDECREF(exit_dump);
+    return result;
+}
+
+static PyObject *py_stop_log(PyObject *m, PyObject *unused)
+{
+    int rc = tt_log_stop();
+    return rc != 0 ? raise_log_code(rc, NULL) : Py_NewRef(Py_None);
+}
+
+static PyObject *py_dump(PyObject *m, PyObject *arg)
+{
+    PyObject *path;
+    if (!PyUnicode_FSConverter(arg, &path))
+        return NULL;
+    int rc;
+    const char *p = PyBytes_AsString(path);
+    Py_BEGIN_ALLOW_THREADS /* writes every ring to a file */
+    rc = tt_log_dump(p);
+    Py_END_ALLOW_THREADS
+    PyObject *result = rc != 0 ? raise_log_code(rc, rc == -ESRCH ? NULL : arg) : Py_NewRef(Py_None);
+    Py_DECREF(path);
+    return result;
+}
+
+static PyObject *py_log_thread_name(PyObject *m, PyObject *arg)
+{
+    const char *name = PyUnicode_AsUTF8AndSize(arg, NULL);
+    if (name == NULL)
+        return NULL;
+    int rc = tt_log_thread_name(name);
+    return rc != 0 ? raise_log_code(rc, NULL) : Py_NewRef(Py_None);
+}
+
+static PyObject *py_log_info(PyObject *m, PyObject *unused)
+{
+    tt_log_info info = {.size = sizeof info};
+    int rc = tt_log_info_get(&info);
+    if (rc != 0)
+        return raise_log_code(rc, NULL);
+    const char *clock = (unsigned)info.source < (unsigned)LOG_CLOCKS ? log_clock_names[info.source] : "?";
+    PyObject *items[6] = {
+        PyBool_FromLong(info.running),      PyUnicode_FromString(clock),
+        PyFloat_FromDouble(info.counter_hz), PyLong_FromUnsignedLong(info.ring_records),
+        PyLong_FromUnsignedLong(info.max_threads), PyBool_FromLong(info.crash_safe),
+    };
+    return struct_new(loginfo_type, items, 6);
+}
+
+static int as_event_id(PyObject *o, uint32_t *out)
+{
+    unsigned long v = PyLong_AsUnsignedLong(o);
+    if (v == (unsigned long)-1 && PyErr_Occurred())
+        return -1;
+    if (v > UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "event id must fit in 32 bits");
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* event(id), event(id, "text"), event(id, b"text"), event(id, value). */
+static PyObject *py_event(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    uint32_t id;
+    if (nargs < 1 || nargs > 2)
+        return PyErr_Format(PyExc_TypeError, "event() takes 1 or 2 arguments (%zd given)", nargs);
+    if (as_event_id(args[0], &id))
+        return NULL;
+    PyObject *payload = nargs == 2 ? args[1] : Py_None;
+    if (payload == Py_None) {
+        tt_event(id);
+    } else if (PyUnicode_Check(payload)) {
+        /* Kept up to TT_EVENT_TEXT_MAX bytes of UTF-8, or to a NUL. */
+        const char *text = PyUnicode_AsUTF8AndSize(payload, NULL);
+        if (text == NULL)
+            return NULL;
+        tt_event_text(id, text);
+    } else if (PyBytes_Check(payload)) {
+        tt_event_text(id, PyBytes_AsString(payload));
+    } else if (PyLong_Check(payload)) {
+        unsigned long long v = PyLong_AsUnsignedLongLong(payload);
+        if (v == (unsigned long long)-1 && PyErr_Occurred())
+            return NULL;
+        tt_event_value(id, (uint64_t)v);
+    } else {
+        return PyErr_Format(PyExc_TypeError, "event payload must be str, bytes or int, not %R",
+                            (PyObject *)Py_TYPE(payload));
+    }
+    Py_RETURN_NONE;
+}
+
+/* ---- interval: begin on enter, end on exit ---- */
+
+typedef struct {
+    PyObject_HEAD
+    uint32_t id;
+    int cpu;
+} IntervalObject;
+
+static PyObject *interval_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"id", "cpu", NULL};
+    PyObject *id_obj;
+    int cpu = 0;
+    uint32_t id;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$p:interval", kwlist, &id_obj, &cpu) ||
+        as_event_id(id_obj, &id))
+        return NULL;
+    allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
+    IntervalObject *self = (IntervalObject *)alloc(type, 0);
+    if (self != NULL) {
+        self->id = id;
+        self->cpu = cpu;
+    }
+    return (PyObject *)self;
+}
+
+static void interval_dealloc(PyObject *o)
+{
+    PyTypeObject *type = Py_TYPE(o);
+    ((freefunc)PyType_GetSlot(type, Py_tp_free))(o);
+    Py_DECREF(type);
+}
+
+static PyObject *interval_enter(PyObject *o, PyObject *unused)
+{
+    IntervalObject *self = (IntervalObject *)o;
+    if (self->cpu)
+        tt_event_begin_cpu(self->id);
+    else
+        tt_event_begin(self->id);
+    return Py_NewRef(o);
+}
+
+static PyObject *interval_exit(PyObject *o, PyObject *const *args, Py_ssize_t nargs)
+{
+    IntervalObject *self = (IntervalObject *)o;
+    if (self->cpu)
+        tt_event_end_cpu(self->id);
+    else
+        tt_event_end(self->id);
+    Py_RETURN_FALSE; /* exceptions propagate */
+}
+
+static PyObject *interval_id(PyObject *o, void *closure) { return PyLong_FromUnsignedLong(((IntervalObject *)o)->id); }
+
+static PyMethodDef interval_methods[] = {
+    {"__enter__", interval_enter, METH_NOARGS, "Records the interval's begin event."},
+    {"__exit__", (PyCFunction)(void (*)(void))interval_exit, METH_FASTCALL, "Records its end event."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef interval_getset[] = {
+    {"id", interval_id, NULL, "The event id of both bounds.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot interval_slots[] = {
+    {Py_tp_new, interval_new},
+    {Py_tp_dealloc, interval_dealloc},
+    {Py_tp_methods, interval_methods},
+    {Py_tp_getset, interval_getset},
+    {Py_tp_doc, "interval(id, *, cpu=False)\n--\n\n"
+                "A context manager recording a begin event on entry and an end\n"
+                "event on exit, both with this id, on the calling thread. With\n"
+                "cpu=True both also record the thread's user and system CPU time\n"
+                "(one getrusage call each). Reusable and re-entrant: it holds only\n"
+                "the id."},
+    {0, NULL},
+};
+
+static PyType_Spec interval_spec = {
+    "threadtime.interval", sizeof(IntervalObject), 0, Py_TPFLAGS_DEFAULT, interval_slots,
+};
+
 /* ---- the module ---- */
 
 static PyMethodDef core_methods[] = {
@@ -427,6 +672,12 @@ static PyMethodDef core_methods[] = {
     {"set_method", py_set_method, METH_O, NULL},
     {"method", py_method, METH_NOARGS, NULL},
     {"_cache_size", py_cache_size, METH_NOARGS, NULL},
+    {"start_log", (PyCFunction)(void (*)(void))py_start_log, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"stop_log", py_stop_log, METH_NOARGS, NULL},
+    {"dump", py_dump, METH_O, NULL},
+    {"log_thread_name", py_log_thread_name, METH_O, NULL},
+    {"log_info", py_log_info, METH_NOARGS, NULL},
+    {"event", (PyCFunction)(void (*)(void))py_event, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL},
 };
 
@@ -457,6 +708,20 @@ static PyStructSequence_Desc procstat_desc = {
     "threadtime.ProcStat", "One parsed /proc stat line.", procstat_fields, 4,
 };
 
+static PyStructSequence_Field loginfo_fields[] = {
+    {"running", "True while recording"},
+    {"clock", "what stamps events: 'counter' or 'monotonic'"},
+    {"counter_hz", "calibrated counter frequency (0.0 with 'monotonic')"},
+    {"ring_records", "records per thread ring"},
+    {"max_threads", "rings at most"},
+    {"crash_safe", "True if the rings live in a file"},
+    {NULL, NULL},
+};
+
+static PyStructSequence_Desc loginfo_desc = {
+    "threadtime.LogInfo", "What the running (or last) event log uses.", loginfo_fields, 6,
+};
+
 static int add_type(PyObject *mod, const char *name, PyTypeObject *type)
 {
     Py_INCREF(type);
@@ -474,11 +739,14 @@ PyMODINIT_FUNC PyInit__core(void)
         return NULL;
     times_type = PyStructSequence_NewType(&times_desc);
     procstat_type = PyStructSequence_NewType(&procstat_desc);
+    loginfo_type = PyStructSequence_NewType(&loginfo_desc);
     clock_type = (PyTypeObject *)PyType_FromSpec(&clock_spec);
+    interval_type = (PyTypeObject *)PyType_FromSpec(&interval_spec);
     clock_cache = PyDict_New();
-    if (times_type == NULL || procstat_type == NULL || clock_type == NULL || clock_cache == NULL ||
-        add_type(mod, "Times", times_type) || add_type(mod, "ProcStat", procstat_type) ||
-        add_type(mod, "ThreadClock", clock_type) ||
+    if (times_type == NULL || procstat_type == NULL || loginfo_type == NULL || clock_type == NULL ||
+        interval_type == NULL || clock_cache == NULL || add_type(mod, "Times", times_type) ||
+        add_type(mod, "ProcStat", procstat_type) || add_type(mod, "LogInfo", loginfo_type) ||
+        add_type(mod, "ThreadClock", clock_type) || add_type(mod, "interval", interval_type) ||
         PyModule_AddStringConstant(mod, "__version__", tt_version()) != 0) {
         Py_DECREF(mod);
         return NULL;
