@@ -40,16 +40,22 @@ static Py_ssize_t cache_sweep_at = CACHE_SWEEP_MIN;
 
 /* ---- errors and conversions ---- */
 
-static PyObject *raise_code_path(int64_t code, PyObject *path)
+/* Raises the OSError subclass Python maps errno e to (ProcessLookupError
+ * for ESRCH, FileNotFoundError for ENOENT, ...), naming path if not NULL. */
+static PyObject *raise_errno(int e, const char *text, PyObject *path)
 {
-    int e = (int)(code < 0 ? -code : code);
-    PyObject *exc = path ? PyObject_CallFunction(PyExc_OSError, "isO", e, tt_strerror(code), path)
-                         : PyObject_CallFunction(PyExc_OSError, "is", e, tt_strerror(code));
+    PyObject *exc = path ? PyObject_CallFunction(PyExc_OSError, "isO", e, text, path)
+                         : PyObject_CallFunction(PyExc_OSError, "is", e, text);
     if (exc != NULL) {
         PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
         Py_DECREF(exc);
     }
     return NULL;
+}
+
+static PyObject *raise_code_path(int64_t code, PyObject *path)
+{
+    return raise_errno((int)(code < 0 ? -code : code), tt_strerror(code), path);
 }
 
 static PyObject *raise_code(int64_t code) { return raise_code_path(code, NULL); }
@@ -418,17 +424,9 @@ static const char *const log_clock_names[] = {"auto", "counter", "monotonic"};
 
 /* The core reports "log not running" as ESRCH, whose general text speaks
  * of threads; the log calls say what it means here. */
-static PyObject *raise_log_code(int rc, PyObject *path)
+static PyObject *raise_log_code(int rc)
 {
-    if (rc == -ESRCH && path == NULL) {
-        PyObject *exc = PyObject_CallFunction(PyExc_OSError, "is", ESRCH, "the event log is not running");
-        if (exc != NULL) {
-            PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
-            Py_DECREF(exc);
-        }
-        return NULL;
-    }
-    return raise_code_path(rc, path);
+    return rc == -ESRCH ? raise_errno(ESRCH, "the event log is not running", NULL) : raise_code(rc);
 }
 
 /* O& converter: None stays NULL, anything else becomes fs-encoded bytes. */
@@ -473,7 +471,7 @@ static PyObject *py_start_log(PyObject *m, PyObject *args, PyObject *kwds)
         Py_BEGIN_ALLOW_THREADS /* the first start calibrates the counter: ~10 ms */
         rc = tt_log_start(&o);
         Py_END_ALLOW_THREADS
-        result = rc != 0 ? raise_log_code(rc, crash) : Py_NewRef(Py_None);
+        result = rc != 0 ? raise_log_code(rc) : Py_NewRef(Py_None);
     }
     Py_XDECREF(crash);
     Py_XDECREF(exit_dump);
@@ -483,7 +481,7 @@ static PyObject *py_start_log(PyObject *m, PyObject *args, PyObject *kwds)
 static PyObject *py_stop_log(PyObject *m, PyObject *unused)
 {
     int rc = tt_log_stop();
-    return rc != 0 ? raise_log_code(rc, NULL) : Py_NewRef(Py_None);
+    return rc != 0 ? raise_log_code(rc) : Py_NewRef(Py_None);
 }
 
 static PyObject *py_dump(PyObject *m, PyObject *arg)
@@ -496,7 +494,7 @@ static PyObject *py_dump(PyObject *m, PyObject *arg)
     Py_BEGIN_ALLOW_THREADS /* writes every ring to a file */
     rc = tt_log_dump(p);
     Py_END_ALLOW_THREADS
-    PyObject *result = rc != 0 ? raise_log_code(rc, rc == -ESRCH ? NULL : arg) : Py_NewRef(Py_None);
+    PyObject *result = rc != 0 ? (rc == -ESRCH ? raise_log_code(rc) : raise_code_path(rc, arg)) : Py_NewRef(Py_None);
     Py_DECREF(path);
     return result;
 }
@@ -507,7 +505,7 @@ static PyObject *py_log_thread_name(PyObject *m, PyObject *arg)
     if (name == NULL)
         return NULL;
     int rc = tt_log_thread_name(name);
-    return rc != 0 ? raise_log_code(rc, NULL) : Py_NewRef(Py_None);
+    return rc != 0 ? raise_log_code(rc) : Py_NewRef(Py_None);
 }
 
 static PyObject *py_log_info(PyObject *m, PyObject *unused)
@@ -515,7 +513,7 @@ static PyObject *py_log_info(PyObject *m, PyObject *unused)
     tt_log_info info = {.size = sizeof info};
     int rc = tt_log_info_get(&info);
     if (rc != 0)
-        return raise_log_code(rc, NULL);
+        return raise_log_code(rc);
     const char *clock = (unsigned)info.source < (unsigned)LOG_CLOCKS ? log_clock_names[info.source] : "?";
     PyObject *items[6] = {
         PyBool_FromLong(info.running),      PyUnicode_FromString(clock),
