@@ -1,11 +1,14 @@
 /* JNI glue for io.threadtime.JniBackend (JDK 17-21, and JDK 22+ on request).
  *
- * Each function is one core call and at most one array copy: no lookups, no
- * allocation, no exceptions raised here. Errors travel back as the core's
+ * Each function is one core call plus moving its arguments (a copy of a
+ * small array, or a byte[] path handed over by pointer); no lookups and no
+ * exceptions raised here. Errors travel back as the core's
  * negative errno, which the Java side turns into -1 or an exception. The
  * FFM backend does not use this file; it calls the tt_ symbols directly.
  */
 #include <jni.h>
+#include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "threadtime/threadtime.h"
@@ -129,4 +132,103 @@ JNIEXPORT jint FN(processTimes)(JNIEnv *env, jobject self, jlongArray out)
     if (rc == 0)
         put_times(env, out, &t);
     return rc;
+}
+
+/* ---- the event log ---- */
+
+/* A NUL-terminated byte[] from Java as a C string (NULL for null); the
+ * caller passes the same array to release_cstring. */
+static const char *get_cstring(JNIEnv *env, jbyteArray a)
+{
+    return a == NULL ? NULL : (const char *)(*env)->GetByteArrayElements(env, a, NULL);
+}
+
+static void release_cstring(JNIEnv *env, jbyteArray a, const char *s)
+{
+    if (a != NULL && s != NULL)
+        (*env)->ReleaseByteArrayElements(env, a, (jbyte *)s, JNI_ABORT);
+}
+
+JNIEXPORT jint FN(logStart)(JNIEnv *env, jobject self, jint ring_records, jbyteArray crash_file,
+                            jbyteArray exit_dump, jboolean cpu_on_intervals)
+{
+    (void)self;
+    /* Only the first four options are set; .size tells the core so, and it
+     * takes the environment or its defaults for the fields after them. */
+    tt_log_options o = {0};
+    o.size = offsetof(tt_log_options, cpu_on_intervals) + sizeof o.cpu_on_intervals;
+    o.ring_records = (uint32_t)ring_records;
+    o.crash_file = get_cstring(env, crash_file);
+    o.exit_dump_path = get_cstring(env, exit_dump);
+    o.cpu_on_intervals = cpu_on_intervals;
+    int rc = (crash_file != NULL && o.crash_file == NULL) || (exit_dump != NULL && o.exit_dump_path == NULL)
+                 ? -ENOMEM
+                 : tt_log_start(&o);
+    release_cstring(env, crash_file, o.crash_file);
+    release_cstring(env, exit_dump, o.exit_dump_path);
+    return rc;
+}
+
+JNIEXPORT jint FN(logStop)(JNIEnv *env, jobject self)
+{
+    (void)env, (void)self;
+    return tt_log_stop();
+}
+
+/* Calls fn with a byte[] path or name as a C string. */
+static jint with_cstring(JNIEnv *env, jbyteArray a, int (*fn)(const char *))
+{
+    const char *s = get_cstring(env, a);
+    if (s == NULL)
+        return -ENOMEM;
+    int rc = fn(s);
+    release_cstring(env, a, s);
+    return rc;
+}
+
+JNIEXPORT jint FN(logDump)(JNIEnv *env, jobject self, jbyteArray path)
+{
+    (void)self;
+    return with_cstring(env, path, tt_log_dump);
+}
+
+JNIEXPORT jint FN(logThreadName)(JNIEnv *env, jobject self, jbyteArray name)
+{
+    (void)self;
+    return with_cstring(env, name, tt_log_thread_name);
+}
+
+JNIEXPORT void FN(event)(JNIEnv *env, jobject self, jint id)
+{
+    (void)env, (void)self;
+    tt_event((uint32_t)id);
+}
+
+/* The Java side hands over TT_EVENT_TEXT_MAX bytes and a NUL: copied to the
+ * stack (17 bytes), cheaper than pinning the array. */
+JNIEXPORT void FN(eventText)(JNIEnv *env, jobject self, jint id, jbyteArray text)
+{
+    (void)self;
+    char buf[TT_EVENT_TEXT_MAX + 1];
+    (*env)->GetByteArrayRegion(env, text, 0, TT_EVENT_TEXT_MAX + 1, (jbyte *)buf);
+    buf[TT_EVENT_TEXT_MAX] = '\0';
+    tt_event_text((uint32_t)id, buf);
+}
+
+JNIEXPORT void FN(eventValue)(JNIEnv *env, jobject self, jint id, jlong value)
+{
+    (void)env, (void)self;
+    tt_event_value((uint32_t)id, (uint64_t)value);
+}
+
+JNIEXPORT void FN(eventBegin)(JNIEnv *env, jobject self, jint id)
+{
+    (void)env, (void)self;
+    tt_event_begin((uint32_t)id);
+}
+
+JNIEXPORT void FN(eventEnd)(JNIEnv *env, jobject self, jint id)
+{
+    (void)env, (void)self;
+    tt_event_end((uint32_t)id);
 }

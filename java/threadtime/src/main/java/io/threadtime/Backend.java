@@ -59,4 +59,33 @@ interface Backend {
 
     /** tt_process_times(0). */
     int processTimes(long[] out);
+
+    // The event log. Strings travel as NUL-terminated UTF-8 (EventLog.cString).
+
+    /** tt_log_start with the first four options; null paths mean none. */
+    int logStart(int ringRecords, byte[] crashFile, byte[] exitDumpPath, boolean cpuOnIntervals);
+
+    /** tt_log_stop. */
+    int logStop();
+
+    /** tt_log_dump. */
+    int logDump(byte[] path);
+
+    /** tt_log_thread_name. */
+    int logThreadName(byte[] name);
+
+    /** tt_event. */
+    void event(int id);
+
+    /** tt_event_text; text holds at most TT_EVENT_TEXT_MAX bytes and a NUL. */
+    void eventText(int id, byte[] text);
+
+    /** tt_event_value. */
+    void eventValue(int id, long value);
+
+    /** tt_event_begin. */
+    void eventBegin(int id);
+
+    /** tt_event_end. */
+    void eventEnd(int id);
 }

@@ -27,4 +27,13 @@ final class JniBackend implements Backend {
     @Override public native long processTotal();
     @Override public native long processUser();
     @Override public native int processTimes(long[] out);
+    @Override public native int logStart(int ringRecords, byte[] crashFile, byte[] exitDumpPath, boolean cpuOnIntervals);
+    @Override public native int logStop();
+    @Override public native int logDump(byte[] path);
+    @Override public native int logThreadName(byte[] name);
+    @Override public native void event(int id);
+    @Override public native void eventText(int id, byte[] text);
+    @Override public native void eventValue(int id, long value);
+    @Override public native void eventBegin(int id);
+    @Override public native void eventEnd(int id);
 }

@@ -1,13 +1,16 @@
 package io.threadtime;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 
@@ -16,12 +19,14 @@ import java.lang.invoke.MethodHandle;
  * {@link MethodHandle} called with {@code invokeExact}.
  * <p>
  * Calls that are one clock read (a system call of ~0.3-0.7 us that never
- * blocks) are linked {@code critical}: no thread-state transition, which is
- * most of an FFM call's overhead. Of those, {@code tt_self_times} also takes
- * heap access so its {@code long[3]} is passed in place. Calls that allocate,
- * take a lock or read a file ({@code tt_thread_open/close/times},
- * {@code tt_process_times}) are linked normally, because a critical call
- * holds off the garbage collector for as long as it runs.
+ * blocks) and the event calls (a few stores into the thread's ring) are
+ * linked {@code critical}: no thread-state transition, which is most of an
+ * FFM call's overhead. Of those, {@code tt_self_times} and
+ * {@code tt_event_text} also take heap access, so their Java arrays are
+ * passed in place. Calls that allocate, take a lock or touch a file
+ * ({@code tt_thread_open/close/times}, {@code tt_process_times}, the log's
+ * start, stop, dump and thread name) are linked normally, because a
+ * critical call holds off the garbage collector for as long as it runs.
  */
 final class FfmBackend implements Backend {
     FfmBackend() {
@@ -55,6 +60,16 @@ final class FfmBackend implements Backend {
         static final MethodHandle PROCESS_TOTAL = critical("tt_process_total_ns", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
         static final MethodHandle PROCESS_USER = critical("tt_process_user_raw_ns", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
         static final MethodHandle PROCESS_TIMES = plain("tt_process_times", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+        static final MethodHandle LOG_START = plain("tt_log_start", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle LOG_STOP = plain("tt_log_stop", FunctionDescriptor.of(JAVA_INT));
+        static final MethodHandle LOG_DUMP = plain("tt_log_dump", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle LOG_THREAD_NAME = plain("tt_log_thread_name", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        static final MethodHandle EVENT = critical("tt_event", FunctionDescriptor.ofVoid(JAVA_INT));
+        static final MethodHandle EVENT_TEXT = LINKER.downcallHandle(symbol("tt_event_text"),
+                FunctionDescriptor.ofVoid(JAVA_INT, ADDRESS), Linker.Option.critical(true));
+        static final MethodHandle EVENT_VALUE = critical("tt_event_value", FunctionDescriptor.ofVoid(JAVA_INT, JAVA_LONG));
+        static final MethodHandle EVENT_BEGIN = critical("tt_event_begin", FunctionDescriptor.ofVoid(JAVA_INT));
+        static final MethodHandle EVENT_END = critical("tt_event_end", FunctionDescriptor.ofVoid(JAVA_INT));
 
         private static MemorySegment symbol(String name) {
             return SYMBOLS.find(name).orElseThrow(() -> new UnsatisfiedLinkError(
@@ -69,6 +84,18 @@ final class FfmBackend implements Backend {
             return LINKER.downcallHandle(symbol(name), fd);
         }
     }
+
+    /**
+     * The leading fields of tt_log_options this binding sets; its size field
+     * says so, and the core takes defaults for the fields after them.
+     */
+    private static final StructLayout LOG_OPTIONS = MemoryLayout.structLayout(
+            JAVA_LONG.withName("size"),
+            JAVA_INT.withName("ring_records"),
+            MemoryLayout.paddingLayout(4),
+            ADDRESS.withName("crash_file"),
+            ADDRESS.withName("exit_dump_path"),
+            JAVA_INT.withName("cpu_on_intervals"));
 
     /** invokeExact declares Throwable; the core functions throw nothing. */
     private static AssertionError impossible(Throwable t) {
@@ -220,6 +247,98 @@ final class FfmBackend implements Backend {
     @Override
     public int processTimes(long[] out) {
         return intoArray(out, times -> (int) H.PROCESS_TIMES.invokeExact(0, times));
+    }
+
+    @Override
+    public int logStart(int ringRecords, byte[] crashFile, byte[] exitDumpPath, boolean cpuOnIntervals) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment o = arena.allocate(LOG_OPTIONS);
+            o.set(JAVA_LONG, 0, LOG_OPTIONS.byteSize());
+            o.set(JAVA_INT, 8, ringRecords);
+            o.set(ADDRESS, 16, nativeString(arena, crashFile));
+            o.set(ADDRESS, 24, nativeString(arena, exitDumpPath));
+            o.set(JAVA_INT, 32, cpuOnIntervals ? 1 : 0);
+            return (int) H.LOG_START.invokeExact(o);
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public int logStop() {
+        try {
+            return (int) H.LOG_STOP.invokeExact();
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public int logDump(byte[] path) {
+        try (Arena arena = Arena.ofConfined()) {
+            return (int) H.LOG_DUMP.invokeExact(nativeString(arena, path));
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public int logThreadName(byte[] name) {
+        try (Arena arena = Arena.ofConfined()) {
+            return (int) H.LOG_THREAD_NAME.invokeExact(nativeString(arena, name));
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public void event(int id) {
+        try {
+            H.EVENT.invokeExact(id);
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public void eventText(int id, byte[] text) {
+        try {
+            H.EVENT_TEXT.invokeExact(id, MemorySegment.ofArray(text));
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public void eventValue(int id, long value) {
+        try {
+            H.EVENT_VALUE.invokeExact(id, value);
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public void eventBegin(int id) {
+        try {
+            H.EVENT_BEGIN.invokeExact(id);
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public void eventEnd(int id) {
+        try {
+            H.EVENT_END.invokeExact(id);
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    /** A NUL-terminated byte[] copied to native memory; NULL for null. */
+    private static MemorySegment nativeString(Arena arena, byte[] s) {
+        return s == null ? MemorySegment.NULL : arena.allocateFrom(JAVA_BYTE, s);
     }
 
     /** A call that fills a native tt_times. */

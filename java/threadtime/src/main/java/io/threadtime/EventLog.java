@@ -1,0 +1,187 @@
+package io.threadtime;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * The flyweight event log: per-thread rings of 32-byte records stamped with
+ * the cycle counter, no lock and no allocation on the recording path.
+ * Recording calls made while the log is not running record nothing.
+ * <p>
+ * An event id is an {@code int} the program chooses (the C API's
+ * {@code uint32_t}, so negative ids show up as large unsigned numbers in a
+ * dump). Text is kept up to {@value #TEXT_MAX} bytes of UTF-8, cut at a
+ * character boundary and at the first NUL character.
+ * <pre>{@code
+ * EventLog.start();
+ * EventLog.event(1);
+ * try (EventLog.Interval i = EventLog.interval(2)) {
+ *     work();
+ * }
+ * EventLog.dump(Path.of("run.ttrace"));   // then: threadtime dump run.ttrace
+ * }</pre>
+ */
+public final class EventLog {
+    /** Bytes of text an event keeps (TT_EVENT_TEXT_MAX). */
+    public static final int TEXT_MAX = 16;
+
+    /** Each thread's text buffer: TEXT_MAX bytes and the NUL. */
+    private static final ThreadLocal<byte[]> TEXT = ThreadLocal.withInitial(() -> new byte[TEXT_MAX + 1]);
+
+    private EventLog() {}
+
+    /**
+     * How to run the log; a zero or null field means the core's environment
+     * variable, else its default (see the C header event.h).
+     *
+     * @param ringRecords    records per thread ring, rounded up to a power of two
+     * @param crashFile      crash-safe mode: rings live in this file, readable
+     *                       by {@code threadtime dump} after the process dies
+     * @param exitDump       a trace file written when the process exits
+     * @param cpuOnIntervals interval bounds also record the thread's CPU time
+     */
+    public record Options(int ringRecords, Path crashFile, Path exitDump, boolean cpuOnIntervals) {
+        /** Everything from the environment or the core's defaults. */
+        public static Options defaults() {
+            return new Options(0, null, null, false);
+        }
+    }
+
+    /**
+     * Starts recording with the core's defaults; drops the rings of an
+     * earlier run. Takes ~10 ms the first time (counter calibration).
+     *
+     * @throws ThreadTimeException with errno EALREADY if the log is running
+     */
+    public static void start() {
+        start(Options.defaults());
+    }
+
+    /** Starts recording with these options; see {@link #start()}. */
+    public static void start(Options options) {
+        Objects.requireNonNull(options, "options");
+        ThreadTimeException.check(Native.B.logStart(options.ringRecords(), cString(options.crashFile()),
+                cString(options.exitDump()), options.cpuOnIntervals()));
+    }
+
+    /**
+     * Stops recording; the rings stay readable by {@link #dump} until the
+     * next start.
+     *
+     * @throws ThreadTimeException with errno ESRCH if the log is not running
+     */
+    public static void stop() {
+        ThreadTimeException.check(Native.B.logStop());
+    }
+
+    /**
+     * Writes every thread's ring to a trace file (running or stopped; the
+     * rings are not consumed). Read it with {@code threadtime dump}.
+     *
+     * @throws ThreadTimeException with errno ESRCH if the log never ran, or
+     *         the errno of writing the file (which is then removed)
+     */
+    public static void dump(Path path) {
+        ThreadTimeException.check(Native.B.logDump(cString(Objects.requireNonNull(path, "path"))));
+    }
+
+    /**
+     * Names the calling thread in the log (else its native thread name at
+     * its first event is used; the JVM sets that from the Java name).
+     *
+     * @throws ThreadTimeException with errno ESRCH if the log is not running
+     */
+    public static void threadName(String name) {
+        ThreadTimeException.check(Native.B.logThreadName(cString(Objects.requireNonNull(name, "name"))));
+    }
+
+    /** An instant event. */
+    public static void event(int id) {
+        Native.B.event(id);
+    }
+
+    /** An instant event with text (the first {@value #TEXT_MAX} bytes; null: empty). */
+    public static void event(int id, String text) {
+        Native.B.eventText(id, encode(text == null ? "" : text, TEXT.get()));
+    }
+
+    /** An instant event with a 64-bit value. */
+    public static void event(int id, long value) {
+        Native.B.eventValue(id, value);
+    }
+
+    /** Opens an interval; a reader pairs it with the next {@link #end} of the same id on this thread. */
+    public static void begin(int id) {
+        Native.B.eventBegin(id);
+    }
+
+    /** Closes the latest open interval of this id on this thread. */
+    public static void end(int id) {
+        Native.B.eventEnd(id);
+    }
+
+    /** {@link #begin} now and {@link #end} at close, for try-with-resources. */
+    public static Interval interval(int id) {
+        begin(id);
+        return new Interval(id);
+    }
+
+    /** An open interval; closing it records its end. */
+    public static final class Interval implements AutoCloseable {
+        private final int id;
+
+        private Interval(int id) {
+            this.id = id;
+        }
+
+        @Override
+        public void close() {
+            end(id);
+        }
+    }
+
+    /**
+     * Writes text as UTF-8 into buf: at most TEXT_MAX bytes, never half a
+     * character, stopping at a NUL character, then a NUL. Unpaired
+     * surrogates become '?', as String.getBytes does.
+     */
+    static byte[] encode(String text, byte[] buf) {
+        int n = 0;
+        for (int i = 0; i < text.length(); ) {
+            int c = text.codePointAt(i);
+            i += Character.charCount(c);
+            if (c == 0) {
+                break;
+            }
+            if (Character.isSurrogate((char) c) && c < 0x10000) {
+                c = '?';
+            }
+            int len = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+            if (n + len > TEXT_MAX) {
+                break;
+            }
+            if (len == 1) {
+                buf[n++] = (byte) c;
+                continue;
+            }
+            // lead byte: len high bits set, then the top bits of c
+            buf[n++] = (byte) ((0xF00 >> len) | (c >> (6 * (len - 1))));
+            for (int k = len - 2; k >= 0; k--) {
+                buf[n++] = (byte) (0x80 | ((c >> (6 * k)) & 0x3F));
+            }
+        }
+        buf[n] = 0;
+        return buf;
+    }
+
+    /** A path or name as NUL-terminated UTF-8; null stays null. */
+    static byte[] cString(Object s) {
+        if (s == null) {
+            return null;
+        }
+        byte[] utf8 = s.toString().getBytes(StandardCharsets.UTF_8);
+        return Arrays.copyOf(utf8, utf8.length + 1);
+    }
+}
