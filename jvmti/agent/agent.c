@@ -1,0 +1,397 @@
+/* threadtime-vthreads: a JVMTI agent that charges CPU time to virtual threads.
+ *
+ * HotSpot (JDK 21+) posts two extension events around each stretch a virtual
+ * thread spends on a carrier: com.sun.hotspot.events.VirtualThreadMount once
+ * it is mounted (the first one right after VirtualThreadStart) and
+ * com.sun.hotspot.events.VirtualThreadUnmount just before it leaves (the
+ * last one right before VirtualThreadEnd). Both callbacks run on the carrier
+ * with the virtual thread as JVMTI's current thread, so
+ *   - "this thread's clock" is the carrier's clock, and
+ *   - GetThreadLocalStorage(NULL) is the virtual thread's storage, read
+ *     without a VM transition (~10 ns).
+ *
+ *   mount    a = storage (first mount: take an account, store it there);
+ *            mark = clock now; carrier = this kernel tid
+ *   unmount  total += clock now - mark
+ *   end      (VirtualThreadEnd) the account is recycled
+ *
+ * A mount or unmount touches the virtual thread's own account and the
+ * carrier's own thread-locals, nothing shared: no global map, no shared
+ * counter (a global counter on this path is what made a loaded agent cost
+ * 3x on a million-virtual-thread benchmark until JDK-8330969). The shared
+ * account pool is touched once per 256 threads a carrier starts or ends.
+ *
+ * Java reads the figures through the JNI natives of io.threadtime.vthreads.
+ * Agent at the end of this file. HotSpot binds a native method it cannot
+ * find in the class loader's libraries to a matching symbol exported by an
+ * agent library, so no System.load and no RegisterNatives are involved.
+ *
+ * Whatever the JVM lacks (JVMTI 21, the capability, the events), the agent
+ * says so in one line on stderr and stays passive: Java then sees the state
+ * VT_STATE_PASSIVE and every figure is -1, as without the agent.
+ */
+#include <jvmti.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "account.h"
+#include "clock.h"
+
+#define MOUNT_EVENT "com.sun.hotspot.events.VirtualThreadMount"
+#define UNMOUNT_EVENT "com.sun.hotspot.events.VirtualThreadUnmount"
+
+/* What Java sees; io.threadtime.vthreads.Agent holds the same numbers. */
+enum {
+    VT_STATE_PASSIVE = 0,    /* loaded, but this JVM cannot support it */
+    VT_STATE_EVENTS_OFF = 1, /* loaded with events=off: capability only */
+    VT_STATE_EXACT = 2,
+    VT_STATE_MOUNTED = 3,
+};
+
+static jvmtiEnv *g_jvmti;
+static int g_state = VT_STATE_PASSIVE;
+/* java.lang.Thread's `tid` field: who owns an account (resolved lazily). */
+static jfieldID g_tid_field;
+static int g_tid_missing;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("threadtime-vthreads: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* ---- per carrier ---- */
+
+/* The carrier's kernel tid, fetched once per carrier. initial-exec: one
+ * %fs-relative load on every mount. */
+static __thread pid_t t_tid __attribute__((tls_model("initial-exec")));
+
+static pid_t carrier_tid(void)
+{
+    if (t_tid == 0)
+        t_tid = gettid();
+    return t_tid;
+}
+
+/* ---- per virtual thread ---- */
+
+static vt_account *current_account(jvmtiEnv *jvmti)
+{
+    void *p = NULL;
+    if ((*jvmti)->GetThreadLocalStorage(jvmti, NULL, &p) != JVMTI_ERROR_NONE)
+        return NULL;
+    return p;
+}
+
+/* The thread id Java knows the thread by (Thread.threadId()); -1 if this
+ * JVM's Thread has no `tid` field, which leaves the account readable only
+ * by its own thread. */
+static jlong owner_id(JNIEnv *jni, jthread thread)
+{
+    jfieldID f = __atomic_load_n(&g_tid_field, __ATOMIC_ACQUIRE);
+    if (f == NULL) {
+        jclass c = (*jni)->FindClass(jni, "java/lang/Thread");
+        f = c ? (*jni)->GetFieldID(jni, c, "tid", "J") : NULL;
+        if (f == NULL) {
+            (*jni)->ExceptionClear(jni);
+            if (!__atomic_exchange_n(&g_tid_missing, 1, __ATOMIC_RELAXED))
+                say("java.lang.Thread has no long field 'tid' here: only a virtual thread itself can "
+                    "read its CPU time");
+            return -1;
+        }
+        /* Release: any thread that sees the id may use it (ids are stable). */
+        __atomic_store_n(&g_tid_field, f, __ATOMIC_RELEASE);
+    }
+    return (*jni)->GetLongField(jni, thread, f);
+}
+
+/* First mount of a thread: an account, stored in the thread's storage. */
+static vt_account *adopt(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
+{
+    vt_account *a = vt_account_take(owner_id(jni, vthread));
+    if (a == NULL)
+        return NULL; /* out of memory: this thread goes uncharged */
+    if ((*jvmti)->SetThreadLocalStorage(jvmti, NULL, a) != JVMTI_ERROR_NONE) {
+        vt_account_give(a);
+        return NULL;
+    }
+    return a;
+}
+
+static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
+{
+    vt_account *a = current_account(jvmti);
+    if (a == NULL && (a = adopt(jvmti, jni, vthread)) == NULL)
+        return;
+    int64_t now = vt_clock_now();
+    if (now >= 0)
+        vt_account_open(a, now, carrier_tid());
+}
+
+static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
+{
+    (void)jni;
+    (void)vthread;
+    vt_account *a = current_account(jvmti);
+    if (a != NULL)
+        vt_account_close(a, vt_clock_now());
+}
+
+static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
+{
+    (void)jni;
+    (void)vthread;
+    vt_account *a = current_account(jvmti);
+    if (a == NULL)
+        return;
+    /* HotSpot posts the last unmount before this; close anyway in case a
+     * JVM does not. The JVM drops the thread's storage right after. */
+    vt_account_close(a, vt_clock_now());
+    vt_account_give(a);
+}
+
+/* ---- start-up ---- */
+
+typedef struct agent_options {
+    vt_mode mode;
+    int events;
+} agent_options;
+
+/* "mode=exact|mounted" and "events=on|off", comma-separated, in any order. */
+static int parse_options(const char *text, agent_options *o)
+{
+    *o = (agent_options){.mode = VT_MODE_EXACT, .events = 1};
+    if (text == NULL)
+        return 0;
+    const char *p = text;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        if (n == 10 && strncmp(p, "mode=exact", n) == 0)
+            o->mode = VT_MODE_EXACT;
+        else if (n == 12 && strncmp(p, "mode=mounted", n) == 0)
+            o->mode = VT_MODE_MOUNTED;
+        else if (n == 9 && strncmp(p, "events=on", n) == 0)
+            o->events = 1;
+        else if (n == 10 && strncmp(p, "events=off", n) == 0)
+            o->events = 0;
+        else if (n > 0) {
+            say("unknown option '%.*s' (expected mode=exact|mounted, events=on|off)", (int)n, p);
+            return -1;
+        }
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
+/* The two extension events must have the shape this agent's callbacks
+ * have: (jvmtiEnv *, JNIEnv *, jthread). */
+static int shape_ok(const jvmtiExtensionEventInfo *e)
+{
+    return e->param_count == 2 && e->params[0].base_type == JVMTI_TYPE_JNIENV &&
+           e->params[1].base_type == JVMTI_TYPE_JTHREAD;
+}
+
+static void release_info(jvmtiEnv *jvmti, jvmtiExtensionEventInfo *e)
+{
+    for (jint j = 0; j < e->param_count; j++)
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)e->params[j].name);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)e->params);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)e->short_description);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)e->id);
+}
+
+/* Finds the extension indexes; -1 where the event is missing or shaped
+ * differently. */
+static void find_events(jvmtiEnv *jvmti, jint *mount, jint *unmount)
+{
+    jint n = 0;
+    jvmtiExtensionEventInfo *ev = NULL;
+    *mount = *unmount = -1;
+    if ((*jvmti)->GetExtensionEvents(jvmti, &n, &ev) != JVMTI_ERROR_NONE)
+        return;
+    for (jint i = 0; i < n; i++) {
+        if (shape_ok(&ev[i]) && strcmp(ev[i].id, MOUNT_EVENT) == 0)
+            *mount = ev[i].extension_event_index;
+        else if (shape_ok(&ev[i]) && strcmp(ev[i].id, UNMOUNT_EVENT) == 0)
+            *unmount = ev[i].extension_event_index;
+        release_info(jvmti, &ev[i]);
+    }
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)ev);
+}
+
+/* jvmtiExtensionEvent is declared variadic; HotSpot calls it with exactly
+ * the parameters GetExtensionEvents described, which shape_ok() checked. */
+typedef void (*any_function)(void);
+#define AS_EXTENSION_EVENT(f) ((jvmtiExtensionEvent)(any_function)(f))
+
+/* HotSpot wants both steps for an extension event: the callback, and the
+ * event switched on under its extension index like a standard event. */
+static int enable_extension(jvmtiEnv *jvmti, jint index, jvmtiExtensionEvent callback)
+{
+    return (*jvmti)->SetExtensionEventCallback(jvmti, index, callback) == JVMTI_ERROR_NONE &&
+                   (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)index, NULL) ==
+                       JVMTI_ERROR_NONE
+               ? 0
+               : -1;
+}
+
+static void disable_extension(jvmtiEnv *jvmti, jint index)
+{
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, (jvmtiEvent)index, NULL);
+    (*jvmti)->SetExtensionEventCallback(jvmti, index, NULL);
+}
+
+static int enable_events(jvmtiEnv *jvmti, jint mount, jint unmount)
+{
+    jvmtiEventCallbacks cb;
+    memset(&cb, 0, sizeof cb);
+    cb.VirtualThreadEnd = on_end;
+    /* VirtualThreadEnd first: no account is handed out before its owner's
+     * end can recycle it; then unmount, so a mount is never left unclosed. */
+    if ((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb) != JVMTI_ERROR_NONE ||
+        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VIRTUAL_THREAD_END, NULL) !=
+            JVMTI_ERROR_NONE)
+        return -1;
+    if (enable_extension(jvmti, unmount, AS_EXTENSION_EVENT(on_unmount)) != 0 ||
+        enable_extension(jvmti, mount, AS_EXTENSION_EVENT(on_mount)) != 0) {
+        disable_extension(jvmti, mount);
+        disable_extension(jvmti, unmount);
+        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_VIRTUAL_THREAD_END, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+/* Shared by -agentpath (OnLoad) and a late attach (OnAttach). Returns
+ * JNI_ERR only for options the user got wrong; anything the JVM lacks
+ * leaves the agent passive and the JVM running. */
+static jint start(JavaVM *vm, const char *text)
+{
+    agent_options o;
+    if (parse_options(text, &o) != 0)
+        return JNI_ERR;
+    if (g_jvmti != NULL) {
+        say("already loaded; this second load changes nothing");
+        return JNI_OK;
+    }
+    jvmtiEnv *jvmti = NULL;
+    if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_21) != JNI_OK) {
+        say("this JVM has no JVMTI 21 (virtual threads need JDK 21+); staying passive");
+        return JNI_OK;
+    }
+    g_jvmti = jvmti;
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    if ((*jvmti)->GetPotentialCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE || !caps.can_support_virtual_threads) {
+        say("this JVM cannot give can_support_virtual_threads; staying passive");
+        return JNI_OK;
+    }
+    memset(&caps, 0, sizeof caps);
+    caps.can_support_virtual_threads = 1;
+    if ((*jvmti)->AddCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE) {
+        say("AddCapabilities(can_support_virtual_threads) failed; staying passive");
+        return JNI_OK;
+    }
+    jint mount, unmount;
+    find_events(jvmti, &mount, &unmount);
+    if (mount < 0 || unmount < 0) {
+        say("this JVM does not offer the extension events %s and %s; staying passive", MOUNT_EVENT,
+            UNMOUNT_EVENT);
+        return JNI_OK;
+    }
+    if (!o.events) {
+        __atomic_store_n(&g_state, VT_STATE_EVENTS_OFF, __ATOMIC_RELEASE);
+        return JNI_OK;
+    }
+    vt_clock_init(o.mode);
+    if (enable_events(jvmti, mount, unmount) != 0) {
+        say("could not enable the virtual-thread events; staying passive");
+        return JNI_OK;
+    }
+    __atomic_store_n(&g_state, o.mode == VT_MODE_EXACT ? VT_STATE_EXACT : VT_STATE_MOUNTED, __ATOMIC_RELEASE);
+    return JNI_OK;
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+    (void)reserved;
+    return start(vm, options);
+}
+
+JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
+{
+    (void)reserved;
+    return start(vm, options);
+}
+
+/* ---- what Java calls (io.threadtime.vthreads.Agent) ---- */
+
+static int active(void)
+{
+    int s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+    return s == VT_STATE_EXACT || s == VT_STATE_MOUNTED;
+}
+
+JNIEXPORT jint JNICALL Java_io_threadtime_vthreads_Agent_state(JNIEnv *jni, jclass cls)
+{
+    (void)jni;
+    (void)cls;
+    return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+}
+
+JNIEXPORT jstring JNICALL Java_io_threadtime_vthreads_Agent_clock(JNIEnv *jni, jclass cls)
+{
+    (void)cls;
+    return (*jni)->NewStringUTF(jni, active() ? vt_clock_name() : "none");
+}
+
+/* The calling virtual thread's CPU time, ns; -1 if the agent is not
+ * charging or has no account for it (a platform thread, or a virtual
+ * thread that has not been mounted since the agent attached). A JNI call
+ * pins the thread, so the segment read here is open on this carrier. */
+JNIEXPORT jlong JNICALL Java_io_threadtime_vthreads_Agent_currentCpuTime(JNIEnv *jni, jclass cls)
+{
+    (void)jni;
+    (void)cls;
+    if (!active())
+        return -1;
+    vt_account *a = current_account(g_jvmti);
+    if (a == NULL)
+        return -1;
+    return vt_clock_to_ns(vt_account_self(a, vt_clock_now()));
+}
+
+/* Another virtual thread's CPU time, ns; -1 if the agent is not charging,
+ * the thread has no account, or the account is no longer that thread's
+ * (it ended). GetThreadLocalStorage on another thread costs a VM transition
+ * and a short transition-disabling handshake with that thread. */
+JNIEXPORT jlong JNICALL Java_io_threadtime_vthreads_Agent_cpuTime(JNIEnv *jni, jclass cls, jthread thread,
+                                                                   jlong id)
+{
+    (void)jni;
+    (void)cls;
+    if (!active())
+        return -1;
+    void *p = NULL;
+    if ((*g_jvmti)->GetThreadLocalStorage(g_jvmti, thread, &p) != JVMTI_ERROR_NONE || p == NULL)
+        return -1;
+    int64_t units = vt_account_read(p, id, vt_clock_carrier_now);
+    return units < 0 ? -1 : vt_clock_to_ns(units);
+}
+
+/* Bytes the accounts occupy (live and spare). */
+JNIEXPORT jlong JNICALL Java_io_threadtime_vthreads_Agent_accountBytes(JNIEnv *jni, jclass cls)
+{
+    (void)jni;
+    (void)cls;
+    return (jlong)vt_account_bytes();
+}
