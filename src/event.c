@@ -43,6 +43,7 @@ static _Atomic(tt__run *) g_run;
 /* Serializes start, stop, dump and fork; never taken on the recording path. */
 static pthread_mutex_t g_ctl = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t g_next_key = 1; /* run keys are odd; under g_ctl */
+static tt__run *g_retired;      /* runs replaced by a restart; under g_ctl */
 /* tt_event_literal copies instead (crash-safe runs). */
 static _Atomic int g_literal_copies;
 
@@ -388,6 +389,8 @@ static void run_retire(tt__run *run)
     if (run->fd >= 0)
         close(run->fd);
     run->fd = -1;
+    run->retired_next = g_retired;
+    g_retired = run;
 }
 
 static void publish(tt__run *run)
@@ -432,11 +435,17 @@ static void fork_child(void)
     tt__tls.key = 0;
     tt__tls.ring = NULL;
     t_self.denied_key = 0;
+    /* The child is single-threaded: nothing else can be using these tables. */
+    while (g_retired) {
+        tt__run *r = g_retired;
+        g_retired = r->retired_next;
+        tt__run_release(r);
+        free(r);
+    }
     if (!old)
         return;
     int was_recording = recording(old);
     tt__run *run = NULL;
-    /* The child is single-threaded: nothing else can be using the table. */
     if (was_recording && run_create(&old->opts, 1, &run) == 0)
         publish(run);
     tt__run_release(old);

@@ -5,6 +5,7 @@
  * written beside its destination and renamed over it, so a reader never sees
  * half a dump and a failure (full disk) leaves the rings untouched. */
 #include "internal.h"
+#include "arch.h"
 #include "event_internal.h"
 #include "event_log.h"
 
@@ -159,7 +160,7 @@ static int copy_chunk(tt__ring *r, uint32_t state, uint64_t i, uint32_t n, uint6
     }
     /* Acquire: if a word above came from a newer lap, its writer's claim
      * (ordered before its stores by a release fence) shows in head now. */
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    tt__fence_acquire();
     uint64_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
     if (__atomic_load_n(&r->state, __ATOMIC_RELAXED) != state)
         return 1;

@@ -23,6 +23,7 @@ typedef struct tt__run {
     unsigned source;        /* TT__TRACE_SOURCE_* */
     double hz;              /* 0 for MONOTONIC_RAW */
     uint64_t order;         /* atomic counter: claim and exit sequence */
+    struct tt__run *retired_next; /* list of retired runs, kept (see run_retire) */
 } tt__run;
 
 /* The current run (acquire), or NULL before the first start. */

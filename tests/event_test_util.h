@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -104,6 +106,28 @@ static inline tt_log_options small_log(uint32_t ring, uint32_t threads)
 {
     tt_log_options o = {.size = sizeof o, .ring_records = ring, .max_threads = threads};
     return o;
+}
+
+/* A thread body: names itself, then records events value events
+ * (id 2, values 0, 1, 2, ...). */
+typedef struct value_thread_arg {
+    const char *name;
+    uint64_t events;
+} value_thread_arg;
+
+static inline void *value_thread(void *p)
+{
+    const value_thread_arg *a = p;
+    tt_log_thread_name(a->name);
+    for (uint64_t i = 0; i < a->events; i++)
+        tt_event_value(2, i);
+    return NULL;
+}
+
+static inline void spin_until(atomic_int *flag)
+{
+    while (!atomic_load(flag))
+        sched_yield();
 }
 
 #endif /* TT_EVENT_TEST_UTIL_H */

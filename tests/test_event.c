@@ -216,7 +216,8 @@ static void *text_writer(void *p)
     while (!atomic_load(a->stop)) {
         snprintf(text, sizeof text, "%08x%08x", (unsigned)i, (unsigned)~i);
         tt_event_text((uint32_t)i, text);
-        i++;
+        if (++i == 1000)
+            atomic_fetch_add(a->go, 1); /* "I am writing": the dumps may begin */
     }
     a->written = i;
     return NULL;
@@ -247,11 +248,13 @@ TT_TEST(dump_while_writing_yields_whole_records)
     CHECK_OP(tt_log_start(&o), ==, 0);
     pthread_t th[2];
     writer_arg args[2];
-    atomic_int stop = 0;
+    atomic_int stop = 0, writing = 0;
     for (int i = 0; i < 2; i++) {
-        args[i] = (writer_arg){.stop = &stop};
+        args[i] = (writer_arg){.stop = &stop, .go = &writing};
         pthread_create(&th[i], NULL, text_writer, &args[i]);
     }
+    while (atomic_load(&writing) < 2)
+        sched_yield();
     int bad = 0, seen = 0;
     for (int round = 0; round < 30; round++) {
         loaded_trace lt;
@@ -311,10 +314,8 @@ TT_TEST(exited_threads_are_kept_and_bounded)
 
 static void *hold_ring(void *p)
 {
-    atomic_int *stop = p;
     tt_event(1);
-    while (!atomic_load(stop))
-        sched_yield();
+    spin_until(p);
     return NULL;
 }
 

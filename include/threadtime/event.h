@@ -186,7 +186,7 @@ static inline __attribute__((always_inline)) void tt__append(uint64_t *ring, uin
     uint64_t h = tt__claim(&ring[0]);
     /* Orders the claim before the slot's stores: a dump that sees any new
      * word of this slot also sees the new head and drops the old record. */
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    tt__fence_release();
     uint64_t *rec = ring + TT__RING_HEADER_WORDS + (h & ring[1]) * TT__RECORD_WORDS;
     __atomic_store_n(&rec[0], time, __ATOMIC_RELAXED);
     if (words > 0)

@@ -25,4 +25,9 @@ static inline uint64_t tt__claim(uint64_t *p)
     return __atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
 }
 
+/* Store-store and load-load ordering: real barriers here (dmb ishst /
+ * dmb ishld), as the memory model is weak. */
+static inline void tt__fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
+static inline void tt__fence_acquire(void) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
+
 #endif /* THREADTIME_ARCH_AARCH64_H */

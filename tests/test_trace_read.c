@@ -1,0 +1,198 @@
+/* The trace reader on damaged input: truncated at every length, wrong
+ * signature, unknown version, a broken section, random corruption. Every
+ * case gets an error message, and what comes before the damage decodes
+ * exactly as in the intact file. */
+#include <pthread.h>
+#include <string.h>
+
+#include "event_test_util.h"
+
+#define MAIN_EVENTS 40
+#define OTHER_EVENTS 25
+
+/* A real dump: two threads, values, texts and a literal (string table). */
+static long make_trace(unsigned char **bytes)
+{
+    tt_log_options o = small_log(64, 4);
+    if (tt_log_start(&o) != 0)
+        return -1;
+    for (uint64_t i = 0; i < MAIN_EVENTS; i++)
+        tt_event_value(1, i);
+    tt_event_text(3, "some text");
+    tt_event_literal(4, "a literal from the string table");
+    pthread_t th;
+    value_thread_arg other = {"other", OTHER_EVENTS};
+    pthread_create(&th, NULL, value_thread, &other);
+    pthread_join(th, NULL);
+    tt_log_stop();
+    char path[256];
+    temp_path(path, sizeof path, "reader");
+    long n = tt_log_dump(path) == 0 ? read_file(path, bytes) : -1;
+    unlink(path);
+    return n;
+}
+
+/* a from the damaged file, b from the intact one. A literal whose string
+ * table was cut off keeps everything but its text. */
+static int same_event(const tt__trace_event *a, const tt__trace_event *b)
+{
+    if (a->index != b->index || a->time != b->time || a->id != b->id || a->kind != b->kind)
+        return 0;
+    if (a->kind == TT__KIND_LITERAL && !a->text)
+        return 1;
+    return a->p0 == b->p0 && a->text_len == b->text_len &&
+           (!a->text_len || memcmp(a->text, b->text, a->text_len) == 0);
+}
+
+/* Every event the damaged parse yields equals the intact one at the same
+ * place; returns how many it yields. */
+static uint64_t check_prefix(const tt__trace *good, const tt__trace *cut, int *mismatches)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < cut->nthreads && i < good->nthreads; i++) {
+        const tt__trace_thread *c = &cut->threads[i], *g = &good->threads[i];
+        for (uint64_t k = 0; k < c->head - c->first; k++) {
+            tt__trace_event ec, eg;
+            if (!tt__trace_event_at(cut, c, k, &ec))
+                continue;
+            n++;
+            if (!tt__trace_event_at(good, g, k, &eg) || !same_event(&ec, &eg))
+                (*mismatches)++;
+        }
+    }
+    return n;
+}
+
+static unsigned char *g_bytes;
+static long g_len;
+
+static void need_trace(void)
+{
+    if (!g_bytes)
+        g_len = make_trace(&g_bytes);
+}
+
+TT_TEST(intact_file_decodes)
+{
+    need_trace();
+    CHECK_OP(g_len, >, 0);
+    tt__trace t;
+    CHECK_OP(tt__trace_open(&t, g_bytes, (size_t)g_len), ==, 0);
+    CHECK(!t.damaged);
+    CHECK_OP(t.nthreads, ==, 2);
+    int mismatches = 0;
+    CHECK_OP(check_prefix(&t, &t, &mismatches), ==, MAIN_EVENTS + 2 + OTHER_EVENTS);
+    tt__trace_close(&t);
+}
+
+TT_TEST(truncated_at_every_length)
+{
+    need_trace();
+    tt__trace good;
+    CHECK_OP(tt__trace_open(&good, g_bytes, (size_t)g_len), ==, 0);
+    int mismatches = 0, silent = 0, refused_late = 0;
+    uint64_t last = 0;
+    for (long len = 0; len < g_len; len++) {
+        unsigned char *copy = malloc((size_t)len + 1); /* exact size: ASan sees any overread */
+        memcpy(copy, g_bytes, (size_t)len);
+        tt__trace t;
+        int rc = tt__trace_open(&t, copy, (size_t)len);
+        if (rc == 0) {
+            uint64_t n = check_prefix(&good, &t, &mismatches);
+            /* Cutting less off never yields fewer events. */
+            if (n < last)
+                mismatches++;
+            last = n;
+        } else if (len >= 128) {
+            refused_late++;
+        }
+        if (!t.damaged || !t.error[0])
+            silent++;
+        tt__trace_close(&t);
+        free(copy);
+    }
+    CHECK_OP(mismatches, ==, 0);
+    CHECK_OP(silent, ==, 0);
+    CHECK_OP(refused_late, ==, 0);
+    /* Cut inside the string table only: all events, only the literal lost. */
+    CHECK_OP(last, ==, MAIN_EVENTS + 2 + OTHER_EVENTS);
+    tt__trace_close(&good);
+}
+
+TT_TEST(wrong_signature_and_version)
+{
+    need_trace();
+    unsigned char *copy = malloc((size_t)g_len);
+    memcpy(copy, g_bytes, (size_t)g_len);
+    copy[0] = 'X';
+    tt__trace t;
+    CHECK_OP(tt__trace_open(&t, copy, (size_t)g_len), ==, -EINVAL);
+    CHECK(strstr(t.error, "not a threadtime trace") != NULL);
+    tt__trace_close(&t);
+    memcpy(copy, g_bytes, (size_t)g_len);
+    tt__trace_header h;
+    memcpy(&h, copy, sizeof h);
+    h.version_major = 2;
+    memcpy(copy, &h, sizeof h);
+    CHECK_OP(tt__trace_open(&t, copy, (size_t)g_len), ==, -EINVAL);
+    CHECK(strstr(t.error, "version 2.") != NULL);
+    tt__trace_close(&t);
+    free(copy);
+}
+
+TT_TEST(broken_second_section_keeps_the_first)
+{
+    need_trace();
+    tt__trace good;
+    CHECK_OP(tt__trace_open(&good, g_bytes, (size_t)g_len), ==, 0);
+    unsigned char *copy = malloc((size_t)g_len);
+    memcpy(copy, g_bytes, (size_t)g_len);
+    /* The second section starts after the header, the first section's
+     * header and its records. */
+    size_t second = TT__TRACE_HEADER_SIZE + TT__TRACE_SECTION_SIZE +
+                    (size_t)good.threads[0].stored * TT__TRACE_RECORD_SIZE;
+    memset(copy + second + offsetof(tt__ring, magic), 0xee, 4);
+    tt__trace t;
+    CHECK_OP(tt__trace_open(&t, copy, (size_t)g_len), ==, 0);
+    CHECK(t.damaged && strstr(t.error, "section 2 of 2") != NULL);
+    CHECK_OP(t.nthreads, ==, 1);
+    int mismatches = 0;
+    CHECK_OP(check_prefix(&good, &t, &mismatches), ==, count_committed(&good, &good.threads[0]));
+    CHECK_OP(mismatches, ==, 0);
+    tt__trace_close(&t);
+    tt__trace_close(&good);
+    free(copy);
+}
+
+TT_TEST(random_corruption_never_crashes)
+{
+    need_trace();
+    unsigned char *copy = malloc((size_t)g_len);
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    int odd = 0;
+    for (int round = 0; round < 3000; round++) {
+        memcpy(copy, g_bytes, (size_t)g_len);
+        for (int flips = 0; flips < 1 + round % 8; flips++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            copy[x % (uint64_t)g_len] ^= (unsigned char)(1u << (x >> 61));
+        }
+        tt__trace t;
+        int rc = tt__trace_open(&t, copy, (size_t)g_len);
+        if (rc != 0 && rc != -EINVAL)
+            odd++;
+        for (uint32_t i = 0; rc == 0 && i < t.nthreads; i++) {
+            tt__trace_event ev;
+            uint64_t n = t.threads[i].head - t.threads[i].first;
+            for (uint64_t k = 0; k < n && k < 100000; k++)
+                if (tt__trace_event_at(&t, &t.threads[i], k, &ev) && ev.text && ev.text_len > 255)
+                    odd++;
+        }
+        tt__trace_close(&t);
+    }
+    CHECK_OP(odd, ==, 0);
+    free(copy);
+}
+
+TT_TEST_MAIN()
