@@ -217,9 +217,9 @@ static PyObject *clock_repr(PyObject *o)
 }
 
 static PyMethodDef clock_methods[] = {
-    {"total_ns", clock_total_ns, METH_NOARGS, "The thread's precise CPU time, ns."},
-    {"user_raw_ns", clock_user_raw_ns, METH_NOARGS, "The thread's raw tick-sampled user time, ns."},
-    {"times", clock_times, METH_NOARGS, "Consistent split of the thread's CPU time, monotonic per handle."},
+    {"total_ns", clock_total_ns, METH_NOARGS, "total_ns($self, /)\n--\n\nThe thread's precise CPU time, ns."},
+    {"user_raw_ns", clock_user_raw_ns, METH_NOARGS, "user_raw_ns($self, /)\n--\n\nThe thread's raw tick-sampled user time, ns."},
+    {"times", clock_times, METH_NOARGS, "times($self, /)\n--\n\nConsistent split of the thread's CPU time, monotonic per handle."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -623,8 +623,9 @@ static PyObject *interval_exit(PyObject *o, PyObject *const *args, Py_ssize_t na
 static PyObject *interval_id(PyObject *o, void *closure) { return PyLong_FromUnsignedLong(((IntervalObject *)o)->id); }
 
 static PyMethodDef interval_methods[] = {
-    {"__enter__", interval_enter, METH_NOARGS, "Records the interval's begin event."},
-    {"__exit__", (PyCFunction)(void (*)(void))interval_exit, METH_FASTCALL, "Records its end event."},
+    {"__enter__", interval_enter, METH_NOARGS, "__enter__($self, /)\n--\n\nRecords the interval's begin event."},
+    {"__exit__", (PyCFunction)(void (*)(void))interval_exit, METH_FASTCALL,
+     "__exit__($self, exc_type, exc, tb, /)\n--\n\nRecords its end event."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -654,28 +655,28 @@ static PyType_Spec interval_spec = {
 /* ---- the module ---- */
 
 static PyMethodDef core_methods[] = {
-    {"total_ns", py_total_ns, METH_NOARGS, NULL},
-    {"user_raw_ns", py_user_raw_ns, METH_NOARGS, NULL},
-    {"system_raw_ns", py_system_raw_ns, METH_NOARGS, NULL},
-    {"times", py_times, METH_NOARGS, NULL},
-    {"thread_total_ns", py_thread_total_ns, METH_O, NULL},
-    {"thread_user_raw_ns", py_thread_user_raw_ns, METH_O, NULL},
-    {"thread_system_raw_ns", py_thread_system_raw_ns, METH_O, NULL},
-    {"thread_times", py_thread_times, METH_O, NULL},
-    {"process_total_ns", (PyCFunction)(void (*)(void))py_process_total_ns, METH_FASTCALL, NULL},
-    {"process_user_raw_ns", (PyCFunction)(void (*)(void))py_process_user_raw_ns, METH_FASTCALL, NULL},
-    {"process_prof_raw_ns", (PyCFunction)(void (*)(void))py_process_prof_raw_ns, METH_FASTCALL, NULL},
-    {"process_times", (PyCFunction)(void (*)(void))py_process_times, METH_FASTCALL, NULL},
-    {"procfs_read", (PyCFunction)(void (*)(void))py_procfs_read, METH_FASTCALL, NULL},
-    {"set_method", py_set_method, METH_O, NULL},
-    {"method", py_method, METH_NOARGS, NULL},
-    {"_cache_size", py_cache_size, METH_NOARGS, NULL},
-    {"start_log", (PyCFunction)(void (*)(void))py_start_log, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"stop_log", py_stop_log, METH_NOARGS, NULL},
-    {"dump", py_dump, METH_O, NULL},
-    {"log_thread_name", py_log_thread_name, METH_O, NULL},
-    {"log_info", py_log_info, METH_NOARGS, NULL},
-    {"event", (PyCFunction)(void (*)(void))py_event, METH_FASTCALL, NULL},
+    {"total_ns", py_total_ns, METH_NOARGS, "total_ns($module, /)\n--\n\nPrecise CPU time of the calling thread, ns (one clock read)."},
+    {"user_raw_ns", py_user_raw_ns, METH_NOARGS, "user_raw_ns($module, /)\n--\n\nRaw tick-sampled user time of the calling thread, ns; may exceed total_ns()."},
+    {"system_raw_ns", py_system_raw_ns, METH_NOARGS, "system_raw_ns($module, /)\n--\n\nRaw tick-sampled system time of the calling thread, ns (two clock reads)."},
+    {"times", py_times, METH_NOARGS, "times($module, /)\n--\n\nConsistent split of the calling thread's CPU time: Times(user_ns, system_ns, total_ns)."},
+    {"thread_total_ns", py_thread_total_ns, METH_O, "thread_total_ns($module, native_id, /)\n--\n\nPrecise CPU time of a thread of this process, ns."},
+    {"thread_user_raw_ns", py_thread_user_raw_ns, METH_O, "thread_user_raw_ns($module, native_id, /)\n--\n\nRaw tick-sampled user time of a thread of this process, ns."},
+    {"thread_system_raw_ns", py_thread_system_raw_ns, METH_O, "thread_system_raw_ns($module, native_id, /)\n--\n\nRaw tick-sampled system time of a thread of this process, ns."},
+    {"thread_times", py_thread_times, METH_O, "thread_times($module, native_id, /)\n--\n\nConsistent split of a thread's CPU time, monotonic per thread (a cached handle)."},
+    {"process_total_ns", (PyCFunction)(void (*)(void))py_process_total_ns, METH_FASTCALL, "process_total_ns($module, pid=0, /)\n--\n\nPrecise CPU time of a process (0: this one), ns."},
+    {"process_user_raw_ns", (PyCFunction)(void (*)(void))py_process_user_raw_ns, METH_FASTCALL, "process_user_raw_ns($module, pid=0, /)\n--\n\nRaw tick-sampled user time of a process, ns."},
+    {"process_prof_raw_ns", (PyCFunction)(void (*)(void))py_process_prof_raw_ns, METH_FASTCALL, "process_prof_raw_ns($module, pid=0, /)\n--\n\nRaw tick-sampled user + system time of a process, ns."},
+    {"process_times", (PyCFunction)(void (*)(void))py_process_times, METH_FASTCALL, "process_times($module, pid=0, /)\n--\n\nConsistent split of a process's CPU time."},
+    {"procfs_read", (PyCFunction)(void (*)(void))py_procfs_read, METH_FASTCALL, "procfs_read($module, pid=0, tid=0, /)\n--\n\nParses /proc/<pid>/task/<tid>/stat: ProcStat(user_ns, system_ns, state, name)."},
+    {"set_method", py_set_method, METH_O, "set_method($module, name, /)\n--\n\nHow clocks are read: 'auto', 'clockid', 'getrusage' or 'procfs'."},
+    {"method", py_method, METH_NOARGS, "method($module, /)\n--\n\nThe method clocks are read with now."},
+    {"_cache_size", py_cache_size, METH_NOARGS, "_cache_size($module, /)\n--\n\nHandles thread_times() holds (for tests)."},
+    {"start_log", (PyCFunction)(void (*)(void))py_start_log, METH_VARARGS | METH_KEYWORDS, "start_log($module, /, *, ring_records=0, crash_file=None, exit_dump_path=None, cpu_on_intervals=False, max_threads=0, clock='auto')\n--\n\nStarts the event log."},
+    {"stop_log", py_stop_log, METH_NOARGS, "stop_log($module, /)\n--\n\nStops recording; the rings stay readable by dump()."},
+    {"dump", py_dump, METH_O, "dump($module, path, /)\n--\n\nWrites every thread's ring to a trace file."},
+    {"log_thread_name", py_log_thread_name, METH_O, "log_thread_name($module, name, /)\n--\n\nNames the calling thread in the trace (15 bytes kept)."},
+    {"log_info", py_log_info, METH_NOARGS, "log_info($module, /)\n--\n\nWhat the running (or last) log uses: LogInfo."},
+    {"event", (PyCFunction)(void (*)(void))py_event, METH_FASTCALL, "event($module, id, payload=None, /)\n--\n\nRecords an event; payload: None, str or bytes (16 bytes kept) or an int (64 bits)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,14 +1,16 @@
 # Type stubs for the C extension; threadtime re-exports all of it.
 import os
+from _typeshed import structseq
 from types import TracebackType
 from typing import Final, Literal, final
 
 __version__: Final[str]
 
 @final
-class Times(tuple[int, int, int]):
+class Times(structseq[int], tuple[int, int, int]):
     """A consistent split: user_ns + system_ns == total_ns, each monotonic."""
 
+    __match_args__: Final = ("user_ns", "system_ns", "total_ns")
     @property
     def user_ns(self) -> int: ...
     @property
@@ -17,9 +19,10 @@ class Times(tuple[int, int, int]):
     def total_ns(self) -> int: ...
 
 @final
-class ProcStat(tuple[int, int, str, str]):
+class ProcStat(structseq[int | str], tuple[int, int, str, str]):
     """One parsed /proc stat line: the kernel's split, in clock ticks as ns."""
 
+    __match_args__: Final = ("user_ns", "system_ns", "state", "name")
     @property
     def user_ns(self) -> int: ...
     @property
@@ -30,9 +33,10 @@ class ProcStat(tuple[int, int, str, str]):
     def name(self) -> str: ...
 
 @final
-class LogInfo(tuple[bool, str, float, int, int, bool]):
+class LogInfo(structseq[bool | str | float | int], tuple[bool, str, float, int, int, bool]):
     """What the running (or last) event log uses."""
 
+    __match_args__: Final = ("running", "clock", "counter_hz", "ring_records", "max_threads", "crash_safe")
     @property
     def running(self) -> bool: ...
     @property
@@ -112,4 +116,5 @@ class interval:
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
+        /,
     ) -> Literal[False]: ...
