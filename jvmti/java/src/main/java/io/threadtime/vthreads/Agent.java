@@ -1,0 +1,49 @@
+package io.threadtime.vthreads;
+
+/**
+ * The natives of the threadtime-vthreads JVMTI agent. They are exported by
+ * the agent library itself ({@code libthreadtime_vthreads.so}); HotSpot binds
+ * a native it cannot find in the class loader's libraries to a symbol of a
+ * loaded agent library, so nothing is loaded from Java. Without the agent
+ * every call throws {@link UnsatisfiedLinkError}, which {@link #probe()}
+ * turns into {@link #ABSENT}.
+ */
+final class Agent {
+    /** Not loaded (the natives do not bind). */
+    static final int ABSENT = -1;
+    /** Loaded, but this JVM lacks what it needs; it said why on stderr. */
+    static final int PASSIVE = 0;
+    /** Loaded with {@code events=off}: the capability only, nothing charged. */
+    static final int EVENTS_OFF = 1;
+    /** Charging the carrier's CPU clock. */
+    static final int EXACT = 2;
+    /** Charging time mounted, read from the cycle counter. */
+    static final int MOUNTED = 3;
+
+    private Agent() {}
+
+    /** The agent's state: one of the constants above, never {@link #ABSENT}. */
+    static native int state();
+
+    /** Name of the clock segments are measured with, or "none". */
+    static native String clock();
+
+    /** CPU time of the calling virtual thread, ns; -1 without an account. */
+    static native long currentCpuTime();
+
+    /** CPU time of {@code thread} (virtual, whose id is {@code id}), ns; -1
+     * without an account or once the thread has ended. */
+    static native long cpuTime(Thread thread, long id);
+
+    /** Bytes the agent's accounts occupy, live and spare. */
+    static native long accountBytes();
+
+    /** The agent's state, or {@link #ABSENT} when it is not loaded. */
+    static int probe() {
+        try {
+            return state();
+        } catch (UnsatisfiedLinkError notLoaded) {
+            return ABSENT;
+        }
+    }
+}

@@ -1,0 +1,206 @@
+package io.threadtime.vthreads;
+
+import static io.threadtime.vthreads.Work.MS;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.Socket;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The agent in exact mode: a virtual thread is charged its carrier's CPU time
+ * while mounted, so its figure is what it burned plus the little the JVM
+ * spends on it around each park (class loading and JIT stubs on first use).
+ */
+class ExactModeTest {
+    /** Allowed above what a thread burned: the JVM's own work on it around
+     * its parks and mounts, which nothing else measures. */
+    static long slack(long burned) {
+        return 5 * MS + burned / 10;
+    }
+
+    static void assertCharged(long burned, long charged, String what) {
+        assertTrue(charged >= burned, what + ": charged " + charged + " ns < burned " + burned);
+        assertTrue(charged <= burned + slack(burned), what + ": charged " + charged + " ns, burned only " + burned);
+    }
+
+    @Test
+    void modeIsExact() {
+        assertEquals(VirtualThreadCpu.Mode.EXACT, VirtualThreadCpu.mode());
+        assertEquals("thread-cpu", VirtualThreadCpu.clock());
+    }
+
+    @Test
+    void burnersAreChargedWhatTheyBurned() throws Exception {
+        Work.onVirtualThreads(4, i -> {
+            long start = VirtualThreadCpu.currentThreadCpuTime(), burned = 0;
+            for (int turn = 0; turn < 6; turn++) {
+                burned += Work.burn(8 * MS);
+                Work.pause(turn + i);
+            }
+            assertCharged(burned, VirtualThreadCpu.currentThreadCpuTime() - start, "burner " + i);
+        });
+    }
+
+    @Test
+    void threadsThatWaitAreChargedLittle() throws Exception {
+        try (Work.SlowEcho echo = new Work.SlowEcho(10)) {
+            Work.onVirtualThreads(1, i -> {
+                try (Socket s = echo.connect()) {
+                    echo.roundTrip(s); // loads and links the socket code before measuring
+                }
+            });
+            Work.onVirtualThreads(4, i -> {
+                try (Socket s = echo.connect()) {
+                    long wallStart = System.nanoTime(), start = VirtualThreadCpu.currentThreadCpuTime();
+                    for (int turn = 0; turn < 8; turn++) {
+                        Thread.sleep(10);
+                        LockSupport.parkNanos(5 * MS);
+                        echo.roundTrip(s);
+                    }
+                    long charged = VirtualThreadCpu.currentThreadCpuTime() - start;
+                    long wall = System.nanoTime() - wallStart;
+                    assertTrue(charged > 0, "waiter " + i + " charged nothing");
+                    assertTrue(charged < 10 * MS && charged < wall / 10,
+                            "waiter " + i + " charged " + charged + " ns over " + wall + " ns mostly waiting");
+                }
+            });
+        }
+    }
+
+    @Test
+    void theAccountFollowsTheThreadAcrossCarriers() throws Exception {
+        Set<Thread> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        Work.onVirtualThreads(4, i -> {
+            Set<Thread> mine = new HashSet<>();
+            long start = VirtualThreadCpu.currentThreadCpuTime(), burned = 0;
+            for (int turn = 0; turn < 40 && !(turn >= 10 && mine.size() > 1); turn++) {
+                mine.add(Work.carrier());
+                burned += Work.burn(MS);
+                Thread.yield();
+            }
+            assertCharged(burned, VirtualThreadCpu.currentThreadCpuTime() - start, "mover " + i);
+            if (mine.size() > 1)
+                seen.add(Thread.currentThread());
+        });
+        assertTrue(!seen.isEmpty(), "no virtual thread changed carrier in 40 yields; migration was not exercised");
+    }
+
+    @Test
+    void pinnedBySynchronizedIsChargedOnlyWhatItBurns() throws Exception {
+        Object lock = new Object();
+        Work.onVirtualThreads(1, i -> {
+            long start = VirtualThreadCpu.currentThreadCpuTime(), burned;
+            synchronized (lock) {
+                burned = Work.burn(10 * MS);
+                Thread.sleep(100); // pins the carrier on JDK 21-23; unmounts on 24+
+                burned += Work.burn(10 * MS);
+            }
+            assertCharged(burned, VirtualThreadCpu.currentThreadCpuTime() - start, "synchronized sleeper");
+        });
+    }
+
+    /** Its initializer runs on the virtual thread that first uses it, under a
+     * native frame: a sleep there pins the carrier on every JDK. */
+    static final class SleepsWhileInitialized {
+        static final long BURNED;
+
+        static {
+            long burned = Work.burn(10 * MS);
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+            BURNED = burned + Work.burn(10 * MS);
+        }
+    }
+
+    @Test
+    void pinnedByANativeFrameIsChargedOnlyWhatItBurns() throws Exception {
+        Work.onVirtualThreads(1, i -> {
+            long start = VirtualThreadCpu.currentThreadCpuTime();
+            long burned = SleepsWhileInitialized.BURNED;
+            assertCharged(burned, VirtualThreadCpu.currentThreadCpuTime() - start, "initializer sleeper");
+        });
+    }
+
+    @Test
+    void anotherThreadReadsARunningParkedAndEndedThread() throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        CountDownLatch parked = new CountDownLatch(1);
+        long[] own = new long[1];
+        Thread t = Thread.ofVirtual().start(() -> {
+            while (!stop.get())
+                Work.burn(MS);
+            own[0] = VirtualThreadCpu.currentThreadCpuTime();
+            parked.countDown();
+            LockSupport.park();
+        });
+        long last = -1;
+        for (int i = 0; i < 20; i++) {
+            long now = VirtualThreadCpu.threadCpuTime(t);
+            assertTrue(now >= last, "went back from " + last + " to " + now);
+            last = now;
+            Thread.sleep(5);
+        }
+        assertTrue(last >= 20 * MS / 4, "a thread burning for 100 ms wall was charged " + last + " ns");
+        stop.set(true);
+        parked.await();
+        while (t.getState() != Thread.State.WAITING)
+            Thread.sleep(1);
+        long a = VirtualThreadCpu.threadCpuTime(t);
+        Thread.sleep(20);
+        assertEquals(a, VirtualThreadCpu.threadCpuTime(t), "a parked thread's figure moved");
+        assertTrue(a >= own[0] && a <= own[0] + slack(own[0]), "parked at " + a + " ns, own last read " + own[0]);
+        LockSupport.unpark(t);
+        t.join();
+        assertEquals(-1, VirtualThreadCpu.threadCpuTime(t), "an ended thread reads -1, as from ThreadMXBean");
+        assertEquals(-1, VirtualThreadCpu.threadCpuTime(Thread.ofVirtual().unstarted(() -> {})));
+    }
+
+    @Test
+    void taskCpuSpansParksAndCarriers() throws Exception {
+        Work.onVirtualThreads(2, i -> {
+            TaskCpu task = TaskCpu.start();
+            long burned = Work.burn(5 * MS);
+            Thread.sleep(20);
+            Thread.yield();
+            burned += Work.burn(5 * MS);
+            assertCharged(burned, task.elapsedNanos(), "task " + i);
+            Thread other = Thread.ofVirtual().start(() ->
+                    assertThrows(IllegalStateException.class, task::elapsedNanos));
+            other.join();
+        });
+    }
+
+    @Test
+    void platformThreadsAnswerAsThreadMXBean() throws Exception {
+        long mine = VirtualThreadCpu.currentThreadCpuTime();
+        long platform = Work.MX.getCurrentThreadCpuTime();
+        assertTrue(mine > 0 && mine <= platform, mine + " vs ThreadMXBean " + platform);
+        Thread main = Thread.currentThread();
+        long[] seen = new long[1];
+        Work.onVirtualThreads(1, i -> seen[0] = VirtualThreadCpu.threadCpuTime(main));
+        assertTrue(seen[0] > 0 && seen[0] <= Work.MX.getCurrentThreadCpuTime(), "platform thread read " + seen[0]);
+    }
+
+    @Test
+    void endedThreadsGiveTheirAccountsBack() throws Exception {
+        for (int round = 0; round < 3; round++)
+            Work.onVirtualThreads(2000, i -> Thread.yield());
+        long settled = VirtualThreadCpu.accountMemoryBytes();
+        assertTrue(settled > 0, "no account memory after 6000 threads");
+        for (int round = 0; round < 20; round++)
+            Work.onVirtualThreads(2000, i -> Thread.yield());
+        long after = VirtualThreadCpu.accountMemoryBytes();
+        assertTrue(after <= settled + settled / 2,
+                "accounts grew from " + settled + " to " + after + " bytes over 40000 more threads");
+    }
+}

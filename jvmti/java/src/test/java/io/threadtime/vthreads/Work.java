@@ -1,0 +1,172 @@
+package io.threadtime.vthreads;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.lang.reflect.Field;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * What the tests do on virtual threads, and how they know what a virtual
+ * thread burned without asking the agent: a burn never unmounts, so the CPU
+ * its carrier spent over the burn is what the virtual thread burned.
+ */
+final class Work {
+    static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
+    static final long MS = 1_000_000L;
+    private static final Field CARRIER;
+    static volatile long sink;
+
+    static {
+        try {
+            CARRIER = Class.forName("java.lang.VirtualThread").getDeclaredField("carrierThread");
+            CARRIER.setAccessible(true);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private Work() {}
+
+    /** The carrier the calling virtual thread is mounted on. */
+    static Thread carrier() {
+        try {
+            return (Thread) CARRIER.get(Thread.currentThread());
+        } catch (IllegalAccessException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** Spins on the calling virtual thread until its carrier has spent {@code nanos}
+     * of CPU time; returns that CPU time, ns, as the carrier's clock saw it. */
+    static long burn(long nanos) {
+        Thread carrier = carrier();
+        long start = MX.getThreadCpuTime(carrier.threadId()), now = start, x = sink;
+        while (now - start < nanos) {
+            for (int i = 0; i < 20_000; i++)
+                x = x * 31 + i;
+            now = MX.getThreadCpuTime(carrier.threadId());
+        }
+        sink = x;
+        if (carrier() != carrier)
+            throw new AssertionError("a burn unmounted; its CPU time is not known");
+        return now - start;
+    }
+
+    /** Gives up the carrier in one of three ways, by turn. */
+    static void pause(int turn) throws InterruptedException {
+        switch (turn % 3) {
+            case 0 -> Thread.yield();
+            case 1 -> LockSupport.parkNanos(MS);
+            default -> Thread.sleep(1);
+        }
+    }
+
+    /** The scheduler's carrier threads, alive now. */
+    static List<Thread> carriers() {
+        List<Thread> out = new ArrayList<>();
+        for (Thread t : Thread.getAllStackTraces().keySet())
+            if (t.getClass().getName().equals("jdk.internal.misc.CarrierThread"))
+                out.add(t);
+        return out;
+    }
+
+    /** CPU time of every carrier alive now, ns, by thread id. */
+    static Map<Long, Long> carrierCpu() {
+        Map<Long, Long> out = new HashMap<>();
+        for (Thread t : carriers())
+            out.put(t.threadId(), MX.getThreadCpuTime(t.threadId()));
+        return out;
+    }
+
+    interface Body {
+        void run(int index) throws Exception;
+    }
+
+    /** Runs body(0..n-1) on n virtual threads and waits for all; rethrows the first failure. */
+    static void onVirtualThreads(int n, Body body) throws Exception {
+        Throwable[] failure = new Throwable[n];
+        Thread[] threads = new Thread[n];
+        for (int i = 0; i < n; i++) {
+            int index = i;
+            threads[i] = Thread.ofVirtual().name("work-" + i).start(() -> {
+                try {
+                    body.run(index);
+                } catch (Throwable t) {
+                    failure[index] = t;
+                }
+            });
+        }
+        for (Thread t : threads)
+            t.join();
+        for (Throwable t : failure)
+            if (t != null)
+                throw new AssertionError("a virtual thread failed", t);
+    }
+
+    /** A loopback server that answers every byte it reads with one byte, after a delay:
+     * a client's read blocks on I/O for that long. */
+    static final class SlowEcho implements AutoCloseable {
+        private final ServerSocket server;
+        private final Thread acceptor;
+
+        SlowEcho(long delayMillis) throws IOException {
+            server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+            acceptor = Thread.ofPlatform().daemon().name("slow-echo").start(() -> {
+                while (!server.isClosed()) {
+                    try {
+                        Socket s = server.accept();
+                        Thread.ofPlatform().daemon().start(() -> answer(s, delayMillis));
+                    } catch (IOException closed) {
+                        return;
+                    }
+                }
+            });
+        }
+
+        private static void answer(Socket s, long delayMillis) {
+            try (s; InputStream in = s.getInputStream(); OutputStream out = s.getOutputStream()) {
+                int b;
+                while ((b = in.read()) >= 0) {
+                    Thread.sleep(delayMillis);
+                    out.write(b);
+                    out.flush();
+                }
+            } catch (IOException | InterruptedException done) {
+                // the client went away
+            }
+        }
+
+        /** One round trip from the calling thread: blocks until the answer comes. */
+        void roundTrip(Socket s) {
+            try {
+                s.getOutputStream().write(1);
+                s.getOutputStream().flush();
+                if (s.getInputStream().read() < 0)
+                    throw new IOException("slow echo closed the connection");
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        Socket connect() throws IOException {
+            return new Socket(server.getInetAddress(), server.getLocalPort());
+        }
+
+        @Override
+        public void close() throws IOException, InterruptedException {
+            server.close();
+            acceptor.join();
+        }
+    }
+}
