@@ -19,10 +19,11 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The platform ThreadMXBean against threadtime (its own API and its drop-in
  * bean), each row beside its baseline in the same run. "Other thread" is a
- * mapped platform thread blocked on a latch. Sample mode: the reads cost
- * 0.3-11 us, far above the timer's own cost, and the tail matters.
+ * mapped platform thread blocked on a latch. Average time gives the means
+ * the ratios are taken from; sample mode gives the tail (each sample also
+ * pays two System.nanoTime() reads, ~50 ns, which flatters no one).
  */
-@BenchmarkMode(Mode.SampleTime)
+@BenchmarkMode({Mode.AverageTime, Mode.SampleTime})
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
