@@ -274,34 +274,19 @@ static int cache_sweep(void)
 
 /* The cached handle for tid (a new reference), opening it if needed. The
  * caller's own id opens a self handle, which notices the thread's exit. */
-static PyObject *cache_get(pid_t tid)
+static PyObject *cache_get(PyObject *key, pid_t tid)
 {
-    pid_t key_tid = tid == 0 ? gettid() : tid;
-    PyObject *key = PyLong_FromLong((long)key_tid);
-    if (key == NULL)
-        return NULL;
     PyObject *clock = PyDict_GetItemWithError(clock_cache, key);
-    if (clock != NULL) {
-        Py_INCREF(clock);
-    } else if (!PyErr_Occurred()) {
-        clock = clock_open(clock_type, key_tid == gettid() ? 0 : key_tid);
-        if (clock != NULL && PyDict_Size(clock_cache) >= cache_sweep_at && cache_sweep() != 0)
-            Py_CLEAR(clock);
-        if (clock != NULL && PyDict_SetItem(clock_cache, key, clock) != 0)
-            Py_CLEAR(clock);
-    }
-    Py_DECREF(key);
+    if (clock != NULL)
+        return Py_NewRef(clock);
+    if (PyErr_Occurred())
+        return NULL;
+    clock = clock_open(clock_type, tid == gettid() ? 0 : tid);
+    if (clock != NULL && PyDict_Size(clock_cache) >= cache_sweep_at && cache_sweep() != 0)
+        Py_CLEAR(clock);
+    if (clock != NULL && PyDict_SetItem(clock_cache, key, clock) != 0)
+        Py_CLEAR(clock);
     return clock;
-}
-
-/* Forgets the handle of tid after a failed read: the thread is gone (ESRCH)
- * or the id now names a task of another process (EINVAL). */
-static void cache_drop(pid_t tid)
-{
-    PyObject *key = PyLong_FromLong((long)(tid == 0 ? gettid() : tid));
-    if (key == NULL || PyDict_DelItem(clock_cache, key) != 0)
-        PyErr_Clear(); /* the read's own error is the one to report */
-    Py_XDECREF(key);
 }
 
 static PyObject *py_thread_times(PyObject *m, PyObject *arg)
@@ -309,19 +294,26 @@ static PyObject *py_thread_times(PyObject *m, PyObject *arg)
     pid_t tid;
     if (as_id(arg, &tid))
         return NULL;
-    if (tid < 0)
-        return raise_code(-EINVAL);
-    PyObject *clock = cache_get(tid);
-    if (clock == NULL)
+    if (tid == 0)
+        tid = gettid();
+    PyObject *key = PyLong_FromLong((long)tid);
+    if (key == NULL)
         return NULL;
+    PyObject *clock = cache_get(key, tid);
+    if (clock == NULL) {
+        Py_DECREF(key);
+        return NULL;
+    }
     tt_times t;
     int rc = tt_thread_times(((ClockObject *)clock)->h, &t);
     Py_DECREF(clock);
-    if (rc != 0) {
-        cache_drop(tid);
-        return raise_code(rc);
-    }
-    return times_new(&t);
+    /* A failed read means the thread is gone (ESRCH) or its id now names a
+     * task of another process (EINVAL): forget the handle; the next call
+     * opens a fresh one or fails for good. */
+    if (rc != 0 && PyDict_DelItem(clock_cache, key) != 0)
+        PyErr_Clear(); /* the read's own error is the one to report */
+    Py_DECREF(key);
+    return times_result(rc, &t);
 }
 
 static PyObject *py_cache_size(PyObject *m, PyObject *unused) { return PyLong_FromSsize_t(PyDict_Size(clock_cache)); }
