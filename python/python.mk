@@ -11,7 +11,11 @@ BENCH_JSON ?= $(BUILD)/bench.json
 CHART_DIR ?= $(BUILD)/chart
 
 TEST_TARGETS += test-python
-.PHONY: python-install test-python bench-python chart
+.PHONY: python-install test-python bench-python chart clean-python
+
+clean: clean-python
+clean-python:
+	rm -rf build-python python/build python/dist python/src/threadtime.egg-info
 
 $(PY):
 	$(PYTHON3) -m venv $(PY_VENV)

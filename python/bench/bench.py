@@ -157,9 +157,11 @@ def run_row(name: str, threads: int, warmup_ns: int, measure_ns: int) -> dict:
 
 
 def machine() -> dict:
+    with open("/proc/cpuinfo") as f:
+        cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")),
+                   platform.processor())
     return {
-        "cpu": next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                     if line.startswith("model name")), platform.processor()),
+        "cpu": cpu,
         "kernel": " ".join(platform.uname()[i] for i in (0, 2, 4)),
         "cpus": os.cpu_count(), "hz": os.sysconf("SC_CLK_TCK"),
         "python": platform.python_version(), "psutil": psutil.__version__,
