@@ -53,6 +53,36 @@ install: build
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz
 
+# ---- the event log (issue 3) ----
+DEMO_TARGETS += demo-events
+TEST_TARGETS += test-fuzz
+.PHONY: demo-events test-fuzz bench-event-dump
+
+# Runs the instrumented demo, prints its trace and writes the Chrome trace.
+demo-events: build
+	$(BUILD)/cli/event_demo $(BUILD)/event_demo.trace
+	$(THREADTIME) dump $(BUILD)/event_demo.trace
+	$(THREADTIME) dump --format chrome -o $(BUILD)/event_demo.json $(BUILD)/event_demo.trace
+	@echo "Chrome trace JSON: $(BUILD)/event_demo.json (open it in https://ui.perfetto.dev)"
+
+# Fuzzes the trace reader for FUZZ_SECONDS (needs clang; .ci/deps.d/fuzz.apt).
+# Seeds: a dump and a crash-safe file from the demo, with small rings.
+FUZZ_SECONDS ?= 60
+test-fuzz: build
+	cmake -S fuzz -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang
+	cmake --build build-fuzz
+	mkdir -p build-fuzz/corpus
+	THREADTIME_RING=16 THREADTIME_FILE=build-fuzz/corpus/seed-crash.trace \
+		$(BUILD)/cli/event_demo build-fuzz/corpus/seed-dump.trace >/dev/null
+	build-fuzz/fuzz_trace_read -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
+		-artifact_prefix=build-fuzz/ build-fuzz/corpus
+
+# Dump speed: 10 million events to a binary trace, then to Chrome JSON.
+bench-event-dump: build
+	$(BUILD)/cli/event_dump_bench $(BUILD)/event_dump_bench.trace
+	bash -c 'time $(THREADTIME) dump --format chrome -o $(BUILD)/event_dump_bench.json $(BUILD)/event_dump_bench.trace'
+	rm -f $(BUILD)/event_dump_bench.trace $(BUILD)/event_dump_bench.json
+
 -include java/java.mk
 -include python/python.mk
 

@@ -152,7 +152,10 @@ static int is_cpu(unsigned kind) { return kind == TT__KIND_BEGIN_CPU || kind == 
 static int is_begin(unsigned kind) { return kind == TT__KIND_BEGIN || kind == TT__KIND_BEGIN_CPU; }
 static int is_end(unsigned kind) { return kind == TT__KIND_END || kind == TT__KIND_END_CPU; }
 
-static int64_t rebase(const tt__trace *t, const tt__trace_event *ev) { return ev->ns - t->h.anchors[0].mono_ns; }
+/* a - b without signed overflow: a damaged file can hold any times. */
+static int64_t diff_ns(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+
+static int64_t rebase(const tt__trace *t, const tt__trace_event *ev) { return diff_ns(ev->ns, t->h.anchors[0].mono_ns); }
 
 /* ---- text ---- */
 
@@ -291,7 +294,7 @@ static void chrome_event(emitter *e, const tt__trace_thread *th, const tt__trace
             open_interval *b = &e->stack[k - 1];
             chrome_common(e, "X", th, b->ns);
             puts_(e->s, ",\"dur\":");
-            put_us(e->s, ns - b->ns);
+            put_us(e->s, diff_ns(ns, b->ns));
             chrome_name(e, &b->ev, "interval");
             puts_(e->s, ",\"args\":{\"id\":");
             put_u64(e->s, ev->id);
@@ -460,7 +463,7 @@ static void emit_thread(emitter *e, const tt__trace_thread *th)
     for (uint64_t k = 0; k < total; k++) {
         if (!tt__trace_event_at(e->t, th, k, &ev))
             continue;
-        int64_t delta = have_prev ? ev.ns - prev : 0;
+        int64_t delta = have_prev ? diff_ns(ev.ns, prev) : 0;
         prev = ev.ns;
         have_prev = 1;
         switch (e->fmt) {

@@ -53,7 +53,9 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     const char *out = argc > 1 ? argv[1] : "event_demo.trace";
-    tt_log_options o = {.size = sizeof o, .ring_records = 1024, .max_threads = 16};
+    /* Ring size from THREADTIME_RING (else the default); THREADTIME_FILE
+     * makes the log crash-safe. */
+    tt_log_options o = {.size = sizeof o, .max_threads = 16};
     int rc = tt_log_start(&o);
     if (rc != 0) {
         fprintf(stderr, "event_demo: tt_log_start: %s\n", tt_strerror(rc));

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Records copied per chunk: 128 KiB, small enough to stay in L2 between the
@@ -29,24 +30,38 @@ typedef struct out {
     size_t used;
 } out;
 
-static void out_flush(out *o)
+static int write_all(int fd, const void *p, size_t len)
 {
-    size_t done = 0;
-    while (!o->err && done < o->used) {
-        ssize_t n = write(o->fd, o->buf + done, o->used - done);
+    const unsigned char *s = p;
+    while (len) {
+        ssize_t n = write(fd, s, len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            o->err = n < 0 ? -errno : -EIO;
-        else
-            done += (size_t)n;
+            return n < 0 ? -errno : -EIO;
+        s += n;
+        len -= (size_t)n;
     }
+    return 0;
+}
+
+static void out_flush(out *o)
+{
+    if (!o->err)
+        o->err = write_all(o->fd, o->buf, o->used);
     o->used = 0;
 }
 
 static void out_write(out *o, const void *p, size_t n)
 {
     const unsigned char *s = p;
+    if (n >= TT__DUMP_BUFFER / 2) {
+        /* A chunk of records: written straight from where it was copied. */
+        out_flush(o);
+        if (!o->err)
+            o->err = write_all(o->fd, p, n);
+        return;
+    }
     while (n && !o->err) {
         size_t k = TT__DUMP_BUFFER - o->used < n ? TT__DUMP_BUFFER - o->used : n;
         memcpy(o->buf + o->used, s, k);
@@ -254,6 +269,31 @@ static int write_trace(tt__run *run, out *o, uint32_t *dumped_states, strtab *st
     return 0;
 }
 
+/* Copies the finished trace in fd to path, which is not a regular file (a
+ * pipe, a terminal, /dev/stdout): renaming over it would replace the
+ * device, and a pipe cannot be seeked back to fill in the header, so the
+ * trace was built in an unnamed temporary file first. */
+static int copy_to(int fd, const char *path, unsigned char *buf)
+{
+    int dst = open(path, O_WRONLY | O_CLOEXEC);
+    if (dst < 0)
+        return -errno;
+    int rc = lseek(fd, 0, SEEK_SET) < 0 ? -errno : 0;
+    while (rc == 0) {
+        ssize_t n = read(fd, buf, TT__DUMP_BUFFER);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = n < 0 ? -errno : 0;
+            break;
+        }
+        rc = write_all(dst, buf, (size_t)n);
+    }
+    if (close(dst) != 0 && rc == 0)
+        rc = -errno;
+    return rc;
+}
+
 int tt_log_dump(const char *path)
 {
     if (!path)
@@ -270,15 +310,24 @@ int tt_log_dump(const char *path)
     out o = {.fd = -1, .buf = malloc(TT__DUMP_BUFFER)};
     strtab st = {0};
     int rc = -ENOMEM;
+    struct stat sb;
+    int special = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
     if (tmp && dumped && o.buf) {
-        snprintf(tmp, n, "%s.tmp%d", path, (int)getpid());
-        o.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (special) {
+            const char *dir = getenv("TMPDIR");
+            o.fd = open(dir && *dir ? dir : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        } else {
+            snprintf(tmp, n, "%s.tmp%d", path, (int)getpid());
+            o.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        }
         rc = o.fd < 0 ? -errno : write_trace(run, &o, dumped, &st);
+        if (rc == 0 && special)
+            rc = copy_to(o.fd, path, o.buf);
         if (o.fd >= 0 && close(o.fd) != 0 && rc == 0)
             rc = -errno;
-        if (rc == 0 && rename(tmp, path) != 0)
+        if (!special && rc == 0 && rename(tmp, path) != 0)
             rc = -errno;
-        if (rc != 0 && o.fd >= 0)
+        if (!special && rc != 0 && o.fd >= 0)
             unlink(tmp);
     }
     /* The dumped rings of exited threads are free again, unless their ring

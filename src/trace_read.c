@@ -175,18 +175,31 @@ const char *tt__trace_kind_name(unsigned kind)
     return NULL;
 }
 
+/* long double keeps 64 bits of mantissa: exact for any ns count a real
+ * trace holds, and a damaged file's extremes saturate instead of
+ * overflowing. */
+static int64_t saturate(long double v)
+{
+    if (v >= 9223372036854775807.0L)
+        return INT64_MAX;
+    if (v <= -9223372036854775808.0L)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+
 int64_t tt__trace_ns(const tt__trace *t, uint64_t time)
 {
     const tt__trace_header *h = &t->h;
     if (h->source == TT__TRACE_SOURCE_MONOTONIC_RAW)
         return (int64_t)time;
     const tt__anchor *a = &h->anchors[0], *b = &h->anchors[1];
-    int64_t dt = (int64_t)(time - a->counter);
-    if (h->flags & TT__TRACE_END_ANCHOR) {
-        __int128 ns = (__int128)dt * (b->mono_ns - a->mono_ns) / (__int128)(b->counter - a->counter);
-        return a->mono_ns + (int64_t)ns;
-    }
-    return a->mono_ns + (int64_t)((long double)dt * 1e9L / (long double)h->counter_hz);
+    long double dt = (long double)(int64_t)(time - a->counter);
+    long double ns;
+    if (h->flags & TT__TRACE_END_ANCHOR)
+        ns = dt * ((long double)b->mono_ns - (long double)a->mono_ns) / (long double)(b->counter - a->counter);
+    else
+        ns = dt * 1e9L / (long double)h->counter_hz;
+    return saturate((long double)a->mono_ns + ns);
 }
 
 int tt__trace_event_at(const tt__trace *t, const tt__trace_thread *th, uint64_t k, tt__trace_event *ev)

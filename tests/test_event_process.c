@@ -7,6 +7,8 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 
@@ -164,6 +166,75 @@ TT_TEST(fork_of_crash_safe_log_uses_a_new_file)
     CHECK_OP(tt_log_stop(), ==, 0);
     unlink(child_file);
     unlink(path);
+}
+
+/* A dump into a pipe: the pipe stays a pipe (a dump to a regular file is
+ * renamed into place, which must never happen to a device or FIFO) and
+ * what comes out of it is a whole trace. */
+TT_TEST(dump_into_a_fifo)
+{
+    char fifo[256], copy[256];
+    temp_path(fifo, sizeof fifo, "fifo");
+    temp_path(copy, sizeof copy, "fifo_copy");
+    unlink(fifo);
+    CHECK_OP(mkfifo(fifo, 0600), ==, 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* The reader: copy everything from the FIFO into a file. */
+        int in = open(fifo, O_RDONLY), out = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        char buf[4096];
+        ssize_t n;
+        while ((n = read(in, buf, sizeof buf)) > 0)
+            if (write(out, buf, (size_t)n) != n)
+                _exit(1);
+        _exit(n == 0 && close(out) == 0 ? 0 : 1);
+    }
+    tt_log_options o = small_log(64, 4);
+    CHECK_OP(tt_log_start(&o), ==, 0);
+    tt_event_value(1, 77);
+    CHECK_OP(tt_log_stop(), ==, 0);
+    CHECK_OP(tt_log_dump(fifo), ==, 0);
+    int status = 0;
+    CHECK_OP(waitpid(pid, &status, 0), ==, pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    struct stat sb;
+    CHECK(stat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode));
+    loaded_trace lt;
+    CHECK_OP(load_trace(copy, &lt), ==, 0);
+    if (lt.rc == 0)
+        CHECK_OP(ids_in(&lt.t), ==, 1u << 1);
+    free_trace(&lt);
+    unlink(fifo);
+    unlink(copy);
+}
+
+/* A dump that cannot be written (here: the file-size limit, as a full disk
+ * would) fails with the errno, leaves no partial file, and loses nothing:
+ * the next dump has every event. */
+TT_TEST(failed_dump_loses_nothing)
+{
+    char path[256];
+    temp_path(path, sizeof path, "efbig");
+    unlink(path);
+    tt_log_options o = small_log(4096, 4);
+    CHECK_OP(tt_log_start(&o), ==, 0);
+    for (uint64_t i = 0; i < 4000; i++)
+        tt_event_value(1, i);
+    struct rlimit old, small = {64 * 1024, 0};
+    getrlimit(RLIMIT_FSIZE, &old);
+    small.rlim_max = old.rlim_max;
+    signal(SIGXFSZ, SIG_IGN);
+    setrlimit(RLIMIT_FSIZE, &small);
+    CHECK_OP(tt_log_dump(path), ==, -EFBIG);
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, SIG_DFL);
+    CHECK(access(path, F_OK) != 0);
+    loaded_trace lt;
+    CHECK_OP(dump_and_load("efbig_again", &lt), ==, 0);
+    const tt__trace_thread *th = find_thread(&lt.t, (uint32_t)gettid());
+    CHECK(th && count_committed(&lt.t, th) == 4000);
+    free_trace(&lt);
+    CHECK_OP(tt_log_stop(), ==, 0);
 }
 
 /* ---- signal handlers ---- */
