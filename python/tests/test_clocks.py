@@ -1,9 +1,12 @@
 """The core's invariants, seen from Python: the calling thread and processes."""
 import errno
+import importlib.metadata
 import os
+import re
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -14,8 +17,9 @@ READS = 2000
 
 
 def test_version_is_the_core_version():
-    parts = threadtime.__version__.split(".")
-    assert len(parts) == 3 and all(p.isdigit() for p in parts)
+    header = Path(__file__).resolve().parents[2] / "include" / "threadtime" / "common.h"
+    (core,) = re.findall(r'#define TT_VERSION_STRING "([^"]+)"', header.read_text())
+    assert threadtime.__version__ == core == importlib.metadata.version("threadtime")
 
 
 def test_total_never_decreases():

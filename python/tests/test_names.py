@@ -70,16 +70,14 @@ def test_procfs_method_reads_named_threads(name, burner, method_restored):
     assert split.total_ns <= threadtime.thread_total_ns(b.native_id)
 
 
-def test_main_thread_name_round_trip():
-    done = threading.Event()
+def test_thread_reads_its_own_hostile_name():
     seen: list[str] = []
 
     def run():
         set_native_name_prctl(b"q) 1 (2")
         seen.append(threadtime.procfs_read(0, threading.get_native_id()).name)
-        done.set()
 
     t = threading.Thread(target=run)
     t.start()
     t.join()
-    assert done.is_set() and seen == ["q) 1 (2"]
+    assert seen == ["q) 1 (2"]
