@@ -3,7 +3,7 @@
  * Every function is a thin call into the public C API. The calling thread's
  * clocks are METH_NOARGS functions that keep the GIL: the read is one system
  * call of ~200-650 ns. Dropping and retaking the GIL around it made the call
- * 10-35% slower uncontended, and with one other thread busy in Python each
+ * 10-37% slower uncontended, and with one other thread busy in Python each
  * call then waited for the GIL's switch interval: ~49 us instead of ~0.5 us
  * (measured here; see python/README.md). The calls that do I/O (/proc, the
  * trace dump) release it, since their ~10 us is worth handing over.
