@@ -1,0 +1,37 @@
+package io.threadtime.vthreads;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+/** No agent: virtual threads read -1, exactly as ThreadMXBean answers for
+ * them; platform threads are unaffected. */
+class AgentAbsentTest {
+    static void virtualThreadsReadAsFromThePlatform() throws Exception {
+        long[] seen = new long[4];
+        Thread parked = Thread.ofVirtual().start(() -> java.util.concurrent.locks.LockSupport.park());
+        Work.onVirtualThreads(1, i -> {
+            Work.burn(Work.MS);
+            seen[0] = VirtualThreadCpu.currentThreadCpuTime();
+            seen[1] = Work.MX.getCurrentThreadCpuTime();
+            seen[2] = TaskCpu.start().elapsedNanos();
+            seen[3] = VirtualThreadCpu.threadCpuTime(parked);
+        });
+        java.util.concurrent.locks.LockSupport.unpark(parked);
+        parked.join();
+        assertEquals(-1, seen[1], "the platform's answer for a virtual thread");
+        assertEquals(seen[1], seen[0], "current virtual thread");
+        assertEquals(-1, seen[2], "a task on a virtual thread");
+        assertEquals(-1, seen[3], "another virtual thread");
+        long mine = VirtualThreadCpu.currentThreadCpuTime();
+        assertTrue(mine > 0 && mine <= Work.MX.getCurrentThreadCpuTime(), "platform thread read " + mine);
+    }
+
+    @Test
+    void virtualThreadsReadMinusOne() throws Exception {
+        assertEquals(VirtualThreadCpu.Mode.ABSENT, VirtualThreadCpu.mode());
+        assertEquals("none", VirtualThreadCpu.clock());
+        virtualThreadsReadAsFromThePlatform();
+    }
+}

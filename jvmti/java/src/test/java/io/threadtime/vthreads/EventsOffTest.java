@@ -1,0 +1,18 @@
+package io.threadtime.vthreads;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+/** The agent loaded with events=off: the JVM pays for virtual-thread support
+ * in JVMTI, nothing is charged, and every answer is the platform's. */
+class EventsOffTest {
+    @Test
+    void nothingIsCharged() throws Exception {
+        assertEquals(VirtualThreadCpu.Mode.EVENTS_OFF, VirtualThreadCpu.mode());
+        assertEquals("none", VirtualThreadCpu.clock());
+        AgentAbsentTest.virtualThreadsReadAsFromThePlatform();
+        assertEquals(0, VirtualThreadCpu.accountMemoryBytes());
+    }
+}

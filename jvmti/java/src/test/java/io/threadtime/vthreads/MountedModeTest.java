@@ -1,0 +1,93 @@
+package io.threadtime.vthreads;
+
+import static io.threadtime.vthreads.Work.MS;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The agent in mounted mode: a virtual thread is charged the wall time it
+ * spends mounted, read from the cycle counter. That is at least the CPU it
+ * burned (more when its carrier was descheduled), nothing while it is
+ * unmounted, and all of a pinned wait.
+ */
+class MountedModeTest {
+    @Test
+    void modeIsMountedOnTheCounter() {
+        assertEquals(VirtualThreadCpu.Mode.MOUNTED, VirtualThreadCpu.mode());
+        String clock = VirtualThreadCpu.clock();
+        assertTrue(clock.equals("tsc") || clock.equals("cntvct") || clock.equals("monotonic-raw"), clock);
+    }
+
+    @Test
+    void burnersAreChargedAtLeastWhatTheyBurnedAndAtMostTheirLifetime() throws Exception {
+        Work.onVirtualThreads(4, i -> {
+            long wall = System.nanoTime(), start = VirtualThreadCpu.currentThreadCpuTime(), burned = 0;
+            for (int turn = 0; turn < 6; turn++) {
+                burned += Work.burn(8 * MS);
+                Work.pause(turn + i);
+            }
+            long charged = VirtualThreadCpu.currentThreadCpuTime() - start;
+            wall = System.nanoTime() - wall;
+            // 1% for the counter's calibration against CLOCK_MONOTONIC_RAW.
+            assertTrue(charged >= burned - burned / 100, "burner " + i + ": charged " + charged + " < burned " + burned);
+            assertTrue(charged <= wall + wall / 100, "burner " + i + ": charged " + charged + " > lifetime " + wall);
+        });
+    }
+
+    @Test
+    void timeUnmountedIsNotCharged() throws Exception {
+        Work.onVirtualThreads(2, i -> {
+            long wall = System.nanoTime(), start = VirtualThreadCpu.currentThreadCpuTime();
+            for (int turn = 0; turn < 10; turn++)
+                Thread.sleep(20);
+            long charged = VirtualThreadCpu.currentThreadCpuTime() - start;
+            wall = System.nanoTime() - wall;
+            assertTrue(charged > 0 && charged < wall / 4, "sleeper " + i + ": charged " + charged + " of " + wall);
+        });
+    }
+
+    /** A sleep in a class initializer pins the carrier on every JDK. */
+    static final class SleepsWhileInitialized {
+        static final long SLEPT;
+
+        static {
+            long t = System.nanoTime();
+            try {
+                Thread.sleep(200);
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+            SLEPT = System.nanoTime() - t;
+        }
+    }
+
+    @Test
+    void aPinnedWaitIsChargedInFull() throws Exception {
+        Work.onVirtualThreads(1, i -> {
+            long start = VirtualThreadCpu.currentThreadCpuTime();
+            long slept = SleepsWhileInitialized.SLEPT;
+            long charged = VirtualThreadCpu.currentThreadCpuTime() - start;
+            assertTrue(charged >= slept - slept / 100, "pinned for " + slept + " ns, charged " + charged);
+        });
+    }
+
+    @Test
+    void aWaitInSynchronizedIsChargedWhereItPins() throws Exception {
+        // JEP 491 (JDK 24): a virtual thread waiting inside synchronized unmounts.
+        boolean pins = Runtime.version().feature() < 24;
+        Object lock = new Object();
+        Work.onVirtualThreads(1, i -> {
+            long start = VirtualThreadCpu.currentThreadCpuTime(), t = System.nanoTime();
+            synchronized (lock) {
+                Thread.sleep(100);
+            }
+            long slept = System.nanoTime() - t, charged = VirtualThreadCpu.currentThreadCpuTime() - start;
+            if (pins)
+                assertTrue(charged >= slept - slept / 100, "pinned for " + slept + " ns, charged " + charged);
+            else
+                assertTrue(charged < slept / 4, "unmounted for " + slept + " ns, charged " + charged);
+        });
+    }
+}
