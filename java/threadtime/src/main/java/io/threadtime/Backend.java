@@ -60,7 +60,7 @@ interface Backend {
     /** tt_process_times(0). */
     int processTimes(long[] out);
 
-    // The event log. Strings travel as NUL-terminated UTF-8 (EventLog.cString).
+    // The event log. Strings travel as NUL-terminated UTF-8 (EventLog.utf8z).
 
     /** tt_log_start with the first four options; null paths mean none. */
     int logStart(int ringRecords, byte[] crashFile, byte[] exitDumpPath, boolean cpuOnIntervals);

@@ -94,7 +94,7 @@ public final class EventLog {
      * @throws ThreadTimeException with errno ESRCH if the log is not running
      */
     public static void threadName(String name) {
-        ThreadTimeException.check(Native.B.logThreadName(cString(Objects.requireNonNull(name, "name"))));
+        ThreadTimeException.check(Native.B.logThreadName(utf8z(Objects.requireNonNull(name, "name"))));
     }
 
     /** An instant event. */
@@ -176,12 +176,14 @@ public final class EventLog {
         return buf;
     }
 
-    /** A path or name as NUL-terminated UTF-8; null stays null. */
-    static byte[] cString(Object s) {
-        if (s == null) {
-            return null;
-        }
-        byte[] utf8 = s.toString().getBytes(StandardCharsets.UTF_8);
+    /** A path as a C string; null stays null (the core's "none"). */
+    private static byte[] cString(Path path) {
+        return path == null ? null : utf8z(path.toString());
+    }
+
+    /** NUL-terminated UTF-8. */
+    private static byte[] utf8z(String s) {
+        byte[] utf8 = s.getBytes(StandardCharsets.UTF_8);
         return Arrays.copyOf(utf8, utf8.length + 1);
     }
 }

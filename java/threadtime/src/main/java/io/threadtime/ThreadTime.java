@@ -41,7 +41,13 @@ public final class ThreadTime {
         return ThreadMap.mapSelf() ? ThreadTimeException.check(Native.B.selfUser()) : -1;
     }
 
-    /** Raw tick-sampled system time of the calling thread; -1 on a virtual thread. */
+    /**
+     * Raw tick-sampled system time of the calling thread; -1 on a virtual
+     * thread. It is the difference of two tick clocks read one after the
+     * other (user, then user+system), so it is never negative but can step
+     * back by a tick from one read to the next; {@link #currentThreadTimes()}
+     * never does.
+     */
     public static long currentThreadSystemTime() {
         return ThreadMap.mapSelf() ? ThreadTimeException.check(Native.B.selfSystem()) : -1;
     }

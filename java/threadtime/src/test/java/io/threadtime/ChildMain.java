@@ -1,6 +1,12 @@
 package io.threadtime;
 
-/** Run in a child JVM by NativeLibraryTest: prints how the library was found and one reading. */
+import java.nio.file.Paths;
+
+/**
+ * Run in a child JVM by the tests: prints how the library was found and one
+ * reading. With an argument, also runs the event log with that exit-dump
+ * path and records one text event, then exits without dumping.
+ */
 public final class ChildMain {
     private ChildMain() {}
 
@@ -8,5 +14,9 @@ public final class ChildMain {
         System.out.println("backend=" + ThreadTime.backend());
         System.out.println("source=" + NativeLibrary.load());
         System.out.println("cpu=" + ThreadTime.currentThreadCpuTime());
+        if (args.length > 0) {
+            EventLog.start(new EventLog.Options(0, null, Paths.get(args[0]), false));
+            EventLog.event(1, "child-exit");
+        }
     }
 }

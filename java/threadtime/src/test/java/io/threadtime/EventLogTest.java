@@ -90,6 +90,14 @@ class EventLogTest {
         }
     }
 
+    @Test
+    void exitDumpIsWrittenWhenTheProcessEnds(@TempDir Path dir) throws Exception {
+        Path trace = dir.resolve("at-exit.ttrace");
+        ChildJvm c = ChildJvm.run(java.util.List.of(ChildJvm.GRANT), trace.toString());
+        assertEquals(0, c.exit(), c::toString);
+        assertTrue(contains(Files.readAllBytes(trace), ascii("child-exit")), c::toString);
+    }
+
     private static byte[] encoded(String s) {
         byte[] buf = EventLog.encode(s, new byte[EventLog.TEXT_MAX + 1]);
         int n = 0;

@@ -22,7 +22,7 @@ class ThreadTimeTest {
     private static final long MS = 1_000_000;
 
     @Test
-    void currentThreadReadsAreNonNegativeAndNeverGoBack() {
+    void currentThreadReadsAreNonNegativeAndClocksNeverGoBack() {
         Work.burn(20 * MS);
         long cpu = ThreadTime.currentThreadCpuTime();
         long user = ThreadTime.currentThreadUserTime();
@@ -35,12 +35,13 @@ class ThreadTimeTest {
             long u = ThreadTime.currentThreadUserTime();
             long s = ThreadTime.currentThreadSystemTime();
             CpuTimes t = ThreadTime.currentThreadTimes();
-            assertTrue(c >= cpu && u >= user && s >= sys, i + ": " + c + " " + u + " " + s);
+            // raw system time is PROF - VIRT from two reads: >= 0, but a tick
+            // landing between them can make it step back (the split cannot)
+            assertTrue(c >= cpu && u >= user && s >= 0, i + ": " + c + " " + u + " " + s);
             Work.assertSplit(t);
             Work.assertNotBackwards(split, t);
             cpu = c;
             user = u;
-            sys = s;
             split = t;
         }
     }
