@@ -174,10 +174,13 @@ void tt__event_slow(uint64_t w1, uint64_t p0, uint64_t p1)
     tt__ring *r = own_ring(run);
     if (!r)
         return;
-    uint64_t now = run->source == TT__TRACE_SOURCE_MONOTONIC_RAW
-                       ? (uint64_t)tt__read_clock(CLOCK_MONOTONIC_RAW)
-                       : tt__counter_read();
-    tt__append((uint64_t *)r, w1, now, p0, p1, 2);
+    uint64_t index;
+    uint64_t *rec = tt__claim_slot((uint64_t *)r, &index);
+    if (run->source == TT__TRACE_SOURCE_MONOTONIC_RAW)
+        __atomic_store_n(&rec[0], (uint64_t)tt__read_clock(CLOCK_MONOTONIC_RAW), __ATOMIC_RELAXED);
+    else
+        tt__counter_store(&rec[0]);
+    tt__commit(rec, index, w1, p0, p1, 2);
 }
 
 /* Thread exit: the ring stays for the next dump, marked with its exit order
@@ -352,7 +355,7 @@ static int run_create(const tt_log_options *o, int for_child, tt__run **out)
         goto fail;
     for (uint32_t i = 0; i < run->max_threads; i++) {
         tt__ring *r = tt__run_ring(run, i);
-        r->mask = run->ring_records - 1;
+        r->slot_mask = (uint64_t)(run->ring_records - 1) * TT__TRACE_RECORD_SIZE;
         r->magic = TT__SECTION_MAGIC;
         r->stored = run->ring_records;
     }

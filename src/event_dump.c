@@ -156,10 +156,10 @@ static int record_kind(uint64_t w1) { return (int)((w1 >> TT__W1_KIND_SHIFT) & 0
  * Returns 0, or 1 if the ring changed owner (the rest must be dropped). */
 static int copy_chunk(tt__ring *r, uint32_t state, uint64_t i, uint32_t n, uint64_t *dst, strtab *st)
 {
-    uint64_t mask = r->mask;
-    const uint64_t *recs = (const uint64_t *)(r + 1);
+    uint64_t slot_mask = r->slot_mask;
+    const unsigned char *recs = (const unsigned char *)(r + 1);
     for (uint32_t j = 0; j < n; j++) {
-        const uint64_t *rec = recs + ((i + j) & mask) * TT__RECORD_WORDS;
+        const uint64_t *rec = (const uint64_t *)(recs + (((i + j) * TT__TRACE_RECORD_SIZE) & slot_mask));
         uint64_t *d = dst + (size_t)j * TT__RECORD_WORDS;
         /* Acquire: pairs with the commit's release; that record's time and
          * payload are visible if the tag below matches. */
@@ -179,7 +179,7 @@ static int copy_chunk(tt__ring *r, uint32_t state, uint64_t i, uint32_t n, uint6
     uint64_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
     if (__atomic_load_n(&r->state, __ATOMIC_RELAXED) != state)
         return 1;
-    uint64_t cap = mask + 1;
+    uint64_t cap = slot_mask / TT__TRACE_RECORD_SIZE + 1;
     for (uint32_t j = 0; j < n; j++) {
         uint64_t *d = dst + (size_t)j * TT__RECORD_WORDS;
         if (i + j + cap < head)
@@ -196,7 +196,7 @@ static void dump_ring(tt__ring *r, uint32_t state, out *o, uint64_t *chunk, strt
     tt__ring sec;
     memset(&sec, 0, sizeof sec);
     sec.head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
-    sec.mask = r->mask;
+    sec.slot_mask = r->slot_mask;
     sec.base = __atomic_load_n(&r->base, __ATOMIC_RELAXED);
     sec.order = __atomic_load_n(&r->order, __ATOMIC_RELAXED);
     sec.name[0] = __atomic_load_n(&r->name[0], __ATOMIC_RELAXED);
@@ -204,7 +204,7 @@ static void dump_ring(tt__ring *r, uint32_t state, out *o, uint64_t *chunk, strt
     sec.magic = TT__SECTION_MAGIC;
     sec.state = TT__RING_STATE(state);
     sec.tid = __atomic_load_n(&r->tid, __ATOMIC_RELAXED);
-    uint64_t cap = sec.mask + 1;
+    uint64_t cap = sec.slot_mask / TT__TRACE_RECORD_SIZE + 1;
     uint64_t first = sec.head > cap && sec.head - cap > sec.base ? sec.head - cap : sec.base;
     sec.stored = (uint32_t)(sec.head - first);
     out_write(o, &sec, sizeof sec);

@@ -7,7 +7,8 @@
  *   string table (literal texts, NUL-terminated), if strings_size > 0
  *
  * A crash-safe file is the live ring table itself: every ring is a section
- * laid out as a ring (record of index i at body[i & mask]); a dump writes
+ * laid out as a ring (record of index i at byte (i * 32) & slot_mask of
+ * its body); a dump writes
  * each thread's records in index order instead. */
 #ifndef TT_TRACE_H
 #define TT_TRACE_H
@@ -75,11 +76,11 @@ typedef struct tt__trace_header {
 
 #define TT__SECTION_MAGIC 0x52485454u /* "TTHR" */
 
-/* A ring header, and in a file a section header. head and mask come first:
- * they are the two words the inline recording path uses. */
+/* A ring header, and in a file a section header. head and slot_mask come
+ * first: they are the two words the inline recording path uses. */
 typedef struct tt__ring {
     uint64_t head;     /* index of the next record; only the owner adds to it */
-    uint64_t mask;     /* records - 1 */
+    uint64_t slot_mask; /* (records - 1) * 32: record i is at byte (i * 32) & slot_mask */
     uint64_t base;     /* head when the current owner took the ring */
     uint64_t order;    /* claim / exit sequence: recycling takes the oldest exit */
     uint64_t name[2];  /* thread name, NUL-padded, 16 bytes */

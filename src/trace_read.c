@@ -94,8 +94,8 @@ static int read_section(tt__trace *t, uint32_t k, uint64_t *offset)
                h->sections, (unsigned long long)*offset);
         return 0;
     }
-    uint64_t cap = sec.mask + 1;
-    if (!is_pow2(cap) || cap > TT_LOG_RING_MAX || sec.stored > cap || sec.head < sec.base ||
+    uint64_t cap = sec.slot_mask / TT__TRACE_RECORD_SIZE + 1;
+    if (sec.slot_mask % TT__TRACE_RECORD_SIZE || !is_pow2(cap) || cap > TT_LOG_RING_MAX || sec.stored > cap || sec.head < sec.base ||
         (ring_layout && sec.stored != cap) || (!ring_layout && sec.stored > sec.head - sec.base)) {
         damage(t, "damaged: thread section %u of %u (tid %u) has inconsistent sizes", k + 1, h->sections,
                sec.tid);
@@ -112,7 +112,7 @@ static int read_section(tt__trace *t, uint32_t k, uint64_t *offset)
         th->tid = sec.tid;
         th->state = state;
         memcpy(th->name, sec.name, TT_EVENT_TEXT_MAX);
-        th->mask = sec.mask;
+        th->mask = cap - 1;
         th->head = sec.head;
         if (ring_layout)
             th->first = sec.head - sec.base > cap ? sec.head - cap : sec.base;

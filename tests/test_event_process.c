@@ -95,6 +95,35 @@ TT_TEST(crash_safe_file_survives_sigkill) { check_recovery(SIGKILL); }
 
 TT_TEST(crash_safe_file_survives_sigsegv) { check_recovery(SIGSEGV); }
 
+/* THREADTIME_DUMP_AT_EXIT (or .exit_dump_path): exit() writes the trace. */
+TT_TEST(dump_at_exit)
+{
+    char path[256];
+    temp_path(path, sizeof path, "at_exit");
+    unlink(path);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("THREADTIME_DUMP_AT_EXIT", path, 1);
+        if (tt_log_start(NULL) != 0)
+            _exit(3);
+        tt_event_text(6, "bye");
+        exit(0);
+    }
+    int status = 0;
+    CHECK_OP(waitpid(pid, &status, 0), ==, pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    loaded_trace lt;
+    CHECK_OP(load_trace(path, &lt), ==, 0);
+    if (lt.rc == 0) {
+        CHECK_OP(lt.t.nthreads, ==, 1);
+        CHECK(lt.t.h.flags & TT__TRACE_END_ANCHOR);
+        tt__trace_event ev;
+        CHECK(lt.t.nthreads == 1 && tt__trace_event_at(&lt.t, &lt.t.threads[0], 0, &ev) && ev.id == 6);
+    }
+    free_trace(&lt);
+    unlink(path);
+}
+
 /* Event ids present in a trace, as a bit set of ids 0..31. */
 static unsigned ids_in(const tt__trace *t)
 {

@@ -20,6 +20,7 @@
  * clock_gettime(CLOCK_MONOTONIC_RAW). */
 #define TT__ARCH_COUNTER_NAME "none"
 static inline uint64_t tt__counter_read(void) { return 0; }
+static inline void tt__counter_store(uint64_t *dst) { __atomic_store_n(dst, 0, __ATOMIC_RELAXED); }
 static inline uint64_t tt__claim(uint64_t *p) { return __atomic_fetch_add(p, 1, __ATOMIC_RELAXED); }
 static inline void tt__fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
 static inline void tt__fence_acquire(void) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }

@@ -133,7 +133,8 @@ TT_API void tt_event_end_cpu(uint32_t id);
  *
  * A ring is a 128-byte header followed by a power-of-two number of 32-byte
  * records; the header starts with the two words the recording path uses:
- * head (index of the next record) and mask (records - 1).
+ * head (index of the next record) and slot_mask ((records - 1) * 32, so
+ * that record i sits at byte (i * 32) & slot_mask of the record area).
  * A record is four 64-bit words:
  *   w0  time: counter ticks (or CLOCK_MONOTONIC_RAW ns in fallback mode)
  *   w1  bits 0..31 id, 32..39 kind, 40..63 the low 24 bits of the record's
@@ -178,26 +179,33 @@ extern TT_API int tt__cpu_intervals;
 
 #define TT__W1(kind, id) (((uint64_t)(kind) << TT__W1_KIND_SHIFT) | (uint32_t)(id))
 
-/* Appends one record stamped with time: claim the slot, fill it, commit w1
- * last. words is how many payload words to store (a constant once inlined). */
-static inline __attribute__((always_inline)) void tt__append(uint64_t *ring, uint64_t w1, uint64_t time,
-                                                             uint64_t p0, uint64_t p1, int words)
+/* Claims the next slot of ring: returns the record and sets *index. The
+ * claim is one instruction a signal handler on this thread cannot split. */
+static inline __attribute__((always_inline)) uint64_t *tt__claim_slot(uint64_t *ring, uint64_t *index)
 {
     uint64_t h = tt__claim(&ring[0]);
     /* Orders the claim before the slot's stores: a dump that sees any new
      * word of this slot also sees the new head and drops the old record. */
     tt__fence_release();
-    uint64_t *rec = ring + TT__RING_HEADER_WORDS + (h & ring[1]) * TT__RECORD_WORDS;
-    __atomic_store_n(&rec[0], time, __ATOMIC_RELAXED);
+    *index = h;
+    return (uint64_t *)((char *)ring + TT__RING_HEADER_WORDS * 8 + ((h * TT__RECORD_WORDS * 8) & ring[1]));
+}
+
+/* Stores the payload, then the commit word. words is how many payload
+ * words to store (a constant once inlined). */
+static inline __attribute__((always_inline)) void tt__commit(uint64_t *rec, uint64_t index, uint64_t w1,
+                                                             uint64_t p0, uint64_t p1, int words)
+{
     if (words > 0)
         __atomic_store_n(&rec[2], p0, __ATOMIC_RELAXED);
     if (words > 1)
         __atomic_store_n(&rec[3], p1, __ATOMIC_RELAXED);
     /* Release: the time and payload are visible before the commit word. */
-    __atomic_store_n(&rec[1], w1 | (h << TT__W1_TAG_SHIFT), __ATOMIC_RELEASE);
+    __atomic_store_n(&rec[1], w1 | (index << TT__W1_TAG_SHIFT), __ATOMIC_RELEASE);
 }
 
-/* The recording path: ~10 ns, one rdtsc and three to five stores. */
+/* The recording path: ~10 ns and 15 instructions for tt_event on x86-64
+ * (one rdtsc, an xadd, four stores). */
 static inline __attribute__((always_inline)) void tt__record(uint64_t w1, uint64_t p0, uint64_t p1,
                                                              int words)
 {
@@ -205,7 +213,10 @@ static inline __attribute__((always_inline)) void tt__record(uint64_t w1, uint64
         tt__event_slow(w1, p0, p1);
         return;
     }
-    tt__append(tt__tls.ring, w1, tt__counter_read(), p0, p1, words);
+    uint64_t index;
+    uint64_t *rec = tt__claim_slot(tt__tls.ring, &index);
+    tt__counter_store(&rec[0]);
+    tt__commit(rec, index, w1, p0, p1, words);
 }
 
 /* Copies up to 16 bytes of text into two words, zero-padded. When the 16

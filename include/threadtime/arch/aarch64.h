@@ -17,6 +17,9 @@ static inline uint64_t tt__counter_read(void)
     return v;
 }
 
+/* The counter, stored into *dst. */
+static inline void tt__counter_store(uint64_t *dst) { __atomic_store_n(dst, tt__counter_read(), __ATOMIC_RELAXED); }
+
 /* Returns *p and adds 1, as one access a signal handler cannot split.
  * aarch64 has no single-instruction non-atomic add to memory, so this is a
  * relaxed atomic add (one LSE ldadd on ARMv8.1+; a ll/sc loop before). */

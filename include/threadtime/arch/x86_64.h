@@ -18,6 +18,19 @@ static inline uint64_t tt__counter_read(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
+/* The counter, stored into *dst as its two 32-bit halves: rdtsc delivers
+ * them in eax and edx, and two 32-bit stores cost less than joining them
+ * first (x86-64 is little-endian, so the halves land as one uint64_t).
+ * Readers take the word only through its record's commit word. */
+typedef uint32_t tt__u32_alias __attribute__((may_alias));
+static inline void tt__counter_store(uint64_t *dst)
+{
+    uint32_t lo, hi;
+    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+    __atomic_store_n((tt__u32_alias *)dst, lo, __ATOMIC_RELAXED);
+    __atomic_store_n((tt__u32_alias *)dst + 1, hi, __ATOMIC_RELAXED);
+}
+
 /* Returns *p and adds 1 in one instruction: xadd without the lock prefix.
  * One instruction cannot be split by a signal handler on this thread, so a
  * handler that logs between our read and our write cannot be given the same
