@@ -3,28 +3,34 @@
 #   make test-jvmti    build the agent, run its C test, then the Java tests
 #                      (four JVMs: exact, mounted, events off, no agent) on
 #                      every JDK 21+ that java/jdks.sh finds
-#   make bench-jvmti   the million-virtual-thread benchmark (never a test)
+#   make bench-jvmti   a million virtual threads, no agent / events off /
+#                      mounted / exact, interleaved (never part of the tests):
+#                      JVMTI_BENCH_RUNS=5 JVMTI_BENCH_THREADS=1000000
 JVMTI_BUILD ?= jvmti/build
 JVMTI_AGENT = $(abspath $(JVMTI_BUILD))/libthreadtime_vthreads.so
-# Feature versions looked for; those not installed are reported and skipped.
+JVMTI_JAR = jvmti/java/target/threadtime-vthreads-0.1.0.jar
+# Feature versions looked for; those not installed are skipped.
 JVMTI_FEATURES ?= 21 22 23 24 25 26 27
 JVMTI_MVN = mvn -B -q -f jvmti/java/pom.xml
+JVMTI_BENCH_RUNS ?= 5
+JVMTI_BENCH_THREADS ?= 1000000
 
 TEST_TARGETS += test-jvmti
 
 .PHONY: jvmti-agent test-jvmti bench-jvmti
 
-# The homes of the JDKs 21+ found, oldest first; fails if there is none.
-jvmti_jdks = for v in $(JVMTI_FEATURES); do java/jdks.sh home $$v 2>/dev/null || true; done
+# Shell prefix of a recipe: sets $newest to the home of the newest JDK 21+,
+# or stops with a message.
+JVMTI_NEWEST = newest=$$(for v in $(JVMTI_FEATURES); do java/jdks.sh home $$v 2>/dev/null || true; done | tail -n 1); \
+	if [ -z "$$newest" ]; then \
+	  echo "jvmti: no JDK 21+ found (java/jdks.sh searches \$$JAVA_HOME, \$$TT_JDK_DIRS, /usr/lib/jvm, /opt/java)" >&2; \
+	  exit 1; \
+	fi
 
 # Built against the newest JDK's jvmti.h; it asks the JVM for JVMTI 21, so
 # the same library runs on every JDK 21+.
 jvmti-agent:
-	@homes=$$($(jvmti_jdks)); newest=$$(echo "$$homes" | tail -n 1); \
-	if [ -z "$$newest" ]; then \
-	  echo "jvmti: no JDK 21+ found (java/jdks.sh searches \$$JAVA_HOME, \$$TT_JDK_DIRS, /usr/lib/jvm, /opt/java)" >&2; \
-	  exit 1; \
-	fi; \
+	@$(JVMTI_NEWEST); \
 	cmake -S jvmti -B $(JVMTI_BUILD) -G Ninja -DTT_JDK_HOME=$$newest >/dev/null && cmake --build $(JVMTI_BUILD)
 
 test-jvmti: jvmti-agent
@@ -35,3 +41,8 @@ test-jvmti: jvmti-agent
 	  JAVA_HOME=$$home $(JVMTI_MVN) clean verify -Dagent.path=$(JVMTI_AGENT); \
 	done; \
 	java/jdks.sh home 21 >/dev/null 2>&1 || echo "test-jvmti: JDK 21 is not installed here; not tested on it"
+
+bench-jvmti: jvmti-agent
+	@$(JVMTI_NEWEST); \
+	JAVA_HOME=$$newest $(JVMTI_MVN) package -DskipTests && \
+	jvmti/bench/run.sh $$newest $(JVMTI_AGENT) $(JVMTI_JAR) $(JVMTI_BENCH_RUNS) $(JVMTI_BENCH_THREADS)

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The virtual-thread agent's benchmark: RUNS rounds, each running the four
+# configurations in turn (interleaved, so drift on a shared machine hits all
+# four alike), then the median wall time of each and its ratio to no agent.
+#   run.sh JAVA_HOME AGENT_SO API_JAR [RUNS=5] [THREADS=1000000] [YIELDS=4]
+# Prints a Markdown table; every run's figures go to stderr as they come.
+set -euo pipefail
+java_home=$1 agent=$2 jar=$3 runs=${4:-5} threads=${5:-1000000} yields=${6:-4}
+here=$(cd "$(dirname "$0")" && pwd)
+classes=$(mktemp -d)
+trap 'rm -rf "$classes"' EXIT
+"$java_home/bin/javac" -d "$classes" -cp "$jar" "$here/VThreadBench.java"
+
+configs=(none events-off mounted exact)
+declare -A option=([none]= [events-off]="=events=off" [mounted]="=mode=mounted" [exact]="=mode=exact")
+declare -A times
+for ((r = 1; r <= runs; r++)); do
+  for c in "${configs[@]}"; do
+    agentarg=()
+    [ "$c" != none ] && agentarg=("-agentpath:$agent${option[$c]}")
+    out=$("$java_home/bin/java" -Xms1g -Xmx1g "${agentarg[@]}" -cp "$jar:$classes" VThreadBench "$threads" "$yields")
+    echo "run $r $c: $out" >&2
+    times[$c]+="$(echo "$out" | awk '{print $2}') "
+  done
+done
+
+median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+base=$(echo "${times[none]}" | median)
+version=$("$java_home/bin/java" -version 2>&1 | head -n 1)
+echo "$threads virtual threads x $yields yields, $runs interleaved runs, $version, $(nproc) CPUs"
+echo
+echo "| configuration | median wall ms | x no agent | runs (ms) |"
+echo "|---|---:|---:|---|"
+for c in "${configs[@]}"; do
+  m=$(echo "${times[$c]}" | median)
+  printf '| %s | %.1f | %.2f | %s|\n' "$c" "$m" "$(echo "$m / $base" | bc -l)" "${times[$c]}"
+done
