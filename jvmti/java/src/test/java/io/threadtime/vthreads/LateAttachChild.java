@@ -1,0 +1,44 @@
+package io.threadtime.vthreads;
+
+import static io.threadtime.vthreads.Work.MS;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Run by LateAttachTest in its own JVM: a virtual thread burns, parks, and
+ * the parent attaches the agent while it is parked; then it burns again and
+ * a new virtual thread burns too. Prints "ready" when the agent may be
+ * attached, waits for a line on stdin, then prints
+ * "mode burnedBefore burnedAfter chargedEarly burnedNew chargedNew".
+ */
+public final class LateAttachChild {
+    public static void main(String[] args) throws Exception {
+        long[] early = new long[3];
+        Thread main = Thread.currentThread();
+        Thread t = Thread.ofVirtual().start(() -> {
+            early[0] = Work.burn(40 * MS);
+            LockSupport.unpark(main);
+            LockSupport.park(); // the agent is attached now
+            long start = VirtualThreadCpu.currentThreadCpuTime();
+            early[1] = Work.burn(20 * MS);
+            early[2] = VirtualThreadCpu.currentThreadCpuTime();
+            if (start < 0)
+                early[2] = -2;
+        });
+        LockSupport.park();
+        System.out.println("ready");
+        new BufferedReader(new InputStreamReader(System.in)).readLine();
+        VirtualThreadCpu.Mode mode = VirtualThreadCpu.mode(); // first use: after the attach
+        LockSupport.unpark(t);
+        t.join();
+        long[] late = new long[2];
+        Work.onVirtualThreads(1, i -> {
+            long start = VirtualThreadCpu.currentThreadCpuTime();
+            late[0] = Work.burn(20 * MS);
+            late[1] = VirtualThreadCpu.currentThreadCpuTime() - start;
+        });
+        System.out.println(mode + " " + early[0] + " " + early[1] + " " + early[2] + " " + late[0] + " " + late[1]);
+    }
+}
