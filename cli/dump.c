@@ -406,7 +406,7 @@ static void thread_start(emitter *e, const tt__trace_thread *th, uint64_t events
         put_u64(s, th->tid);
         puts_(s, " \"");
         put_plain_str(s, th->name, strlen(th->name));
-        snprintf(line, sizeof line, "\" (%s): %llu events, %llu overwritten, %llu not committed\n",
+        snprintf(line, sizeof line, "\" (%s): %llu events, %llu overwritten, %llu incomplete\n",
                  state_name(th->state), (unsigned long long)events, (unsigned long long)th->overwritten,
                  (unsigned long long)missing);
         puts_(s, line);
@@ -422,7 +422,7 @@ static void thread_start(emitter *e, const tt__trace_thread *th, uint64_t events
         puts_(s, state_name(th->state));
         puts_(s, "\",\"overwritten\":");
         put_u64(s, th->overwritten);
-        puts_(s, ",\"not_committed\":");
+        puts_(s, ",\"incomplete\":");
         put_u64(s, missing);
         puts_(s, ",\"events\":[\n");
         e->first = 1;
@@ -639,7 +639,7 @@ int tt_cli_dump(int argc, char **argv)
     if (out_path)
         fclose(f);
     if (t.damaged && status == 0) {
-        fprintf(stderr, "threadtime dump: %s: %s (everything before that was decoded)\n", path, t.error);
+        fprintf(stderr, "threadtime dump: %s is damaged; the intact part was printed: %s\n", path, t.error);
         status = 1;
     }
     tt__trace_close(&t);

@@ -29,7 +29,7 @@ uint64_t tt__fast_key = UINT64_MAX;
 int tt__cpu_intervals;
 
 /* This thread's registration state, for the out-of-line path only. Also
- * initial-exec (12 bytes) for the reason given in event.h. */
+ * initial-exec (16 bytes) for the reason given in event.h. */
 typedef struct tt__self {
     int busy;            /* inside ring registration (a nested handler must not also register) */
     int exited;          /* the thread-exit destructor has run */

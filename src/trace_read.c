@@ -11,14 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Notes damage; a second note is appended to the first. */
 static void damage(tt__trace *t, const char *fmt, ...)
 {
-    if (t->damaged)
-        return;
+    size_t used = strlen(t->error);
+    if (used && used + 2 < sizeof t->error) {
+        memcpy(t->error + used, "; ", 3);
+        used += 2;
+    }
     t->damaged = 1;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(t->error, sizeof t->error, fmt, ap);
+    vsnprintf(t->error + used, sizeof t->error - used, fmt, ap);
     va_end(ap);
 }
 

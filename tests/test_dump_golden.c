@@ -1,0 +1,162 @@
+/* Golden tests of `threadtime dump`: a trace built here byte by byte (fixed
+ * times, names, a string table, an overwritten ring, an uncommitted record,
+ * intervals with and without a partner) is printed in every format and
+ * compared with tests/golden/. A truncated copy must print what is intact,
+ * say what is missing and exit with status 1.
+ *
+ *   test_dump_golden THREADTIME GOLDEN_DIR      compare
+ *   TT_UPDATE_GOLDEN=1 test_dump_golden ...     rewrite the golden files */
+#include <string.h>
+#include <sys/wait.h>
+
+#include "event_test_util.h"
+
+static const char *g_cli, *g_dir;
+
+static void put_record(unsigned char *p, uint64_t time, unsigned kind, uint32_t id, uint64_t index,
+                       uint64_t p0, uint64_t p1)
+{
+    uint64_t w[4] = {time, ((uint64_t)kind << TT__W1_KIND_SHIFT) | id | (index << TT__W1_TAG_SHIFT), p0, p1};
+    memcpy(p, w, sizeof w);
+}
+
+static void put_text(unsigned char *p, uint64_t time, uint32_t id, uint64_t index, const char *text)
+{
+    uint64_t t[2] = {0, 0};
+    memcpy(t, text, strnlen(text, 16));
+    put_record(p, time, TT__KIND_TEXT, id, index, t[0], t[1]);
+}
+
+/* A section header at *off for a ring of `records`. */
+static void put_section(unsigned char *buf, size_t *off, uint64_t head, uint64_t records, uint32_t stored,
+                        uint32_t state, uint32_t tid, const char *name)
+{
+    tt__ring r = {.head = head, .slot_mask = (records - 1) * 32, .magic = TT__SECTION_MAGIC, .state = state,
+                  .tid = tid, .stored = stored};
+    memcpy(r.name, name, strlen(name));
+    memcpy(buf + *off, &r, sizeof r);
+    *off += sizeof r;
+}
+
+static const char g_strings[] = "a literal text";
+
+/* Returns the file size. */
+static size_t build_trace(unsigned char *buf)
+{
+    memset(buf, 0, 4096);
+    tt__trace_header h = {.version_major = 1, .version_minor = 0, .header_size = 128, .section_size = 128,
+                          .record_size = 32, .flags = TT__TRACE_END_ANCHOR,
+                          .source = TT__TRACE_SOURCE_MONOTONIC_RAW, .sections = 2, .pid = 4242,
+                          .anchors = {{1000000, 1000000, INT64_C(1700000000123456789)},
+                                      {2000000, 2000000, INT64_C(1700000000124456789)}},
+                          .ring_records = 8};
+    memcpy(h.magic, TT__TRACE_MAGIC, TT__TRACE_MAGIC_LEN);
+    size_t off = sizeof h;
+
+    /* Thread 100 "main": live, nothing lost. */
+    put_section(buf, &off, 7, 8, 7, TT__RING_LIVE, 100, "main");
+    put_record(buf + off, 1000500, TT__KIND_INSTANT, 1, 0, 0, 0), off += 32;
+    put_text(buf + off, 1001000, 2, 1, "say \"hi\", then"), off += 32;
+    put_record(buf + off, 1002250, TT__KIND_VALUE, 3, 2, 42, 0), off += 32;
+    put_record(buf + off, 1003000, TT__KIND_BEGIN_CPU, 7, 3, 1000, 500), off += 32;
+    put_record(buf + off, 1010000, TT__KIND_END_CPU, 7, 4, 5000, 700), off += 32;
+    put_record(buf + off, 1010500, TT__KIND_LITERAL, 8, 5, 0, sizeof g_strings - 1), off += 32;
+    put_record(buf + off, 1011000, TT__KIND_BEGIN, 9, 6, 0, 0), off += 32;
+
+    /* Thread 101 "worker,2": exited; 2 records overwritten, 1 never
+     * committed, an end without its begin. */
+    put_section(buf, &off, 6, 4, 4, TT__RING_EXITED, 101, "worker,2");
+    put_record(buf + off, 1004000, TT__KIND_BEGIN, 5, 2, 0, 0), off += 32;
+    put_record(buf + off, 1006000, TT__KIND_INSTANT, 6, 0 /* wrong tag */, 0, 0), off += 32;
+    put_record(buf + off, 1007000, TT__KIND_END, 5, 4, 0, 0), off += 32;
+    put_record(buf + off, 1008000, TT__KIND_END, 3, 5, 0, 0), off += 32;
+
+    h.strings_offset = off;
+    h.strings_size = sizeof g_strings;
+    memcpy(buf + off, g_strings, sizeof g_strings);
+    off += sizeof g_strings;
+    memcpy(buf, &h, sizeof h);
+    return off;
+}
+
+/* Runs the CLI in dir on dir/input.trace (a fixed relative name, so error
+ * messages are the same on every run), output to dir/output; returns its
+ * exit status. */
+static int run_cli(const char *args, const char *dir)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' dump %s input.trace > output 2>&1", dir, g_cli, args);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void compare(const char *out, const char *golden_name)
+{
+    char golden[512];
+    snprintf(golden, sizeof golden, "%s/%s", g_dir, golden_name);
+    unsigned char *got = NULL, *want = NULL;
+    long ng = read_file(out, &got);
+    if (getenv("TT_UPDATE_GOLDEN")) {
+        FILE *f = fopen(golden, "w");
+        CHECK(f != NULL);
+        if (f) {
+            fwrite(got, 1, (size_t)ng, f);
+            fclose(f);
+        }
+    } else {
+        long nw = read_file(golden, &want);
+        CHECK(nw >= 0);
+        int same = nw == ng && memcmp(got, want, (size_t)ng) == 0;
+        if (!same)
+            fprintf(stderr, "output differs from %s; see %s\n", golden, out);
+        CHECK(same);
+    }
+    free(got);
+    free(want);
+}
+
+static void golden_case(const char *args, const char *golden_name, size_t cut, int want_status)
+{
+    unsigned char buf[4096];
+    size_t len = build_trace(buf);
+    if (cut)
+        len = cut;
+    char dir[256], trace[300], out[300];
+    temp_path(dir, sizeof dir, "golden");
+    mkdir(dir, 0700);
+    snprintf(trace, sizeof trace, "%s/input.trace", dir);
+    snprintf(out, sizeof out, "%s/output", dir);
+    FILE *f = fopen(trace, "wb");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fwrite(buf, 1, len, f);
+    fclose(f);
+    CHECK_OP(run_cli(args, dir), ==, want_status);
+    compare(out, golden_name);
+    unlink(trace);
+    if (!tt_test_failed_checks) {
+        unlink(out);
+        rmdir(dir);
+    }
+}
+
+TT_TEST(text) { golden_case("", "dump.txt", 0, 0); }
+TT_TEST(csv) { golden_case("--format csv", "dump.csv", 0, 0); }
+TT_TEST(json) { golden_case("--format json", "dump.json", 0, 0); }
+TT_TEST(chrome) { golden_case("--format chrome", "dump.chrome.json", 0, 0); }
+/* Cut in the second thread's records: the first thread in full, what is
+ * left of the second, the message, status 1. */
+TT_TEST(truncated) { golden_case("", "dump-truncated.txt", 128 + 128 + 7 * 32 + 128 + 2 * 32 + 5, 1); }
+TT_TEST(not_a_trace) { golden_case("", "dump-not-a-trace.txt", 7, 2); }
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_dump_golden THREADTIME GOLDEN_DIR\n");
+        return 2;
+    }
+    g_cli = argv[1];
+    g_dir = argv[2];
+    return tt_test_main(argc - 2, argv + 2);
+}
