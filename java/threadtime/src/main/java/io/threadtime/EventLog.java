@@ -27,8 +27,17 @@ public final class EventLog {
     /** Bytes of text an event keeps (TT_EVENT_TEXT_MAX). */
     public static final int TEXT_MAX = 16;
 
-    /** Each thread's text buffer: TEXT_MAX bytes and the NUL. */
-    private static final ThreadLocal<byte[]> TEXT = ThreadLocal.withInitial(() -> new byte[TEXT_MAX + 1]);
+    /**
+     * Each thread's encoded text and the string it came from. Event text is
+     * usually a literal, so the same String instance again (an identity
+     * check) skips the encoding.
+     */
+    private static final class Text {
+        final byte[] bytes = new byte[TEXT_MAX + 1];
+        String last = "";
+    }
+
+    private static final ThreadLocal<Text> TEXT = ThreadLocal.withInitial(Text::new);
 
     private EventLog() {}
 
@@ -104,7 +113,13 @@ public final class EventLog {
 
     /** An instant event with text (the first {@value #TEXT_MAX} bytes; null: empty). */
     public static void event(int id, String text) {
-        Native.B.eventText(id, encode(text == null ? "" : text, TEXT.get()));
+        String s = text == null ? "" : text;
+        Text t = TEXT.get();
+        if (s != t.last) {
+            encode(s, t.bytes);
+            t.last = s;
+        }
+        Native.B.eventText(id, t.bytes);
     }
 
     /** An instant event with a 64-bit value. */
@@ -149,7 +164,12 @@ public final class EventLog {
      */
     static byte[] encode(String text, byte[] buf) {
         int n = 0;
-        for (int i = 0; i < text.length(); ) {
+        // ASCII, the common case: one store per character
+        int ascii = Math.min(text.length(), TEXT_MAX);
+        for (char c; n < ascii && (c = text.charAt(n)) > 0 && c < 0x80; n++) {
+            buf[n] = (byte) c;
+        }
+        for (int i = n; i < text.length(); ) {
             int c = text.codePointAt(i);
             i += Character.charCount(c);
             if (c == 0) {
