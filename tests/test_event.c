@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "event_test_util.h"
@@ -104,6 +105,41 @@ TT_TEST(every_kind_round_trips)
         CHECK(ev[13].kind == TT__KIND_END && ev[13].id == 19);
     }
     free_trace(&lt);
+}
+
+/* The text copy at every length and every position near a page end (the
+ * next page unmapped): the first 16 bytes up to the NUL, zero-padded, and
+ * never a read into the next page. */
+TT_TEST(text_copy_every_length_and_page_offset)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    char *two = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(two != MAP_FAILED);
+    if (two == MAP_FAILED)
+        return;
+    CHECK_OP(mprotect(two + page, (size_t)page, PROT_NONE), ==, 0);
+    int bad = 0;
+    for (int len = 0; len <= 20; len++) {
+        for (int end_gap = 0; end_gap < 40; end_gap++) {
+            /* The string and its NUL end end_gap bytes before the guard page;
+             * bytes after the NUL up to the guard are not zero. */
+            char *s = two + page - end_gap - len - 1;
+            if (s < two)
+                continue;
+            memset(two + page - 64, 'x', 64);
+            for (int i = 0; i < len; i++)
+                s[i] = (char)('a' + i);
+            s[len] = 0;
+            char want[16] = {0};
+            memcpy(want, s, len < 16 ? (size_t)len : 16);
+            tt__text16 got = tt__text_words(s);
+            bad += memcmp(got.w, want, 16) != 0;
+        }
+    }
+    tt__text16 none = tt__text_words(NULL);
+    bad += none.w[0] != 0 || none.w[1] != 0;
+    CHECK_OP(bad, ==, 0);
+    munmap(two, (size_t)page * 2);
 }
 
 TT_TEST(cpu_on_intervals_option)

@@ -222,7 +222,7 @@ static inline __attribute__((always_inline)) void tt__record(uint64_t w1, uint64
 /* Copies up to 16 bytes of text into two words, zero-padded. When the 16
  * bytes after text lie in one page they are loaded whole (an unaligned load
  * cannot fault inside a mapped page) and cut at the first NUL with bit
- * arithmetic: ~10 instructions, no call. Near a page end, and under ASan or
+ * arithmetic: ~18 instructions, no call. Near a page end, and under ASan or
  * TSan (which would see the bytes past the NUL), a byte loop does it. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define TT__TEXT_BYTEWISE 1
@@ -245,27 +245,42 @@ static inline uint64_t tt__cut_at_nul(uint64_t v, int *ended)
     return v & ((UINT64_C(1) << bit) - 1);
 }
 
-static inline void tt__text_words(const char *text, uint64_t w[2])
+/* Sixteen text bytes as two words, returned in registers. */
+typedef struct tt__text16 {
+    uint64_t w[2];
+} tt__text16;
+
+/* The careful copy; NULL gives empty text. */
+static inline tt__text16 tt__text_bytewise(const char *text)
 {
-    w[0] = w[1] = 0;
-    if (!text)
-        return;
+    tt__text16 t = {{0, 0}};
+    char *out = (char *)t.w;
+    for (int i = 0; text && i < TT_EVENT_TEXT_MAX && text[i]; i++)
+        out[i] = text[i];
+    return t;
+}
+
+static inline tt__text16 tt__text_words(const char *text)
+{
 #ifndef TT__TEXT_BYTEWISE
-    if (((uintptr_t)text & 4095) <= 4096 - 16) {
+    /* text is not NULL and its 16 bytes lie in one page: offset 1..4080
+     * (offset 0, a page-aligned text, takes the careful copy; NULL too). */
+    if (__builtin_expect((((uintptr_t)text - 1) & 4095) < 4096 - 16, 1)) {
         int ended = 0;
         const char *p = text;
         /* Hides the object's size from the compiler, which would otherwise
          * warn about (or exploit) the read past a short literal's end. */
         __asm__("" : "+r"(p));
-        memcpy(w, p, 16);
-        w[0] = tt__cut_at_nul(w[0], &ended);
-        w[1] = ended ? 0 : tt__cut_at_nul(w[1], &ended);
-        return;
+        uint64_t a, b;
+        memcpy(&a, p, 8);
+        memcpy(&b, p + 8, 8);
+        a = tt__cut_at_nul(a, &ended);
+        b = ended ? 0 : tt__cut_at_nul(b, &ended);
+        tt__text16 t = {{a, b}};
+        return t;
     }
 #endif
-    char *out = (char *)w;
-    for (int i = 0; i < TT_EVENT_TEXT_MAX && text[i]; i++)
-        out[i] = text[i];
+    return tt__text_bytewise(text);
 }
 
 static inline void tt__event_inline(uint32_t id)
@@ -275,9 +290,8 @@ static inline void tt__event_inline(uint32_t id)
 
 static inline void tt__event_text_inline(uint32_t id, const char *text)
 {
-    uint64_t w[2];
-    tt__text_words(text, w);
-    tt__record(TT__W1(TT__KIND_TEXT, id), w[0], w[1], 2);
+    tt__text16 t = tt__text_words(text);
+    tt__record(TT__W1(TT__KIND_TEXT, id), t.w[0], t.w[1], 2);
 }
 
 static inline void tt__event_value_inline(uint32_t id, uint64_t value)
