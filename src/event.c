@@ -562,7 +562,7 @@ void tt_event_literal(uint32_t id, const char *text)
 static __thread tt__split t_cpu_split __attribute__((tls_model("initial-exec")));
 
 /* User and system CPU time in the payload, the consistent split of the core
- * at ns resolution: three clock reads (VIRT, PROF, SCHED; ~1.2 us), made
+ * at ns resolution: three clock reads (VIRT, PROF, SCHED; ~0.9 us), made
  * only while recording. getrusage() would cost one call but lags a running
  * thread by up to a tick, which would charge a busy stretch's last few
  * milliseconds to whatever interval follows it. */

@@ -10,6 +10,7 @@
 #include "event_log.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,7 +220,13 @@ static void dump_ring(tt__ring *r, uint32_t state, out *o, uint64_t *chunk, strt
 
 static int write_trace(tt__run *run, out *o, uint32_t *dumped_states, strtab *st)
 {
-    tt__trace_header h = *run->hdr;
+    /* The fields before the string table change only under the lock we
+     * hold; the counters after it are updated atomically by registering
+     * threads, so they are read that way. */
+    tt__trace_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(&h, run->hdr, offsetof(tt__trace_header, strings_offset));
+    h.ring_records = run->ring_records;
     h.flags = TT__TRACE_END_ANCHOR;
     if (atomic_load_explicit(&run->recording, memory_order_relaxed) ||
         !(run->hdr->flags & TT__TRACE_END_ANCHOR)) {
@@ -230,7 +237,6 @@ static int write_trace(tt__run *run, out *o, uint32_t *dumped_states, strtab *st
     h.threads_dropped = __atomic_load_n(&run->hdr->threads_dropped, __ATOMIC_RELAXED);
     h.rings_recycled = __atomic_load_n(&run->hdr->rings_recycled, __ATOMIC_RELAXED);
     h.sections = 0;
-    h.strings_offset = h.strings_size = 0;
     out_write(o, &h, sizeof h);
     uint64_t *chunk = malloc((size_t)TT__DUMP_CHUNK * TT__TRACE_RECORD_SIZE);
     if (!chunk)
