@@ -1,4 +1,5 @@
 import io.threadtime.vthreads.VirtualThreadCpu;
+import java.lang.management.ManagementFactory;
 import java.util.concurrent.CountDownLatch;
 
 /**
@@ -10,17 +11,21 @@ import java.util.concurrent.CountDownLatch;
  *
  * Starts THREADS virtual threads that each yield YIELDS times (so each is
  * mounted YIELDS + 1 times), waits for all, and prints the agent's mode, the
- * wall time of that run in ms, and the CPU the last thread was charged.
- * A warm-up run of a tenth of the threads comes first and is not timed.
+ * wall time of that run in ms, the CPU time the whole JVM spent over it in
+ * ms (steadier than wall time on a shared machine), and the CPU time the last
+ * thread was charged in ns. A warm-up run of a tenth of the threads comes
+ * first and is not timed.
  */
 public final class VThreadBench {
     public static void main(String[] args) throws InterruptedException {
         int threads = Integer.parseInt(args[0]), yields = Integer.parseInt(args[1]);
+        var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         run(threads / 10, yields);
-        long start = System.nanoTime();
+        long start = System.nanoTime(), cpu = os.getProcessCpuTime();
         long charged = run(threads, yields);
         long wall = System.nanoTime() - start;
-        System.out.printf("%s %.1f %d%n", VirtualThreadCpu.mode(), wall / 1e6, charged);
+        cpu = os.getProcessCpuTime() - cpu;
+        System.out.printf("%s %.1f %.1f %d%n", VirtualThreadCpu.mode(), wall / 1e6, cpu / 1e6, charged);
     }
 
     private static volatile long lastCharged;
