@@ -14,7 +14,7 @@
 int tt__counter_invariant(void)
 {
     unsigned a, b, c, d;
-    if (__get_cpuid_max(0x80000000u, NULL) < TT__CPUID_APM_LEAF)
+    if ((unsigned)__get_cpuid_max(0x80000000u, NULL) < TT__CPUID_APM_LEAF)
         return 0;
     __cpuid(TT__CPUID_APM_LEAF, a, b, c, d);
     return (d & TT__CPUID_APM_EDX_INVARIANT_TSC) != 0;
