@@ -28,10 +28,13 @@ JVMTI_NEWEST = newest=$$(for v in $(JVMTI_FEATURES); do java/jdks.sh home $$v 2>
 	fi
 
 # Built against the newest JDK's jvmti.h; it asks the JVM for JVMTI 21, so
-# the same library runs on every JDK 21+.
+# the same library runs on every JDK 21+. A JDK 17, if there is one, checks
+# that the agent stays passive on a JVM without virtual threads.
 jvmti-agent:
 	@$(JVMTI_NEWEST); \
-	cmake -S jvmti -B $(JVMTI_BUILD) -G Ninja -DTT_JDK_HOME=$$newest >/dev/null && cmake --build $(JVMTI_BUILD)
+	old=$$(java/jdks.sh home 17 2>/dev/null || true); \
+	cmake -S jvmti -B $(JVMTI_BUILD) -G Ninja -DTT_JDK_HOME=$$newest -DTT_OLD_JDK_HOME=$$old >/dev/null && \
+	cmake --build $(JVMTI_BUILD)
 
 test-jvmti: jvmti-agent
 	ctest --test-dir $(JVMTI_BUILD) --output-on-failure
