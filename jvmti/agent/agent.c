@@ -8,7 +8,7 @@
  * with the virtual thread as JVMTI's current thread, so
  *   - "this thread's clock" is the carrier's clock, and
  *   - GetThreadLocalStorage(NULL) is the virtual thread's storage, read
- *     without a VM transition (~10 ns).
+ *     without a VM transition (a few loads).
  *
  *   mount    a = storage (first mount: take an account, store it there);
  *            mark = clock now; carrier = this kernel tid

@@ -1,7 +1,8 @@
 /* threadtime-vthreads: the clock segments are measured with.
  *
  *   exact    the carrier's precise CPU clock: tt_self_total_ns(), one
- *            clock_gettime() on the caller-fast-path clockid (~270 ns here).
+ *            clock_gettime() on the caller-fast-path SCHED clockid: ~450 ns
+ *            per read in the benchmark, the kernel updating the runtime first.
  *            Units are ns of CPU time; time the carrier spent descheduled
  *            or blocked is not charged.
  *   mounted  the cycle counter (rdtsc / cntvct, ~10 ns), in ticks, converted
