@@ -85,6 +85,7 @@ bench-event-dump: build
 
 -include java/java.mk
 -include python/python.mk
+-include jvmti/jvmti.mk
 
 demo: $(DEMO_TARGETS)
 test: deps
