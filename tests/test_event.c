@@ -348,6 +348,33 @@ TT_TEST(exited_threads_are_kept_and_bounded)
     CHECK_OP(tt_log_stop(), ==, 0);
 }
 
+/* Many short-lived threads: memory stays at max_threads rings, the newest
+ * exited threads' events are the ones kept, the rest counted. */
+TT_TEST(many_short_lived_threads_stay_bounded)
+{
+    enum { BOUND = 4, THREADS = 2000 };
+    tt_log_options o = small_log(16, BOUND);
+    CHECK_OP(tt_log_start(&o), ==, 0);
+    pid_t last_tid = 0;
+    for (int i = 0; i < THREADS; i++) {
+        pthread_t th;
+        writer_arg arg = {.events = 3, .go = &(atomic_int){1}};
+        pthread_create(&th, NULL, counted_writer, &arg);
+        pthread_join(th, NULL);
+        last_tid = arg.tid;
+    }
+    loaded_trace lt;
+    CHECK_OP(dump_and_load("many", &lt), ==, 0);
+    CHECK_OP(lt.t.nthreads, ==, BOUND);
+    CHECK_OP(lt.t.h.rings_recycled, ==, THREADS - BOUND);
+    CHECK_OP(lt.t.h.threads_dropped, ==, 0);
+    CHECK(find_thread(&lt.t, (uint32_t)last_tid) != NULL);
+    for (uint32_t i = 0; i < lt.t.nthreads; i++)
+        CHECK_OP(count_committed(&lt.t, &lt.t.threads[i]), ==, 3);
+    free_trace(&lt);
+    CHECK_OP(tt_log_stop(), ==, 0);
+}
+
 static void *hold_ring(void *p)
 {
     tt_event(1);
