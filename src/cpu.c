@@ -236,24 +236,29 @@ static int rusage_times(int who, tt_times *out)
 
 int tt_getrusage_thread(tt_times *out) { return rusage_times(RUSAGE_THREAD, out); }
 
-/* Per-thread state of the clockid-scaled split for the calling thread. */
-static _Thread_local tt__split self_split;
+/* Per-thread state of the clockid-scaled split for the calling thread.
+ * initial-exec: reachable from a signal handler (the event log's CPU
+ * intervals) without __tls_get_addr, which may allocate. 16 bytes. */
+static __thread tt__split self_split __attribute__((tls_model("initial-exec")));
+
+int tt__self_split_clockid(tt_times *out)
+{
+    int64_t v[3];
+    int rc = tt__read_three(TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_VIRT),
+                            TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_PROF),
+                            TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_SCHED), v);
+    if (rc == 0)
+        tt__split_scale(&self_split, v[0], v[1], v[2], out);
+    return rc;
+}
 
 int tt_self_times(tt_times *out)
 {
     if (out == NULL)
         return -EFAULT;
     int forced = atomic_load_explicit(&g_forced, memory_order_relaxed);
-    if (forced == TT_METHOD_CLOCKID) {
-        int64_t v[3];
-        int rc = tt__read_three(TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_VIRT),
-                            TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_PROF),
-                            TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_SCHED), v);
-        if (rc != 0)
-            return rc;
-        tt__split_scale(&self_split, v[0], v[1], v[2], out);
-        return 0;
-    }
+    if (forced == TT_METHOD_CLOCKID)
+        return tt__self_split_clockid(out);
     if (forced == TT_METHOD_PROCFS) {
         tt_procfs_stat st;
         int rc = tt_procfs_read(0, gettid(), &st);

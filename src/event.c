@@ -11,7 +11,6 @@
 #include "arch.h"
 #include "event_internal.h"
 #include "event_log.h"
-#include "linux/clockid.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -558,23 +557,17 @@ void tt_event_literal(uint32_t id, const char *text)
         tt__record(TT__W1(TT__KIND_LITERAL, id), (uint64_t)(uintptr_t)text, 0, 1);
 }
 
-/* This thread's previous split, so user and system never decrease. */
-static __thread tt__split t_cpu_split __attribute__((tls_model("initial-exec")));
-
-/* User and system CPU time in the payload, the consistent split of the core
- * at ns resolution: three clock reads (VIRT, PROF, SCHED; ~0.9 us), made
- * only while recording. getrusage() would cost one call but lags a running
- * thread by up to a tick, which would charge a busy stretch's last few
- * milliseconds to whatever interval follows it. */
+/* User and system CPU time in the payload, the core's consistent split at
+ * ns resolution (three clock reads, ~0.9 us), made only while recording.
+ * getrusage() would cost one call but lags a running thread by up to a
+ * tick, which would charge a busy stretch's last few milliseconds to
+ * whatever interval follows it. */
 static void cpu_event(unsigned kind, uint32_t id)
 {
     if (!recording(tt__run_current()))
         return;
-    int64_t v[3];
     tt_times t = {-1, -1, -1};
-    if (tt__read_three(TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_VIRT), TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_PROF),
-                       TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_SCHED), v) == 0)
-        tt__split_scale(&t_cpu_split, v[0], v[1], v[2], &t);
+    tt__self_split_clockid(&t);
     tt__record(TT__W1(kind, id), (uint64_t)t.user_ns, (uint64_t)t.system_ns, 2);
 }
 

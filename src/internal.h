@@ -55,6 +55,10 @@ static inline void tt__times_from_procfs(const tt_procfs_stat *st, tt_times *out
 void tt__split_scale(tt__split *prev, int64_t virt, int64_t prof, int64_t sched,
                      tt_times *out);
 
+/* The calling thread's consistent split at ns resolution: three clock
+ * reads scaled against this thread's previous answer. 0 or -errno. */
+int tt__self_split_clockid(tt_times *out);
+
 /* Classifies a tid the kernel refused: -ESRCH if no such task exists,
  * -EINVAL if it exists but is not a thread of this process. */
 int tt__classify_missing(pid_t id);
