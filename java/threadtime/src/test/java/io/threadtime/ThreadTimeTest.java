@@ -150,6 +150,8 @@ class ThreadTimeTest {
             CpuTimes split = ThreadTime.threadTimes(w.thread).orElseThrow();
             Work.assertSplit(split);
             assertEquals(PLATFORM.getThreadCpuTime(w.id()), split.totalNanos());
+            assertEquals(split.systemNanos(), ThreadTime.threadSystemTime(w.thread));
+            assertFalse(ThreadTime.isRegistered(w.thread), "reading a thread does not map it");
         }
     }
 
