@@ -68,7 +68,10 @@ TT_API int64_t tt_self_total_ns(void);
 /* Raw, tick-sampled user time of the calling thread (VIRT clock), ns. */
 TT_API int64_t tt_self_user_raw_ns(void);
 /* Raw, tick-sampled system time: PROF - VIRT, read in that order so the
- * difference is never negative (two system calls). */
+ * difference is never negative (two system calls). Not monotonic: a user
+ * tick that lands between the two reads counts as system time in that
+ * answer and not in the next. Use tt_self_times() for a system time that
+ * never goes back. */
 TT_API int64_t tt_self_system_raw_ns(void);
 /* Raw, tick-sampled user + system of the calling thread (PROF clock), ns. */
 TT_API int64_t tt_self_prof_raw_ns(void);
