@@ -2,9 +2,12 @@
 # Finds the JDKs installed on this machine, so that no build file names a path.
 #   jdks.sh toolchains FILE   write a Maven toolchains file listing every JDK found
 #   jdks.sh home N            print the home of a JDK whose feature version is N
+#   jdks.sh runtime N         the same, or of a runtime without javac (enough
+#                             to run tests and benchmarks on; JDKs preferred)
 # Searched: $JAVA_HOME, every directory in $TT_JDK_DIRS (colon-separated), and
-# every directory under /usr/lib/jvm and /opt/java. A JDK is a directory with
-# bin/javac and a `release` file; its version comes from JAVA_VERSION there.
+# every directory under /usr/lib/jvm and /opt/java. A runtime is a directory
+# with bin/java and a `release` file, whose JAVA_VERSION gives the version; a
+# JDK is a runtime with bin/javac.
 set -euo pipefail
 
 candidates() {
@@ -15,17 +18,35 @@ candidates() {
   for d in /usr/lib/jvm/* /opt/java/*; do [ -d "$d" ] && echo "$d"; done
 }
 
-# Prints "feature home" per JDK, one per real directory, newest first.
-list() {
-  local d real v seen=" "
+# Prints "feature home" per directory with bin/$1 (javac: JDKs, java:
+# runtimes), one per real directory, in search order.
+scan() {
+  local d real v seen=" " tool=$1
   while read -r d; do
-    [ -x "$d/bin/javac" ] && [ -f "$d/release" ] || continue
+    [ -x "$d/bin/$tool" ] && [ -f "$d/release" ] || continue
     real=$(readlink -f "$d")
     case "$seen" in *" $real "*) continue ;; esac
     seen="$seen$real "
     v=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$d/release")
     [ -n "$v" ] && echo "$v $real"
   done < <(candidates)
+}
+
+# JDKs; with "runtimes", JDKs and then every runtime.
+list() {
+  scan javac
+  if [ "${1:-}" = runtimes ]; then scan java; fi
+}
+
+# The home of the first Java $2 that `list $1` prints, or a message.
+find_home() {
+  local want=$2 home
+  home=$(list "$1" | awk -v w="$want" '$1 == w { print $2; exit }')
+  if [ -z "$home" ]; then
+    echo "jdks.sh: no ${3:-JDK} $want found (searched \$JAVA_HOME, \$TT_JDK_DIRS, /usr/lib/jvm, /opt/java)" >&2
+    exit 1
+  fi
+  echo "$home"
 }
 
 case "${1:-}" in
@@ -43,16 +64,13 @@ toolchains)
   } >"$out"
   ;;
 home)
-  want=${2:?usage: jdks.sh home N}
-  home=$(list | awk -v w="$want" '$1 == w { print $2; exit }')
-  if [ -z "$home" ]; then
-    echo "jdks.sh: no JDK $want found (searched \$JAVA_HOME, \$TT_JDK_DIRS, /usr/lib/jvm, /opt/java)" >&2
-    exit 1
-  fi
-  echo "$home"
+  find_home jdks "${2:?usage: jdks.sh home N}"
+  ;;
+runtime)
+  find_home runtimes "${2:?usage: jdks.sh runtime N}" "Java runtime"
   ;;
 *)
-  echo "usage: jdks.sh toolchains FILE | jdks.sh home N" >&2
+  echo "usage: jdks.sh toolchains FILE | jdks.sh home N | jdks.sh runtime N" >&2
   exit 2
   ;;
 esac

@@ -1,14 +1,17 @@
 # CPU time of virtual threads (issue 6): the JVMTI agent and its Java API.
 # Included by the root Makefile (-include jvmti/jvmti.mk).
-#   make test-jvmti    build the agent, run its C test, then the Java tests
-#                      (four JVMs: exact, mounted, events off, no agent) on
-#                      every JDK 21+ that java/jdks.sh finds
+#   make test-jvmti    build the agent, run its C test, install the threadtime
+#                      JAR (java/, which carries the Java API and a copy of
+#                      the agent) into the local Maven repository, then run
+#                      the Java tests (four JVMs: exact, mounted, events off,
+#                      no agent) on every JDK 21+ that java/jdks.sh finds
 #   make bench-jvmti   a million virtual threads, no agent / events off /
 #                      mounted / exact, interleaved (never part of the tests):
 #                      JVMTI_BENCH_RUNS=5 JVMTI_BENCH_THREADS=1000000
 JVMTI_BUILD ?= jvmti/build
 JVMTI_AGENT = $(abspath $(JVMTI_BUILD))/libthreadtime_vthreads.so
-JVMTI_JAR = jvmti/java/target/threadtime-vthreads-0.1.0.jar
+# The Java API (VirtualThreadCpu, TaskCpu) is in the threadtime JAR.
+JVMTI_JAR = java/threadtime/target/threadtime-0.1.0.jar
 # Feature versions looked for; those not installed are skipped.
 JVMTI_FEATURES ?= 21 22 23 24 25 26 27
 JVMTI_MVN = mvn -B -q -f jvmti/java/pom.xml
@@ -36,16 +39,18 @@ jvmti-agent:
 	cmake -S jvmti -B $(JVMTI_BUILD) -G Ninja -DTT_JDK_HOME=$$newest -DTT_OLD_JDK_HOME=$$old >/dev/null && \
 	cmake --build $(JVMTI_BUILD)
 
-test-jvmti: jvmti-agent
+# The newest JDK compiles the tests; each Java 21+ found (a runtime without
+# javac is enough) runs them.
+test-jvmti: jvmti-agent java-install
 	ctest --test-dir $(JVMTI_BUILD) --output-on-failure
-	@set -e; for v in $(JVMTI_FEATURES); do \
-	  home=$$(java/jdks.sh home $$v 2>/dev/null) || continue; \
-	  echo "test-jvmti: JDK $$v ($$home)"; \
-	  JAVA_HOME=$$home $(JVMTI_MVN) clean verify -Dagent.path=$(JVMTI_AGENT); \
+	@set -e; $(JVMTI_NEWEST); \
+	for v in $(JVMTI_FEATURES); do \
+	  home=$$(java/jdks.sh runtime $$v 2>/dev/null) || continue; \
+	  echo "test-jvmti: Java $$v ($$home)"; \
+	  JAVA_HOME=$$newest $(JVMTI_MVN) clean verify -Dagent.path=$(JVMTI_AGENT) -Djvm=$$home/bin/java; \
 	done; \
-	java/jdks.sh home 21 >/dev/null 2>&1 || echo "test-jvmti: JDK 21 is not installed here; not tested on it"
+	java/jdks.sh runtime 21 >/dev/null 2>&1 || echo "test-jvmti: no Java 21 here; not tested on it"
 
-bench-jvmti: jvmti-agent
+bench-jvmti: jvmti-agent java-install
 	@$(JVMTI_NEWEST); \
-	JAVA_HOME=$$newest $(JVMTI_MVN) package -DskipTests && \
 	jvmti/bench/run.sh $$newest $(JVMTI_AGENT) $(JVMTI_JAR) $(JVMTI_BENCH_RUNS) $(JVMTI_BENCH_THREADS)

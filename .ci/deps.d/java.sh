@@ -3,7 +3,8 @@
 # finds them), then fetch every Maven plugin and dependency by running the
 # build once with a test filter that matches nothing (dependency:go-offline
 # misses the test providers and cannot see the reactor's own module), so
-# `make test-java` and `make bench-java` need no network.
+# `make test-java` and `make bench-java` need no network. JDK 25 also gives
+# the jvmti.h the JAR's virtual-thread agent is built with.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 for v in 17 25; do
@@ -14,5 +15,8 @@ for v in 17 25; do
   }
 done
 java/jdks.sh toolchains java/.toolchains.xml
+agent_jdk=$(java/jdks.sh home 25)
 cd java
-mvn -B -q -t .toolchains.xml -Pbench clean verify -Dit.test=FetchOnly -Dfailsafe.failIfNoSpecifiedTests=false
+# install: jvmti/java's tests (jvmti.sh, next) depend on the threadtime JAR.
+mvn -B -q -t .toolchains.xml -Pbench clean install -Dit.test=FetchOnly -Dfailsafe.failIfNoSpecifiedTests=false \
+  -Djdk.agent.home="$agent_jdk"

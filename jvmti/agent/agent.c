@@ -21,10 +21,11 @@
  * 3x on a million-virtual-thread benchmark until JDK-8330969). The shared
  * account pool is touched once per 256 threads a carrier starts or ends.
  *
- * Java reads the figures through the JNI natives of io.threadtime.vthreads.
- * Agent at the end of this file. HotSpot binds a native method it cannot
- * find in the class loader's libraries to a matching symbol exported by an
- * agent library, so no System.load and no RegisterNatives are involved.
+ * Java reads the figures through the JNI natives of
+ * io.threadtime.VirtualThreadAgent at the end of this file. HotSpot binds a
+ * native method it cannot find in the class loader's libraries to a matching
+ * symbol exported by an agent library, so no System.load and no
+ * RegisterNatives are involved.
  *
  * Whatever the JVM lacks (JVMTI 21, the capability, the events), the agent
  * says so in one line on stderr and stays passive: Java then sees the state
@@ -42,7 +43,7 @@
 #define MOUNT_EVENT "com.sun.hotspot.events.VirtualThreadMount"
 #define UNMOUNT_EVENT "com.sun.hotspot.events.VirtualThreadUnmount"
 
-/* What Java sees; io.threadtime.vthreads.Agent holds the same numbers. */
+/* What Java sees; io.threadtime.VirtualThreadAgent holds the same numbers. */
 enum {
     VT_STATE_PASSIVE = 0,    /* loaded, but this JVM cannot support it */
     VT_STATE_EVENTS_OFF = 1, /* loaded with events=off: capability only */
@@ -333,7 +334,7 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
     return start(vm, options);
 }
 
-/* ---- what Java calls (io.threadtime.vthreads.Agent) ---- */
+/* ---- what Java calls (io.threadtime.VirtualThreadAgent) ---- */
 
 static int active(void)
 {
@@ -341,14 +342,14 @@ static int active(void)
     return s == VT_STATE_EXACT || s == VT_STATE_MOUNTED;
 }
 
-JNIEXPORT jint JNICALL Java_io_threadtime_vthreads_Agent_state(JNIEnv *jni, jclass cls)
+JNIEXPORT jint JNICALL Java_io_threadtime_VirtualThreadAgent_state(JNIEnv *jni, jclass cls)
 {
     (void)jni;
     (void)cls;
     return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
 }
 
-JNIEXPORT jstring JNICALL Java_io_threadtime_vthreads_Agent_clock(JNIEnv *jni, jclass cls)
+JNIEXPORT jstring JNICALL Java_io_threadtime_VirtualThreadAgent_clock(JNIEnv *jni, jclass cls)
 {
     (void)cls;
     return (*jni)->NewStringUTF(jni, active() ? vt_clock_name() : "none");
@@ -358,7 +359,7 @@ JNIEXPORT jstring JNICALL Java_io_threadtime_vthreads_Agent_clock(JNIEnv *jni, j
  * charging or has no account for it (a platform thread, or a virtual
  * thread that has not been mounted since the agent attached). A JNI call
  * pins the thread, so the segment read here is open on this carrier. */
-JNIEXPORT jlong JNICALL Java_io_threadtime_vthreads_Agent_currentCpuTime(JNIEnv *jni, jclass cls)
+JNIEXPORT jlong JNICALL Java_io_threadtime_VirtualThreadAgent_currentCpuTime(JNIEnv *jni, jclass cls)
 {
     (void)jni;
     (void)cls;
@@ -374,8 +375,8 @@ JNIEXPORT jlong JNICALL Java_io_threadtime_vthreads_Agent_currentCpuTime(JNIEnv 
  * the thread has no account, or the account is no longer that thread's
  * (it ended). GetThreadLocalStorage on another thread costs a VM transition
  * and a short transition-disabling handshake with that thread. */
-JNIEXPORT jlong JNICALL Java_io_threadtime_vthreads_Agent_cpuTime(JNIEnv *jni, jclass cls, jthread thread,
-                                                                   jlong id)
+JNIEXPORT jlong JNICALL Java_io_threadtime_VirtualThreadAgent_cpuTime(JNIEnv *jni, jclass cls,
+                                                                      jthread thread, jlong id)
 {
     (void)jni;
     (void)cls;
@@ -389,7 +390,7 @@ JNIEXPORT jlong JNICALL Java_io_threadtime_vthreads_Agent_cpuTime(JNIEnv *jni, j
 }
 
 /* Bytes the accounts occupy (live and spare). */
-JNIEXPORT jlong JNICALL Java_io_threadtime_vthreads_Agent_accountBytes(JNIEnv *jni, jclass cls)
+JNIEXPORT jlong JNICALL Java_io_threadtime_VirtualThreadAgent_accountBytes(JNIEnv *jni, jclass cls)
 {
     (void)jni;
     (void)cls;

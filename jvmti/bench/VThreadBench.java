@@ -1,4 +1,4 @@
-import io.threadtime.vthreads.VirtualThreadCpu;
+import io.threadtime.VirtualThreadCpu;
 import java.lang.management.ManagementFactory;
 import java.util.concurrent.CountDownLatch;
 
@@ -7,7 +7,7 @@ import java.util.concurrent.CountDownLatch;
  * short virtual threads that do nothing but give up their carrier, so the
  * mounts and unmounts are all there is.
  *
- *   java [-agentpath:...] -cp threadtime-vthreads.jar:. VThreadBench THREADS YIELDS
+ *   java [-agentpath:...] -cp threadtime.jar:. VThreadBench THREADS YIELDS
  *
  * Starts THREADS virtual threads that each yield YIELDS times (so each is
  * mounted YIELDS + 1 times), waits for all, and prints the agent's mode, the

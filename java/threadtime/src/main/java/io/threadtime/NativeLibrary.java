@@ -41,7 +41,8 @@ final class NativeLibrary {
     /** System property naming the library file to load instead of any other. */
     static final String PROPERTY = "threadtime.library";
     static final String NAME = "threadtime_java";
-    private static final String RESOURCE = "/io/threadtime/native/linux-x86_64/lib" + NAME + ".so";
+    /** The virtual-thread JVMTI agent the JAR also carries (never loaded from here). */
+    static final String AGENT_NAME = "threadtime_vthreads";
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
 
     private NativeLibrary() {}
@@ -66,7 +67,7 @@ final class NativeLibrary {
                 System.loadLibrary(NAME);
                 return "java.library.path";
             } catch (UnsatisfiedLinkError notThere) {
-                Path extracted = extract();
+                Path extracted = extract(NAME, "set -D" + PROPERTY + "=<path>");
                 System.load(extracted.toString());
                 return extracted.toString();
             }
@@ -75,25 +76,31 @@ final class NativeLibrary {
         }
     }
 
-    private static Path extract() {
+    /**
+     * The bundled library {@code lib<name>.so}, extracted as described above
+     * (or found there, extracted before); its path. {@code otherwise} tells,
+     * in any error message, how to use a copy of one's own instead.
+     */
+    static Path extract(String name, String otherwise) {
         String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
         String arch = System.getProperty("os.arch", "");
         if (!os.startsWith("linux") || !(arch.equals("amd64") || arch.equals("x86_64"))) {
             throw new UnsatisfiedLinkError("threadtime bundles a native library for linux-x86_64 only, not "
-                    + os + "-" + arch + "; build it from source and set -D" + PROPERTY + "=<path>");
+                    + os + "-" + arch + "; build lib" + name + ".so from source and " + otherwise);
         }
+        String resource = "/io/threadtime/native/linux-x86_64/lib" + name + ".so";
         byte[] bytes;
-        try (InputStream in = NativeLibrary.class.getResourceAsStream(RESOURCE)) {
+        try (InputStream in = NativeLibrary.class.getResourceAsStream(resource)) {
             if (in == null) {
-                throw new UnsatisfiedLinkError("threadtime: " + RESOURCE + " is missing from the JAR");
+                throw new UnsatisfiedLinkError("threadtime: " + resource + " is missing from the JAR");
             }
             bytes = in.readAllBytes();
         } catch (IOException e) {
-            throw new UncheckedIOException("threadtime: reading " + RESOURCE, e);
+            throw new UncheckedIOException("threadtime: reading " + resource, e);
         }
         CRC32 crc = new CRC32();
         crc.update(bytes);
-        String file = String.format("lib%s-%s-%08x.so", NAME, version(), crc.getValue());
+        String file = String.format("lib%s-%s-%08x.so", name, version(), crc.getValue());
         try {
             Path dir = privateDirectory();
             Path target = dir.resolve(file);
@@ -108,9 +115,8 @@ final class NativeLibrary {
             }
             return target;
         } catch (IOException e) {
-            throw new UncheckedIOException("threadtime: extracting the native library to "
-                    + System.getProperty("java.io.tmpdir") + " failed; set -D" + PROPERTY + "=<path> to use a copy"
-                    + " installed elsewhere", e);
+            throw new UncheckedIOException("threadtime: extracting lib" + name + ".so to "
+                    + System.getProperty("java.io.tmpdir") + " failed; to use a copy installed elsewhere, " + otherwise, e);
         }
     }
 

@@ -67,7 +67,7 @@ final class ThreadMap {
         return SELF.get() != VIRTUAL;
     }
 
-    private static boolean isVirtual(Thread t) {
+    static boolean isVirtual(Thread t) {
         try {
             return IS_VIRTUAL != null && (boolean) IS_VIRTUAL.invokeExact(t);
         } catch (Throwable e) {

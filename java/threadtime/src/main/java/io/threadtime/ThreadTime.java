@@ -26,7 +26,9 @@ import java.util.concurrent.ThreadFactory;
  * reports anything else the kernel refuses.
  * <p>
  * Reading another thread needs its native thread; see {@link #register()}
- * for how threads are mapped and what a read costs before that.
+ * for how threads are mapped and what a read costs before that. Virtual
+ * threads have no kernel clock of their own: {@link VirtualThreadCpu} reads
+ * what the virtual-thread agent charged them.
  */
 public final class ThreadTime {
     private ThreadTime() {}
@@ -146,6 +148,14 @@ public final class ThreadTime {
             register();
             task.run();
         });
+    }
+
+    /**
+     * {@code thread.isVirtual()} on JDK 21+; false on older JDKs, which have
+     * no virtual threads. Lets code built for JDK 17 tell the two apart.
+     */
+    public static boolean isVirtual(Thread thread) {
+        return ThreadMap.isVirtual(Objects.requireNonNull(thread, "thread"));
     }
 
     /** "ffm" or "jni": how this JVM calls the native library. */

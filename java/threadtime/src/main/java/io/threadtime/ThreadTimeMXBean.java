@@ -13,7 +13,8 @@ import javax.management.ObjectName;
  * <p>
  * Kept from the platform bean: -1 while CPU time measurement is disabled
  * ({@link #setThreadCpuTimeEnabled}, which is the platform's own switch),
- * for an unknown or terminated thread and for a virtual thread;
+ * for an unknown or terminated thread and for a virtual thread (but see
+ * below);
  * {@link IllegalArgumentException} for an id &lt;= 0,
  * {@link NullPointerException} for a null array and
  * {@link UnsupportedOperationException} where the JVM does not support the
@@ -24,6 +25,15 @@ import javax.management.ObjectName;
  * 4 ms steps here and can exceed the CPU time. A thread that has not yet
  * called threadtime is read through the platform bean (see
  * {@link ThreadTime#register()}).
+ * <p>
+ * Virtual threads: while the virtual-thread agent charges them (see
+ * {@link VirtualThreadCpu}), the CPU time of the current thread, asked with
+ * {@link #getCurrentThreadCpuTime()} or by its own id, is the agent's figure
+ * on a virtual thread too. Their user time stays -1 (the agent keeps no user
+ * clock), and so does the CPU time of another virtual thread asked by id:
+ * the JDK offers no way to find a virtual thread by id, so use
+ * {@link VirtualThreadCpu#threadCpuTime(Thread)}. Without the agent every
+ * virtual-thread figure is -1, as from the platform.
  */
 public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
     private static final ThreadTimeMXBean INSTANCE = new ThreadTimeMXBean();
@@ -80,7 +90,7 @@ public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
 
     private long current(ThreadMap.Clock clock) {
         if (!ThreadMap.mapSelf()) {
-            return -1;
+            return clock == ThreadMap.Clock.TOTAL ? VirtualThreadCpu.currentVirtual() : -1;
         }
         return ThreadTimeException.check(clock == ThreadMap.Clock.TOTAL ? Native.B.selfTotal() : Native.B.selfUser());
     }

@@ -3,13 +3,16 @@ package io.threadtime.vthreads;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.threadtime.TaskCpu;
+import io.threadtime.ThreadTimeMXBean;
+import io.threadtime.VirtualThreadCpu;
 import org.junit.jupiter.api.Test;
 
 /** No agent: virtual threads read -1, exactly as ThreadMXBean answers for
  * them; platform threads are unaffected. */
 class AgentAbsentTest {
     static void virtualThreadsReadAsFromThePlatform() throws Exception {
-        long[] seen = new long[4];
+        long[] seen = new long[6];
         Thread parked = Thread.ofVirtual().start(() -> java.util.concurrent.locks.LockSupport.park());
         Work.onVirtualThreads(1, i -> {
             Work.burn(Work.MS);
@@ -17,6 +20,8 @@ class AgentAbsentTest {
             seen[1] = Work.MX.getCurrentThreadCpuTime();
             seen[2] = TaskCpu.start().elapsedNanos();
             seen[3] = VirtualThreadCpu.threadCpuTime(parked);
+            seen[4] = ThreadTimeMXBean.getInstance().getCurrentThreadCpuTime();
+            seen[5] = ThreadTimeMXBean.getInstance().getThreadCpuTime(Thread.currentThread().threadId());
         });
         java.util.concurrent.locks.LockSupport.unpark(parked);
         parked.join();
@@ -24,6 +29,8 @@ class AgentAbsentTest {
         assertEquals(seen[1], seen[0], "current virtual thread");
         assertEquals(-1, seen[2], "a task on a virtual thread");
         assertEquals(-1, seen[3], "another virtual thread");
+        assertEquals(-1, seen[4], "the drop-in bean, current virtual thread");
+        assertEquals(-1, seen[5], "the drop-in bean, current virtual thread by id");
         long mine = VirtualThreadCpu.currentThreadCpuTime();
         assertTrue(mine > 0 && mine <= Work.MX.getCurrentThreadCpuTime(), "platform thread read " + mine);
     }

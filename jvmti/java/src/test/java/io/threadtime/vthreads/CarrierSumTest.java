@@ -3,6 +3,7 @@ package io.threadtime.vthreads;
 import static io.threadtime.vthreads.Work.MS;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.threadtime.VirtualThreadCpu;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.Test;

@@ -3,6 +3,7 @@ package io.threadtime.vthreads;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.threadtime.VirtualThreadCpu;
 import org.junit.jupiter.api.Test;
 
 /** The agent loaded with events=off: the JVM pays for virtual-thread support

@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.threadtime.TaskCpu;
+import io.threadtime.ThreadTimeMXBean;
+import io.threadtime.VirtualThreadCpu;
 import java.net.Socket;
 import java.util.HashSet;
 import java.util.Set;
@@ -46,6 +49,46 @@ class ExactModeTest {
             }
             assertCharged(burned, VirtualThreadCpu.currentThreadCpuTime() - start, "burner " + i);
         });
+    }
+
+    /** The drop-in bean answers for a virtual current thread through the
+     * agent, by the call and by the thread's own id; user time and other
+     * virtual threads by id stay -1, as does everything while the platform's
+     * switch is off. */
+    @Test
+    void theDropInBeanChargesVirtualThreads() throws Exception {
+        ThreadTimeMXBean bean = ThreadTimeMXBean.getInstance();
+        Thread parked = Thread.ofVirtual().start(LockSupport::park);
+        try {
+            Work.onVirtualThreads(2, i -> {
+                long burned = Work.burn(20 * MS);
+                long before = VirtualThreadCpu.currentThreadCpuTime();
+                long byCall = bean.getCurrentThreadCpuTime();
+                long byId = bean.getThreadCpuTime(Thread.currentThread().threadId());
+                long[] byArray = bean.getThreadCpuTime(new long[] {Thread.currentThread().threadId(), parked.threadId()});
+                long after = VirtualThreadCpu.currentThreadCpuTime();
+                assertTrue(byCall >= burned, "bean charged " + byCall + " ns, burned " + burned);
+                assertTrue(before <= byCall && byCall <= byId && byId <= byArray[0] && byArray[0] <= after,
+                        "reads out of order: " + before + " " + byCall + " " + byId + " " + byArray[0] + " " + after);
+                assertEquals(-1, byArray[1], "another virtual thread by id");
+                assertEquals(-1, bean.getThreadCpuTime(parked.threadId()), "another virtual thread by id");
+                assertEquals(-1, bean.getCurrentThreadUserTime(), "user time of a virtual thread");
+                assertEquals(-1, Work.MX.getCurrentThreadCpuTime(), "the platform bean");
+            });
+            bean.setThreadCpuTimeEnabled(false);
+            try {
+                Work.onVirtualThreads(1, i -> {
+                    assertEquals(-1, bean.getCurrentThreadCpuTime(), "switched off");
+                    assertEquals(-1, VirtualThreadCpu.currentThreadCpuTime(), "switched off");
+                    assertEquals(-1, VirtualThreadCpu.threadCpuTime(parked), "switched off");
+                });
+            } finally {
+                bean.setThreadCpuTimeEnabled(true);
+            }
+        } finally {
+            LockSupport.unpark(parked);
+            parked.join();
+        }
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.threadtime.vthreads;
 
 import static io.threadtime.vthreads.Work.MS;
 
+import io.threadtime.VirtualThreadCpu;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.util.concurrent.locks.LockSupport;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.tools.attach.VirtualMachine;
+import io.threadtime.VirtualThreadCpu;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.InputStreamReader;
@@ -18,7 +19,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * The agent attached to a running JVM (what `jcmd PID JVMTI.agent_load` does):
+ * The agent the threadtime JAR carries, extracted by
+ * {@link VirtualThreadCpu#agentPath()} and attached to a running JVM (what
+ * `jcmd PID JVMTI.agent_load` does):
  * a virtual thread alive at the attach is charged only from its first mount
  * after it, a new one in full, and -XX:+EnableDynamicAgentLoading silences
  * the JDK's warning about a dynamically loaded agent.
@@ -26,13 +29,13 @@ import org.junit.jupiter.api.Test;
 class LateAttachTest {
     @Test
     void attachedLateChargesFromTheNextMount() throws Exception {
-        Path agent = Paths.get(System.getProperty("agent.path"));
+        Path agent = VirtualThreadCpu.agentPath();
         assertTrue(Files.isRegularFile(agent), "no agent at " + agent);
         Path err = Files.createTempFile("late-attach", ".err");
         Process child = new ProcessBuilder(List.of(
                 Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
                 "-XX:+EnableDynamicAgentLoading", "-Djdk.virtualThreadScheduler.parallelism=2",
-                "--add-opens", "java.base/java.lang=ALL-UNNAMED",
+                "--add-opens", "java.base/java.lang=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED",
                 "-cp", System.getProperty("java.class.path"), LateAttachChild.class.getName()))
                 .redirectError(err.toFile()).start();
         try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));

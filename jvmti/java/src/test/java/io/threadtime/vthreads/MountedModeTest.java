@@ -4,6 +4,7 @@ import static io.threadtime.vthreads.Work.MS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.threadtime.VirtualThreadCpu;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -52,6 +52,8 @@ final class Work {
     static long burn(long nanos) {
         Thread carrier = carrier();
         long start = MX.getThreadCpuTime(carrier.threadId()), now = start, x = sink;
+        if (start < 0)
+            throw new AssertionError("the carrier's CPU time cannot be read (measurement switched off?)");
         while (now - start < nanos) {
             for (int i = 0; i < 20_000; i++)
                 x = x * 31 + i;

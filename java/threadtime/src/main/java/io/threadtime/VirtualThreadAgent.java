@@ -1,14 +1,14 @@
-package io.threadtime.vthreads;
+package io.threadtime;
 
 /**
- * The natives of the threadtime-vthreads JVMTI agent. They are exported by
- * the agent library itself ({@code libthreadtime_vthreads.so}); HotSpot binds
- * a native it cannot find in the class loader's libraries to a symbol of a
- * loaded agent library, so nothing is loaded from Java. Without the agent
- * every call throws {@link UnsatisfiedLinkError}, which {@link #probe()}
- * turns into {@link #ABSENT}.
+ * The natives of the virtual-thread JVMTI agent ({@code libthreadtime_vthreads.so},
+ * built from {@code jvmti/agent}). The agent library exports them itself:
+ * HotSpot binds a native it cannot find in the class loader's libraries to a
+ * symbol of a loaded agent library, so nothing is loaded from Java. Without
+ * the agent every call throws {@link UnsatisfiedLinkError}, which
+ * {@link #probe()} turns into {@link #ABSENT}.
  */
-final class Agent {
+final class VirtualThreadAgent {
     /** Not loaded (the natives do not bind). */
     static final int ABSENT = -1;
     /** Loaded, but this JVM lacks what it needs; it said why on stderr. */
@@ -20,7 +20,7 @@ final class Agent {
     /** Charging time mounted, read from the cycle counter. */
     static final int MOUNTED = 3;
 
-    private Agent() {}
+    private VirtualThreadAgent() {}
 
     /** The agent's state: one of the constants above, never {@link #ABSENT}. */
     static native int state();

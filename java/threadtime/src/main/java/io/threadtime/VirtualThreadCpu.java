@@ -1,0 +1,142 @@
+package io.threadtime;
+
+import java.nio.file.Path;
+
+/**
+ * CPU time of virtual threads, which {@code ThreadMXBean} reports as -1.
+ * <p>
+ * The figures come from the virtual-thread JVMTI agent, which this JAR
+ * carries: start the JVM with
+ * <pre>{@code
+ * java -agentpath:$(java -cp threadtime.jar io.threadtime.VirtualThreadCpu)=mode=exact ...
+ * }</pre>
+ * (the class's {@code main} extracts the agent and prints its path; options
+ * {@code mode=exact|mounted}, {@code events=on|off}). At every mount the
+ * agent notes the carrier's clock, at every unmount it adds the difference
+ * to the virtual thread's own account, so a thread's figure follows it
+ * across parks, sleeps, blocking I/O and moves between carriers. This class
+ * looks for the agent once, when it is first used.
+ * <p>
+ * {@link ThreadTimeMXBean} answers through here for a virtual current thread,
+ * so its {@code getCurrentThreadCpuTime()} is real on a virtual thread while
+ * the agent charges. For a platform thread every method answers what the
+ * platform bean does (read through threadtime, so fast). Without the agent,
+ * virtual threads get -1, as from the platform; so do all threads while CPU
+ * time measurement is switched off in the platform bean.
+ */
+public final class VirtualThreadCpu {
+    /** What the agent is doing in this JVM. */
+    public enum Mode {
+        /** The agent is not loaded: virtual threads read -1, as from the platform. */
+        ABSENT,
+        /** Loaded, but this JVM lacks JVMTI 21, the virtual-thread capability or
+         * the mount events; the agent said which on stderr and stays out of the way. */
+        PASSIVE,
+        /** Loaded with {@code events=off}: the JVM runs with virtual-thread support
+         * switched on for JVMTI, but nothing is charged (for cost comparisons). */
+        EVENTS_OFF,
+        /** Charging each stretch on a carrier with the carrier's precise CPU clock:
+         * one system call per mount and unmount. */
+        EXACT,
+        /** Charging each stretch on a carrier with the cycle counter: a few ns per
+         * mount and unmount, but it counts time mounted, including time the carrier
+         * was descheduled or blocked while the thread was pinned. */
+        MOUNTED;
+
+        /** True when virtual threads are being charged. */
+        public boolean charging() {
+            return this == EXACT || this == MOUNTED;
+        }
+    }
+
+    private static final Mode MODE = modeOf(VirtualThreadAgent.probe());
+
+    private VirtualThreadCpu() {}
+
+    private static Mode modeOf(int state) {
+        switch (state) {
+            case VirtualThreadAgent.EVENTS_OFF: return Mode.EVENTS_OFF;
+            case VirtualThreadAgent.EXACT: return Mode.EXACT;
+            case VirtualThreadAgent.MOUNTED: return Mode.MOUNTED;
+            case VirtualThreadAgent.ABSENT: return Mode.ABSENT;
+            default: return Mode.PASSIVE;
+        }
+    }
+
+    /** What the agent is doing in this JVM. */
+    public static Mode mode() {
+        return MODE;
+    }
+
+    /** The clock virtual threads are charged with: "thread-cpu" (exact mode),
+     * "tsc" or "cntvct" (the cycle counter), "monotonic-raw" (mounted mode where
+     * the counter is not trusted), or "none" when nothing is charged. */
+    public static String clock() {
+        return MODE.charging() ? VirtualThreadAgent.clock() : "none";
+    }
+
+    /**
+     * CPU time of the calling thread, ns: {@link ThreadTimeMXBean#getCurrentThreadCpuTime()}.
+     * For a virtual thread that is what the agent charged it since its first
+     * mount (-1 if the agent is not charging, or if the thread was already
+     * running when the agent attached and has not been mounted since).
+     */
+    public static long currentThreadCpuTime() {
+        return ThreadTimeMXBean.getInstance().getCurrentThreadCpuTime();
+    }
+
+    /** The calling virtual thread's figure, for the bean. */
+    static long currentVirtual() {
+        return MODE.charging() ? VirtualThreadAgent.currentCpuTime() : -1;
+    }
+
+    /**
+     * CPU time of {@code thread}, ns; -1 if it has not started or has ended, as
+     * {@code ThreadMXBean.getThreadCpuTime(long)} answers. For another virtual
+     * thread that is running, the figure includes its current stretch on its
+     * carrier. Reading another virtual thread costs a few microseconds: the JVM
+     * briefly holds that thread's mount transitions.
+     */
+    public static long threadCpuTime(Thread thread) {
+        ThreadTimeMXBean bean = ThreadTimeMXBean.getInstance();
+        if (thread == Thread.currentThread()) {
+            return bean.getCurrentThreadCpuTime();
+        }
+        if (!ThreadMap.isVirtual(thread)) {
+            return bean.getThreadCpuTime(thread.getId());
+        }
+        if (!MODE.charging() || !bean.isThreadCpuTimeEnabled() || !thread.isAlive()) {
+            return -1;
+        }
+        return VirtualThreadAgent.cpuTime(thread, thread.getId());
+    }
+
+    /** Bytes the agent's accounts occupy (64 per live virtual thread plus each
+     * carrier's spares); 0 when nothing is charged. */
+    public static long accountMemoryBytes() {
+        return MODE.charging() ? VirtualThreadAgent.accountBytes() : 0;
+    }
+
+    /**
+     * The agent library this JAR carries, extracted next to the binding's own
+     * library (same directory, same versioned naming); give it to
+     * {@code -agentpath}, or to {@code jcmd <pid> JVMTI.agent_load}. Loading it
+     * into this JVM after start-up (Attach API) needs
+     * {@code -Djdk.attach.allowAttachSelf=true}, and on JDK 21+
+     * {@code -XX:+EnableDynamicAgentLoading} to do so without a warning; a
+     * virtual thread is then charged from its next mount, and this class, if
+     * already used, keeps the mode it saw first.
+     *
+     * @throws UnsatisfiedLinkError if this is not linux-x86_64 or the JAR lacks the agent
+     * @throws java.io.UncheckedIOException if it cannot be extracted
+     */
+    public static Path agentPath() {
+        return NativeLibrary.extract(NativeLibrary.AGENT_NAME,
+                "give that file's path to -agentpath");
+    }
+
+    /** Prints {@link #agentPath()}, for {@code -agentpath:$(...)} on a command line. */
+    public static void main(String[] args) {
+        System.out.println(agentPath());
+    }
+}
