@@ -3,9 +3,11 @@
 #   make test-jvmti    build the agent, run its C test, install the threadtime
 #                      JAR (java/, which carries the Java API and a copy of
 #                      the agent) into the local Maven repository, then run
-#                      the Java tests (four JVMs: exact, mounted, events off,
-#                      no agent) on every JDK 21+ that java/jdks.sh finds
+#                      the Java tests (five JVMs: exact, mounted, events off,
+#                      events empty, no agent) on every Java 21+ that
+#                      java/jdks.sh finds
 #   make bench-jvmti   a million virtual threads, no agent / events off /
+#                      events delivered to empty callbacks /
 #                      mounted / exact, interleaved (never part of the tests):
 #                      JVMTI_BENCH_RUNS=5 JVMTI_BENCH_THREADS=1000000
 JVMTI_BUILD ?= jvmti/build

@@ -46,7 +46,7 @@
 /* What Java sees; io.threadtime.VirtualThreadAgent holds the same numbers. */
 enum {
     VT_STATE_PASSIVE = 0,    /* loaded, but this JVM cannot support it */
-    VT_STATE_EVENTS_OFF = 1, /* loaded with events=off: capability only */
+    VT_STATE_EVENTS_OFF = 1, /* events=off or =empty: nothing charged */
     VT_STATE_EXACT = 2,
     VT_STATE_MOUNTED = 3,
 };
@@ -145,6 +145,15 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
         vt_account_close(a, vt_clock_now());
 }
 
+/* events=empty: both events delivered to this, which does nothing, so that
+ * the benchmark can tell HotSpot's cost of posting them from the agent's. */
+static void JNICALL on_nothing(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
+{
+    (void)jvmti;
+    (void)jni;
+    (void)vthread;
+}
+
 static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
 {
     (void)jni;
@@ -160,15 +169,18 @@ static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
 
 /* ---- start-up ---- */
 
+enum { EVENTS_OFF, EVENTS_ON, EVENTS_EMPTY };
+
 typedef struct agent_options {
     vt_mode mode;
-    int events;
+    int events; /* EVENTS_* */
 } agent_options;
 
-/* "mode=exact|mounted" and "events=on|off", comma-separated, in any order. */
+/* "mode=exact|mounted" and "events=on|off|empty", comma-separated, in any
+ * order. */
 static int parse_options(const char *text, agent_options *o)
 {
-    *o = (agent_options){.mode = VT_MODE_EXACT, .events = 1};
+    *o = (agent_options){.mode = VT_MODE_EXACT, .events = EVENTS_ON};
     if (text == NULL)
         return 0;
     const char *p = text;
@@ -179,11 +191,13 @@ static int parse_options(const char *text, agent_options *o)
         else if (n == 12 && strncmp(p, "mode=mounted", n) == 0)
             o->mode = VT_MODE_MOUNTED;
         else if (n == 9 && strncmp(p, "events=on", n) == 0)
-            o->events = 1;
+            o->events = EVENTS_ON;
         else if (n == 10 && strncmp(p, "events=off", n) == 0)
-            o->events = 0;
+            o->events = EVENTS_OFF;
+        else if (n == 12 && strncmp(p, "events=empty", n) == 0)
+            o->events = EVENTS_EMPTY;
         else if (n > 0) {
-            say("unknown option '%.*s' (expected mode=exact|mounted, events=on|off)", (int)n, p);
+            say("unknown option '%.*s' (expected mode=exact|mounted, events=on|off|empty)", (int)n, p);
             return -1;
         }
         p += n;
@@ -251,21 +265,30 @@ static void disable_extension(jvmtiEnv *jvmti, jint index)
     (*jvmti)->SetExtensionEventCallback(jvmti, index, NULL);
 }
 
+/* Both extension events, unmount first, so a mount is never left unclosed;
+ * neither if either fails. */
+static int enable_pair(jvmtiEnv *jvmti, jint mount, jvmtiExtensionEvent on_m, jint unmount,
+                       jvmtiExtensionEvent on_u)
+{
+    if (enable_extension(jvmti, unmount, on_u) == 0 && enable_extension(jvmti, mount, on_m) == 0)
+        return 0;
+    disable_extension(jvmti, mount);
+    disable_extension(jvmti, unmount);
+    return -1;
+}
+
 static int enable_events(jvmtiEnv *jvmti, jint mount, jint unmount)
 {
     jvmtiEventCallbacks cb;
     memset(&cb, 0, sizeof cb);
     cb.VirtualThreadEnd = on_end;
     /* VirtualThreadEnd first: no account is handed out before its owner's
-     * end can recycle it; then unmount, so a mount is never left unclosed. */
+     * end can recycle it. */
     if ((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb) != JVMTI_ERROR_NONE ||
         (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VIRTUAL_THREAD_END, NULL) !=
             JVMTI_ERROR_NONE)
         return -1;
-    if (enable_extension(jvmti, unmount, AS_EXTENSION_EVENT(on_unmount)) != 0 ||
-        enable_extension(jvmti, mount, AS_EXTENSION_EVENT(on_mount)) != 0) {
-        disable_extension(jvmti, mount);
-        disable_extension(jvmti, unmount);
+    if (enable_pair(jvmti, mount, AS_EXTENSION_EVENT(on_mount), unmount, AS_EXTENSION_EVENT(on_unmount)) != 0) {
         (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_VIRTUAL_THREAD_END, NULL);
         return -1;
     }
@@ -309,7 +332,12 @@ static jint start(JavaVM *vm, const char *text)
             UNMOUNT_EVENT);
         return JNI_OK;
     }
-    if (!o.events) {
+    if (o.events == EVENTS_EMPTY &&
+        enable_pair(jvmti, mount, AS_EXTENSION_EVENT(on_nothing), unmount, AS_EXTENSION_EVENT(on_nothing)) != 0) {
+        say("could not enable the virtual-thread events; staying passive");
+        return JNI_OK;
+    }
+    if (o.events != EVENTS_ON) { /* off, or delivered to on_nothing */
         __atomic_store_n(&g_state, VT_STATE_EVENTS_OFF, __ATOMIC_RELEASE);
         return JNI_OK;
     }

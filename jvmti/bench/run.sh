@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The virtual-thread agent's benchmark: RUNS rounds, each running the four
+# The virtual-thread agent's benchmark: RUNS rounds, each running the five
 # configurations in turn (interleaved, so drift on a shared machine hits all
-# four alike), then the median wall time of each and its ratio to no agent.
+# alike), then the median wall time of each and its ratio to no agent:
+# no agent; loaded with events off (the capability only); events delivered
+# to callbacks that do nothing (HotSpot's cost of posting them); mounted and
+# exact mode.
 #   run.sh JAVA_HOME AGENT_SO API_JAR [RUNS=5] [THREADS=1000000] [YIELDS=4]
 # Prints a Markdown table of wall time and of the JVM's CPU time over the
 # timed run; every run's figures go to stderr as they come.
@@ -12,8 +15,9 @@ classes=$(mktemp -d)
 trap 'rm -rf "$classes"' EXIT
 "$java_home/bin/javac" -d "$classes" -cp "$jar" "$here/VThreadBench.java"
 
-configs=(none events-off mounted exact)
-declare -A option=([none]= [events-off]="=events=off" [mounted]="=mode=mounted" [exact]="=mode=exact")
+configs=(none events-off events-empty mounted exact)
+declare -A option=([none]= [events-off]="=events=off" [events-empty]="=events=empty" [mounted]="=mode=mounted"
+  [exact]="=mode=exact")
 declare -A wall cpu
 for ((r = 1; r <= runs; r++)); do
   for c in "${configs[@]}"; do

@@ -11,7 +11,7 @@ import java.nio.file.Path;
  * java -agentpath:$(java -cp threadtime.jar io.threadtime.VirtualThreadCpu)=mode=exact ...
  * }</pre>
  * (the class's {@code main} extracts the agent and prints its path; options
- * {@code mode=exact|mounted}, {@code events=on|off}). At every mount the
+ * {@code mode=exact|mounted}, {@code events=on|off|empty}). At every mount the
  * agent notes the carrier's clock, at every unmount it adds the difference
  * to the virtual thread's own account, so a thread's figure follows it
  * across parks, sleeps, blocking I/O and moves between carriers. This class
@@ -32,8 +32,10 @@ public final class VirtualThreadCpu {
         /** Loaded, but this JVM lacks JVMTI 21, the virtual-thread capability or
          * the mount events; the agent said which on stderr and stays out of the way. */
         PASSIVE,
-        /** Loaded with {@code events=off}: the JVM runs with virtual-thread support
-         * switched on for JVMTI, but nothing is charged (for cost comparisons). */
+        /** Loaded with {@code events=off} (the JVM runs with virtual-thread support
+         * switched on for JVMTI) or {@code events=empty} (the mount events are also
+         * delivered, to callbacks that do nothing), but nothing is charged: for
+         * cost comparisons. */
         EVENTS_OFF,
         /** Charging each stretch on a carrier with the carrier's precise CPU clock:
          * one system call per mount and unmount. */

@@ -58,12 +58,16 @@ class VirtualThreadCpuTest {
         assertEquals(0, exact.exit(), exact.toString());
         ChildJvm mounted = ChildJvm.run(List.of(ChildJvm.GRANT, agent + "=mode=mounted"));
         assertEquals(0, mounted.exit(), mounted.toString());
+        ChildJvm empty = ChildJvm.run(List.of(ChildJvm.GRANT, agent + "=events=empty"));
+        assertEquals(0, empty.exit(), empty.toString());
         if (FEATURE >= 21) {
             assertEquals("EXACT", exact.value("vthreads"), exact.toString());
             assertEquals("MOUNTED", mounted.value("vthreads"), mounted.toString());
+            assertEquals("EVENTS_OFF", empty.value("vthreads"), empty.toString());
             assertFalse(exact.err().contains("threadtime-vthreads"), exact.toString());
         } else {
             assertEquals("PASSIVE", exact.value("vthreads"), exact.toString());
+            assertEquals("PASSIVE", empty.value("vthreads"), empty.toString());
             assertTrue(exact.err().contains("threadtime-vthreads: this JVM has no JVMTI 21"), exact.toString());
         }
         assertTrue(Long.parseLong(exact.value("cpu")) > 0, exact.toString());

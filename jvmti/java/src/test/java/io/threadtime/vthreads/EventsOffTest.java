@@ -6,8 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.threadtime.VirtualThreadCpu;
 import org.junit.jupiter.api.Test;
 
-/** The agent loaded with events=off: the JVM pays for virtual-thread support
- * in JVMTI, nothing is charged, and every answer is the platform's. */
+/** The agent loaded with events=off (the JVM pays for virtual-thread support
+ * in JVMTI) or events=empty (it also posts the mount events, to callbacks
+ * that do nothing): nothing is charged, and every answer is the platform's. */
 class EventsOffTest {
     @Test
     void nothingIsCharged() throws Exception {
