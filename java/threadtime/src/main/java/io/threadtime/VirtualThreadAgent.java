@@ -13,7 +13,8 @@ final class VirtualThreadAgent {
     static final int ABSENT = -1;
     /** Loaded, but this JVM lacks what it needs; it said why on stderr. */
     static final int PASSIVE = 0;
-    /** Loaded with {@code events=off}: the capability only, nothing charged. */
+    /** Loaded with {@code events=off} (the capability only) or {@code events=empty}
+     * (the mount events posted to callbacks that do nothing): nothing charged. */
     static final int EVENTS_OFF = 1;
     /** Charging the carrier's CPU clock. */
     static final int EXACT = 2;
