@@ -9,16 +9,20 @@ const char *tt_strerror(int64_t code)
 {
     if (code == 0)
         return "success";
-    int64_t e = code < 0 ? -code : code;
+    /* Range first: negating INT64_MIN would overflow. The kernel's errnos
+     * all lie below 4096 (MAX_ERRNO). */
+    if (code < -4095 || code > 4095)
+        return "unknown error";
+    int e = (int)(code < 0 ? -code : code);
     switch (e) {
     case ESRCH: return "no such thread or process (it may have exited)";
     case EINVAL: return "invalid argument (or a thread of another process)";
     case EFAULT: return "NULL pointer argument";
     case ENOTSUP: return "method not available on this system";
+    case EPERM: return "operation not permitted (a seccomp filter may refuse CPU clocks)";
+    case ENOSYS: return "function not implemented (CPU clocks refused, and no fallback answered)";
     default: break;
     }
-    if (e > 4095)
-        return "unknown error";
     /* strerror() text is static for every errno glibc knows. */
-    return strerror((int)e);
+    return strerror(e);
 }

@@ -1,9 +1,11 @@
-/* CPU clocks: kernel CPU clockids first, /proc and getrusage() as fallbacks.
+/* CPU clocks: kernel CPU clockids first, getrusage() and /proc as fallbacks.
  *
  * The fast path of every call is one clock_gettime() on a clockid built at
  * compile time (the caller's) or from a tid, plus one relaxed load of the
- * active method. Only a refused read (seccomp, old kernel) or a forced method
- * leaves it.
+ * active method and, for the figures promised monotonic, one raise of a
+ * thread-local floor. Only a refused read (seccomp, old kernel) or a forced
+ * method leaves it. Nothing here takes a lock: every call a signal handler
+ * may make (see cpu.h) completes whatever it interrupted.
  */
 #include "internal.h"
 #include "linux/clockid.h"
@@ -13,16 +15,22 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* ---- method selection ---- */
 
 /* The method thread clocks are read with. Starts optimistic (clockids work
- * on every kernel since 2.6.12); the first refusal moves it to PROCFS unless
- * the user forced a method. Relaxed loads: it only ever changes between
- * whole methods, each of which answers correctly on its own. */
+ * on every kernel since 2.6.12); the first refusal moves it to PROCFS (the
+ * fallback: getrusage() for the caller, /proc for others) unless the user
+ * forced a method. Relaxed loads: it only ever changes between whole
+ * methods, and the floors below keep each answer from going back when it
+ * does. */
 static _Atomic int g_method = TT_METHOD_CLOCKID;
 static _Atomic int g_forced = TT_METHOD_AUTO;
+/* The errno of the refusal that caused the fallback (0: none seen): what a
+ * call answers when no other source can. */
+static _Atomic int g_refusal;
 
 static int is_refusal(int64_t err)
 {
@@ -32,23 +40,40 @@ static int is_refusal(int64_t err)
 static int clockid_refused(void)
 {
     int64_t r = tt__read_clock(TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_VIRT));
-    return r < 0 && is_refusal(r);
+    if (r < 0 && is_refusal(r)) {
+        atomic_store_explicit(&g_refusal, (int)-r, memory_order_relaxed);
+        return 1;
+    }
+    return 0;
 }
 
 /* Called when a clockid read was refused: fall back, once and for all,
  * unless the user asked for clockids by name. */
-static int fall_back(int64_t err)
+int tt__fall_back(int64_t err)
 {
-    if (!is_refusal(err) || atomic_load_explicit(&g_forced, memory_order_relaxed) != TT_METHOD_AUTO)
+    if (!is_refusal(err))
+        return 0;
+    atomic_store_explicit(&g_refusal, (int)-err, memory_order_relaxed);
+    if (atomic_load_explicit(&g_forced, memory_order_relaxed) != TT_METHOD_AUTO)
         return 0;
     atomic_store_explicit(&g_method, TT_METHOD_PROCFS, memory_order_relaxed);
     return 1;
 }
 
-static int use_clockid(void)
+int tt__use_clockid(void)
 {
     return atomic_load_explicit(&g_method, memory_order_relaxed) == TT_METHOD_CLOCKID;
 }
+
+int tt__forced_method(void) { return atomic_load_explicit(&g_forced, memory_order_relaxed); }
+
+int tt__no_source(void)
+{
+    int e = atomic_load_explicit(&g_refusal, memory_order_relaxed);
+    return e != 0 ? -e : -ENOTSUP;
+}
+
+static int procfs_mounted(void) { return access("/proc/self/stat", R_OK) == 0; }
 
 int tt_method_set(tt_method m)
 {
@@ -81,7 +106,17 @@ int tt_method_set(tt_method m)
 
 tt_method tt_method_active(void)
 {
-    return (tt_method)atomic_load_explicit(&g_method, memory_order_relaxed);
+    int forced = tt__forced_method();
+    if (forced != TT_METHOD_AUTO)
+        return (tt_method)forced;
+    /* One test read (~300 ns) rather than the state of the last real read:
+     * a seccomp filter installed since then has not been met yet. */
+    if (tt__use_clockid() && clockid_refused())
+        tt__fall_back(-atomic_load_explicit(&g_refusal, memory_order_relaxed));
+    if (tt__use_clockid())
+        return TT_METHOD_CLOCKID;
+    /* Without /proc only the caller's own clocks (and its process) answer. */
+    return procfs_mounted() ? TT_METHOD_PROCFS : TT_METHOD_GETRUSAGE;
 }
 
 const char *tt_method_name(tt_method m)
@@ -108,52 +143,96 @@ int tt__classify_missing(pid_t id)
     return -EINVAL;
 }
 
-void tt__split_scale(tt__split *prev, int64_t virt, int64_t prof, int64_t sched, tt_times *out)
+int tt__procfs_missing(pid_t pid, pid_t tid)
+{
+    /* /proc names a task it cannot find ESRCH (see tt_procfs_read); so
+     * does a /proc that is not mounted at all. Only the first is the
+     * task's fault. */
+    if (!procfs_mounted())
+        return tt__no_source();
+    if (pid == 0 && tid != 0 && syscall(SYS_tgkill, getpid(), tid, 0) == 0)
+        return tt__no_source(); /* our thread, alive: /proc failed, not it */
+    return tt__classify_missing(tid != 0 ? tid : pid);
+}
+
+int64_t tt__split_propose(int64_t virt, int64_t prof, int64_t sched)
 {
     int64_t utick = virt > 0 ? virt : 0;
     int64_t stick = prof > utick ? prof - utick : 0;
-    int64_t user, sys;
+    if (stick == 0 || sched <= 0)
+        return 0;
+    if (utick == 0)
+        return sched;
+    /* 128-bit product: sched * stick overflows 64 bits after ~100 days. */
+    return (int64_t)((__int128)sched * stick / (utick + stick));
+}
 
-    if (sched <= prev->user_ns + prev->system_ns) {
-        /* Reads raced with a later caller's: the last answer still holds. */
-        user = prev->user_ns;
-        sys = prev->system_ns;
-    } else {
-        if (stick == 0)
-            sys = 0;
-        else if (utick == 0)
-            sys = sched;
-        else /* 128-bit product: sched * stick overflows 64 bits after ~100 days */
-            sys = (int64_t)((__int128)sched * stick / (utick + stick));
-        user = sched - sys;
-        /* Keep both parts monotonic; sched >= prev sum makes this consistent. */
-        if (sys < prev->system_ns) {
-            sys = prev->system_ns;
-            user = sched - sys;
-        }
-        if (user < prev->user_ns) {
-            user = prev->user_ns;
-            sys = sched - user;
-        }
-        prev->user_ns = user;
-        prev->system_ns = sys;
+void tt__split_commit(tt__split *s, int64_t total, int64_t sys, tt_times *out)
+{
+    int64_t user, pu, ps;
+    for (;;) {
+        /* Acquire: the slot that seq names was filled before seq was. */
+        uint64_t q = atomic_load_explicit(&s->seq, memory_order_acquire);
+        unsigned i = (unsigned)(q >> 1) & 1u;
+        pu = atomic_load_explicit(&s->user_ns[i], memory_order_relaxed);
+        ps = atomic_load_explicit(&s->system_ns[i], memory_order_relaxed);
+        /* Acquire fence: the slot reads above happen before the re-check. */
+        atomic_thread_fence(memory_order_acquire);
+        /* Slot i is refilled only by the writer after next: seq past
+         * (q | 1) + 1 means the two reads may mix two answers. */
+        if (atomic_load_explicit(&s->seq, memory_order_relaxed) > (q | 1u) + 1u)
+            continue;
+        if (total <= pu + ps)
+            break; /* older than the last answer: it still holds */
+        if (sys < ps)
+            sys = ps;
+        if (sys > total - pu)
+            sys = total - pu;
+        user = total - sys;
+        /* A commit under way (odd): give the last answer rather than wait,
+         * since the writer may be the very call a signal handler interrupted. */
+        if (q & 1u)
+            break;
+        if (!atomic_compare_exchange_strong_explicit(&s->seq, &q, q + 1, memory_order_relaxed,
+                                                     memory_order_relaxed))
+            continue; /* seq moved: start again from the newest answer */
+        /* Release fence: seq odd is visible before either slot store. */
+        atomic_thread_fence(memory_order_release);
+        atomic_store_explicit(&s->user_ns[i ^ 1u], user, memory_order_relaxed);
+        atomic_store_explicit(&s->system_ns[i ^ 1u], sys, memory_order_relaxed);
+        /* Release: a reader that sees q + 2 sees the new slot. */
+        atomic_store_explicit(&s->seq, q + 2, memory_order_release);
+        out->user_ns = user;
+        out->system_ns = sys;
+        out->total_ns = total;
+        return;
     }
-    out->user_ns = user;
-    out->system_ns = sys;
-    out->total_ns = user + sys;
+    out->user_ns = pu;
+    out->system_ns = ps;
+    out->total_ns = pu + ps;
+}
+
+int tt__procfs_times(pid_t pid, pid_t tid, tt_times *out)
+{
+    tt_procfs_stat st;
+    int rc = tt_procfs_read(pid, tid, &st);
+    if (rc == 0)
+        tt__times_from_procfs(&st, out);
+    return rc;
+}
+
+/* One clock out of a consistent split: user for VIRT, total otherwise. */
+static int64_t clock_of(const tt_times *t, unsigned which)
+{
+    return which == TT__CPUCLOCK_VIRT ? t->user_ns : t->total_ns;
 }
 
 /* /proc fallback for one clock of a thread (pid 0 = this process). */
 static int64_t procfs_clock(pid_t pid, pid_t tid, unsigned which)
 {
-    tt_procfs_stat st;
-    int rc = tt_procfs_read(pid, tid, &st);
-    if (rc != 0)
-        return rc;
-    switch (which) {
-    case TT__CPUCLOCK_VIRT: return st.user_ns;
-    default: return st.user_ns + st.system_ns;
-    }
+    tt_times t;
+    int rc = tt__procfs_times(pid, tid, &t);
+    return rc != 0 ? rc : clock_of(&t, which);
 }
 
 /* ---- raw clock ids ---- */
@@ -182,43 +261,16 @@ int64_t tt_clock_ns(pid_t id, int thread, tt_clock clock)
 
 /* ---- the calling thread ---- */
 
-/* Slow path for the calling thread: a refused clockid or a forced method. */
-static int64_t self_fallback(unsigned which)
-{
-    tt_times t;
-    if (tt_method_active() == TT_METHOD_GETRUSAGE) {
-        int rc = tt_getrusage_thread(&t);
-        if (rc != 0)
-            return rc;
-        return which == TT__CPUCLOCK_VIRT ? t.user_ns : t.total_ns;
-    }
-    return procfs_clock(0, gettid(), which);
-}
-
-static int64_t self_clock(unsigned which)
-{
-    if (use_clockid()) {
-        int64_t r = tt__read_clock(TT__SELF_THREAD_CLOCK(which));
-        if (r >= 0 || !fall_back(r))
-            return r;
-    }
-    return self_fallback(which);
-}
-
-int64_t tt_self_total_ns(void) { return self_clock(TT__CPUCLOCK_SCHED); }
-int64_t tt_self_user_raw_ns(void) { return self_clock(TT__CPUCLOCK_VIRT); }
-int64_t tt_self_prof_raw_ns(void) { return self_clock(TT__CPUCLOCK_PROF); }
-
-int64_t tt_self_system_raw_ns(void)
-{
-    int64_t user = tt_self_user_raw_ns();
-    if (user < 0)
-        return user;
-    int64_t prof = tt_self_prof_raw_ns();
-    if (prof < 0)
-        return prof;
-    return prof > user ? prof - user : 0;
-}
+/* What each thread keeps for the calls it makes on itself. initial-exec:
+ * reachable from a signal handler without __tls_get_addr, which may
+ * allocate. 128 bytes of static TLS. */
+typedef struct self_state {
+    tt__floor clock[TT__CPUCLOCK_MAX];   /* tt_self_* and tt_tid_*(0), by clock */
+    tt__floor process[TT__CPUCLOCK_MAX]; /* tt_process_*(0) called on this thread */
+    tt__split times;                     /* tt_self_times */
+    tt__split events;                    /* the event log's CPU intervals */
+} self_state;
+static __thread self_state t_self __attribute__((tls_model("initial-exec")));
 
 /* getrusage() for RUSAGE_THREAD or RUSAGE_SELF, as a split in ns. */
 static int rusage_times(int who, tt_times *out)
@@ -236,39 +288,91 @@ static int rusage_times(int who, tt_times *out)
 
 int tt_getrusage_thread(tt_times *out) { return rusage_times(RUSAGE_THREAD, out); }
 
-/* Per-thread state of the clockid-scaled split for the calling thread.
- * initial-exec: reachable from a signal handler (the event log's CPU
- * intervals) without __tls_get_addr, which may allocate. 16 bytes. */
-static __thread tt__split self_split __attribute__((tls_model("initial-exec")));
+/* The caller's own thread (RUSAGE_THREAD) or process (RUSAGE_SELF) without
+ * clockids, cheapest source first: getrusage() (one call, us), then /proc
+ * (~10 us, clock ticks); a forced method alone. Errors are never about the
+ * caller's existence: when nothing answers, the refusal. */
+int tt__own_times(int who, tt_times *out)
+{
+    int forced = tt__forced_method();
+    if (forced != TT_METHOD_PROCFS) {
+        int rc = rusage_times(who, out);
+        if (rc == 0 || forced == TT_METHOD_GETRUSAGE)
+            return rc;
+    }
+    int rc = who == RUSAGE_THREAD ? tt__procfs_times(0, gettid(), out) : tt__procfs_times(0, 0, out);
+    if (rc == -ESRCH)
+        return tt__no_source(); /* we exist: /proc is what is missing */
+    return rc;
+}
 
-int tt__self_split_clockid(tt_times *out)
+/* Slow path for the calling thread: a refused clockid or a forced method. */
+static int64_t self_fallback(unsigned which)
+{
+    tt_times t;
+    int rc = tt__own_times(RUSAGE_THREAD, &t);
+    return rc != 0 ? rc : clock_of(&t, which);
+}
+
+static int64_t self_clock(unsigned which)
+{
+    int64_t r;
+    if (tt__use_clockid()) {
+        r = tt__read_clock(TT__SELF_THREAD_CLOCK(which));
+        if (r < 0 && tt__fall_back(r))
+            r = self_fallback(which);
+    } else {
+        r = self_fallback(which);
+    }
+    return r < 0 ? r : tt__floor_raise(&t_self.clock[which], r);
+}
+
+int64_t tt_self_total_ns(void) { return self_clock(TT__CPUCLOCK_SCHED); }
+int64_t tt_self_user_raw_ns(void) { return self_clock(TT__CPUCLOCK_VIRT); }
+int64_t tt_self_prof_raw_ns(void) { return self_clock(TT__CPUCLOCK_PROF); }
+
+int64_t tt_self_system_raw_ns(void)
+{
+    int64_t user = tt_self_user_raw_ns();
+    if (user < 0)
+        return user;
+    int64_t prof = tt_self_prof_raw_ns();
+    if (prof < 0)
+        return prof;
+    return prof > user ? prof - user : 0;
+}
+
+static int self_split_clockid(tt__split *s, tt_times *out)
 {
     int64_t v[3];
     int rc = tt__read_three(TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_VIRT),
                             TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_PROF),
                             TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_SCHED), v);
     if (rc == 0)
-        tt__split_scale(&self_split, v[0], v[1], v[2], out);
+        tt__split_scale(s, v[0], v[1], v[2], out);
     return rc;
 }
+
+int tt__self_split_clockid(tt_times *out) { return self_split_clockid(&t_self.events, out); }
 
 int tt_self_times(tt_times *out)
 {
     if (out == NULL)
         return -EFAULT;
-    int forced = atomic_load_explicit(&g_forced, memory_order_relaxed);
-    if (forced == TT_METHOD_CLOCKID)
-        return tt__self_split_clockid(out);
-    if (forced == TT_METHOD_PROCFS) {
-        tt_procfs_stat st;
-        int rc = tt_procfs_read(0, gettid(), &st);
-        if (rc == 0)
-            tt__times_from_procfs(&st, out);
-        return rc;
+    tt_times t;
+    int rc;
+    if (tt__forced_method() == TT_METHOD_CLOCKID) {
+        rc = self_split_clockid(&t_self.times, out);
+        if (rc == 0 || !tt__fall_back(rc))
+            return rc;
     }
-    /* getrusage(RUSAGE_THREAD): one syscall, already scaled and monotonic
-     * by the kernel (it keeps the previous split per task). */
-    return tt_getrusage_thread(out);
+    /* By default getrusage(RUSAGE_THREAD): one syscall, already scaled and
+     * monotonic by the kernel. The commit keeps it so across a change of
+     * method, whose source rounds differently. */
+    rc = tt__own_times(RUSAGE_THREAD, &t);
+    if (rc == 0)
+        tt__split_commit(&t_self.times, t.total_ns, t.system_ns, out);
+    return rc;
 }
 
 /* ---- another thread, by tid ---- */
@@ -279,17 +383,20 @@ static int64_t tid_clock(pid_t tid, unsigned which)
         return self_clock(which);
     if (tid < 0 || tid > TT__CPUCLOCK_PID_MAX)
         return -EINVAL;
-    if (use_clockid()) {
+    if (tt__use_clockid()) {
         int64_t r = tt__read_clock(tt__cpu_clockid(tid, 1, which));
         if (r >= 0)
             return r;
         if (r == -EINVAL)
             return tt__classify_missing(tid);
-        if (!fall_back(r))
+        if (!tt__fall_back(r))
             return r;
     }
+    /* Off the fast path, so the gettid() system call costs nothing. */
+    if (tid == gettid())
+        return self_clock(which);
     int64_t r = procfs_clock(0, tid, which);
-    return r == -ESRCH ? tt__classify_missing(tid) : r;
+    return r == -ESRCH ? tt__procfs_missing(0, tid) : r;
 }
 
 int64_t tt_tid_total_ns(pid_t tid) { return tid_clock(tid, TT__CPUCLOCK_SCHED); }
@@ -314,13 +421,27 @@ static int64_t process_clock(pid_t pid, unsigned which)
     if (pid < 0 || pid > TT__CPUCLOCK_PID_MAX)
         return -EINVAL;
     int64_t r = tt__read_clock(tt__cpu_clockid(pid, 0, which));
-    if (r >= 0)
-        return r;
-    if (r == -EINVAL && pid != 0)
-        return tt__classify_missing(pid);
-    if (!is_refusal(r))
-        return r;
-    return procfs_clock(pid, 0, which);
+    if (r < 0) {
+        if (r == -EINVAL && pid != 0)
+            return tt__classify_missing(pid);
+        if (!is_refusal(r))
+            return r;
+        atomic_store_explicit(&g_refusal, (int)-r, memory_order_relaxed);
+        if (pid == 0 || pid == getpid()) {
+            tt_times t;
+            int rc = tt__own_times(RUSAGE_SELF, &t);
+            if (rc != 0)
+                return rc;
+            r = clock_of(&t, which);
+            pid = 0;
+        } else {
+            r = procfs_clock(pid, 0, which);
+            return r == -ESRCH ? tt__procfs_missing(pid, 0) : r;
+        }
+    }
+    /* The own process's figures, per calling thread: a floor shared by all
+     * threads would put one contended cache line on every read. */
+    return pid == 0 ? tt__floor_raise(&t_self.process[which], r) : r;
 }
 
 int64_t tt_process_total_ns(pid_t pid) { return process_clock(pid, TT__CPUCLOCK_SCHED); }
@@ -331,13 +452,10 @@ int tt_process_times(pid_t pid, tt_times *out)
 {
     if (out == NULL)
         return -EFAULT;
-    if (pid < 0)
+    if (pid < 0 || pid > TT__CPUCLOCK_PID_MAX)
         return -EINVAL;
     if (pid == 0 || pid == getpid())
         return rusage_times(RUSAGE_SELF, out);
-    tt_procfs_stat st;
-    int rc = tt_procfs_read(pid, 0, &st);
-    if (rc == 0)
-        tt__times_from_procfs(&st, out);
-    return rc;
+    int rc = tt__procfs_times(pid, 0, out);
+    return rc == -ESRCH ? tt__procfs_missing(pid, 0) : rc;
 }

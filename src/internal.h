@@ -6,6 +6,7 @@
 #include "threadtime/threadtime.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -35,11 +36,55 @@ static inline int tt__read_three(clockid_t virt_id, clockid_t prof_id, clockid_t
     return v[2] < 0 ? (int)v[2] : 0;
 }
 
-/* Ticks and previous result of one thread's consistent split. */
+/* A floor under one figure that is promised never to go back: the largest
+ * answer given so far. Each source answers the same runtime at its own
+ * resolution (clockids ns; getrusage() us, rounded down; /proc whole clock
+ * ticks, rounded down), so a change of source would otherwise step back by up
+ * to two units of the coarser one. Lock-free, so a signal handler that
+ * interrupts a raise of the same floor still completes. */
+typedef _Atomic int64_t tt__floor;
+
+/* Raises *f to v and returns the answer: max(v, *f). One compare-and-swap
+ * in the usual case; on a thread-local floor its line is never shared.
+ * Relaxed: the floor orders nothing but itself. */
+static inline int64_t tt__floor_raise(tt__floor *f, int64_t v)
+{
+    int64_t cur = atomic_load_explicit(f, memory_order_relaxed);
+    while (cur < v)
+        if (atomic_compare_exchange_weak_explicit(f, &cur, v, memory_order_relaxed, memory_order_relaxed))
+            return v;
+    return cur;
+}
+
+/* The last answer of one consistent split (a thread's or a handle's),
+ * updated without a lock so that readers on any thread and signal handlers
+ * interrupting a reader all complete. A sequence count with two slots: seq
+ * even = idle, odd = a writer is filling the other slot; the committed
+ * answer is slot (seq >> 1) & 1, which no writer touches until the next
+ * commit has been published. Zero-initialised = nothing answered yet. */
 typedef struct tt__split {
-    int64_t user_ns;
-    int64_t system_ns;
+    _Atomic uint64_t seq;
+    _Atomic int64_t user_ns[2];
+    _Atomic int64_t system_ns[2];
 } tt__split;
+
+/* Answers a reading of total runtime total_ns of which the source proposes
+ * system_ns as system time, keeping user and system each monotonic against
+ * the last answer in *s and committing the result. A reading older than
+ * the last answer returns the last answer. So does a call that finds
+ * another commit under way (a reader on another thread, or the very call
+ * this one interrupted from a signal handler): it never waits. */
+void tt__split_commit(tt__split *s, int64_t total_ns, int64_t system_ns, tt_times *out);
+
+/* The system share of a runtime sched, proportioned by raw ticks the way
+ * the kernel's cputime_adjust() does for /proc (virt <= prof raw clocks). */
+int64_t tt__split_propose(int64_t virt, int64_t prof, int64_t sched);
+
+/* tt__split_commit of the tick-proportioned share of sched. */
+static inline void tt__split_scale(tt__split *s, int64_t virt, int64_t prof, int64_t sched, tt_times *out)
+{
+    tt__split_commit(s, sched, tt__split_propose(virt, prof, sched), out);
+}
 
 /* The kernel's own split, as /proc printed it. */
 static inline void tt__times_from_procfs(const tt_procfs_stat *st, tt_times *out)
@@ -49,15 +94,35 @@ static inline void tt__times_from_procfs(const tt_procfs_stat *st, tt_times *out
     out->total_ns = st->user_ns + st->system_ns;
 }
 
-/* Scales raw tick samples to the precise runtime the way the kernel's
- * cputime_adjust() does for /proc, and keeps each part monotonic against
- * *prev (updated). virt <= prof are the raw clocks, sched the runtime. */
-void tt__split_scale(tt__split *prev, int64_t virt, int64_t prof, int64_t sched,
-                     tt_times *out);
-
-/* The calling thread's consistent split at ns resolution: three clock
- * reads scaled against this thread's previous answer. 0 or -errno. */
+/* The calling thread's consistent split at ns resolution for the event
+ * log: three clock reads scaled against this thread's previous answer (a
+ * state apart from tt_self_times'). 0 or -errno. */
 int tt__self_split_clockid(tt_times *out);
+
+/* ---- method state and fallbacks (cpu.c) ---- */
+
+/* 1 while thread clocks are read with clockids: one relaxed load. */
+int tt__use_clockid(void);
+/* Called with the error of a refused clockid read: moves the library to
+ * its fallback once and for all (unless a method was forced) and returns 1
+ * if the caller should now use it, 0 to return err as it is. */
+int tt__fall_back(int64_t err);
+/* The method the user forced, or TT_METHOD_AUTO. */
+int tt__forced_method(void);
+/* What a call returns when no source can answer: the clockid refusal
+ * (-EPERM, -ENOSYS, ...) if one was seen, else -ENOTSUP (a forced method
+ * that stopped working). */
+int tt__no_source(void);
+/* The caller's own thread (who = RUSAGE_THREAD) or process (RUSAGE_SELF)
+ * without clockids: getrusage(), then /proc; a forced method alone. 0, or
+ * -errno that never claims the caller is missing. */
+int tt__own_times(int who, tt_times *out);
+/* tt_procfs_read() as a split. 0 or -errno. */
+int tt__procfs_times(pid_t pid, pid_t tid, tt_times *out);
+/* Classifies -ESRCH from /proc for task tid of this process (pid 0) or
+ * process pid (tid 0): tt__no_source() when /proc itself is missing or the
+ * thread is alive, else tt__classify_missing(). */
+int tt__procfs_missing(pid_t pid, pid_t tid);
 
 /* Classifies a tid the kernel refused: -ESRCH if no such task exists,
  * -EINVAL if it exists but is not a thread of this process. */

@@ -1,12 +1,15 @@
-/* Thread handles: a tid's clockids, the state of its consistent split, and,
- * for handles a thread opened on itself, a liveness mark that the thread's
- * exit clears so a reused tid is never read by mistake. */
+/* Thread handles: a tid's clockids, the floors and consistent split that
+ * keep its figures monotonic, and, for handles a thread opened on itself, a
+ * liveness mark that the thread's exit clears so a reused tid is never read
+ * by mistake. Reads take no lock (see tt__split_commit), so a signal
+ * handler may read a handle whose read it interrupted. */
 #include "internal.h"
 #include "linux/clockid.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* One per thread that opened a handle on itself; shared by those handles. */
@@ -19,8 +22,8 @@ struct tt_thread {
     pid_t tid;
     clockid_t virt, prof, sched;
     life *life; /* NULL for a handle opened on another tid */
-    pthread_mutex_t lock; /* guards prev: readers on any thread */
-    tt__split prev;
+    tt__floor total, user_raw; /* last answers of the two clock reads */
+    tt__split split;           /* last answer of tt_thread_times */
 };
 
 static pthread_key_t life_key;
@@ -97,7 +100,6 @@ int tt_thread_open(pid_t tid, tt_thread **out)
     h->virt = tt__cpu_clockid(tid, 1, TT__CPUCLOCK_VIRT);
     h->prof = tt__cpu_clockid(tid, 1, TT__CPUCLOCK_PROF);
     h->sched = tt__cpu_clockid(tid, 1, TT__CPUCLOCK_SCHED);
-    pthread_mutex_init(&h->lock, NULL);
     *out = h;
     return 0;
 }
@@ -108,7 +110,6 @@ void tt_thread_close(tt_thread *h)
         return;
     if (h->life != NULL)
         life_put(h->life);
-    pthread_mutex_destroy(&h->lock);
     free(h);
 }
 
@@ -131,19 +132,41 @@ static int64_t checked(const tt_thread *h, int64_t r)
     return r;
 }
 
-static int64_t handle_clock(tt_thread *h, clockid_t id, int64_t (*fallback)(pid_t))
+/* The handle's thread without clockids: getrusage() when the caller reads
+ * its own thread (cheapest, and needs no /proc), else /proc. */
+static int fallback_times(const tt_thread *h, tt_times *out)
+{
+    int rc;
+    if (h->tid == gettid())
+        rc = tt__own_times(RUSAGE_THREAD, out);
+    else if ((rc = tt__procfs_times(0, h->tid, out)) == -ESRCH)
+        rc = tt__procfs_missing(0, h->tid);
+    return dead(h) ? -ESRCH : rc;
+}
+
+static int64_t handle_clock(tt_thread *h, unsigned which)
 {
     if (h == NULL)
         return -EFAULT;
     if (dead(h))
         return -ESRCH;
-    if (tt_method_active() != TT_METHOD_CLOCKID)
-        return checked(h, fallback(h->tid));
-    return checked(h, tt__read_clock(id));
+    int64_t r = 0;
+    if (tt__use_clockid())
+        r = checked(h, tt__read_clock(which == TT__CPUCLOCK_VIRT ? h->virt : h->sched));
+    if (r < 0 && !tt__fall_back(r))
+        return r;
+    if (!tt__use_clockid()) { /* a forced method, or clockids refused */
+        tt_times t;
+        int rc = fallback_times(h, &t);
+        r = rc != 0 ? rc : which == TT__CPUCLOCK_VIRT ? t.user_ns : t.total_ns;
+    }
+    if (r < 0)
+        return r;
+    return tt__floor_raise(which == TT__CPUCLOCK_VIRT ? &h->user_raw : &h->total, r);
 }
 
-int64_t tt_thread_total_ns(tt_thread *h) { return handle_clock(h, h ? h->sched : 0, tt_tid_total_ns); }
-int64_t tt_thread_user_raw_ns(tt_thread *h) { return handle_clock(h, h ? h->virt : 0, tt_tid_user_raw_ns); }
+int64_t tt_thread_total_ns(tt_thread *h) { return handle_clock(h, TT__CPUCLOCK_SCHED); }
+int64_t tt_thread_user_raw_ns(tt_thread *h) { return handle_clock(h, TT__CPUCLOCK_VIRT); }
 
 int tt_thread_times(tt_thread *h, tt_times *out)
 {
@@ -151,24 +174,21 @@ int tt_thread_times(tt_thread *h, tt_times *out)
         return -EFAULT;
     if (dead(h))
         return -ESRCH;
-    if (tt_method_active() != TT_METHOD_CLOCKID) {
-        /* /proc already holds the kernel's monotonic split. */
-        tt_procfs_stat st;
-        int rc = tt_procfs_read(0, h->tid, &st);
-        if (rc == 0 && dead(h))
-            rc = -ESRCH;
-        if (rc != 0)
-            return rc == -ESRCH ? tt__classify_missing(h->tid) : rc;
-        tt__times_from_procfs(&st, out);
-        return 0;
+    if (tt__use_clockid()) {
+        int64_t v[3];
+        int64_t r = checked(h, tt__read_three(h->virt, h->prof, h->sched, v));
+        if (r == 0) {
+            tt__split_scale(&h->split, v[0], v[1], v[2], out);
+            return 0;
+        }
+        if (!tt__fall_back(r))
+            return (int)r;
     }
-    int64_t v[3];
-    int rc = tt__read_three(h->virt, h->prof, h->sched, v);
-    int64_t r = checked(h, rc);
-    if (r < 0)
-        return (int)r;
-    pthread_mutex_lock(&h->lock);
-    tt__split_scale(&h->prev, v[0], v[1], v[2], out);
-    pthread_mutex_unlock(&h->lock);
-    return 0;
+    /* The kernel's own split (getrusage or /proc), committed against the
+     * last answer: its rounding differs from the clockid scaling's. */
+    tt_times t;
+    int rc = fallback_times(h, &t);
+    if (rc == 0)
+        tt__split_commit(&h->split, t.total_ns, t.system_ns, out);
+    return rc;
 }

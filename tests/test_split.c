@@ -14,7 +14,7 @@ static void check(const tt_times *t, int64_t sched)
 
 TT_TEST(only_user_ticks_gives_all_to_user)
 {
-    tt__split prev = {0, 0};
+    tt__split prev = {0};
     tt_times t;
     tt__split_scale(&prev, 8 * MS, 8 * MS, 10 * MS, &t);
     check(&t, 10 * MS);
@@ -23,7 +23,7 @@ TT_TEST(only_user_ticks_gives_all_to_user)
 
 TT_TEST(only_system_ticks_gives_all_to_system)
 {
-    tt__split prev = {0, 0};
+    tt__split prev = {0};
     tt_times t;
     tt__split_scale(&prev, 0, 4 * MS, 7 * MS, &t);
     check(&t, 7 * MS);
@@ -32,7 +32,7 @@ TT_TEST(only_system_ticks_gives_all_to_system)
 
 TT_TEST(no_ticks_yet_counts_as_user)
 {
-    tt__split prev = {0, 0};
+    tt__split prev = {0};
     tt_times t;
     tt__split_scale(&prev, 0, 0, 3 * MS, &t);
     check(&t, 3 * MS);
@@ -41,7 +41,7 @@ TT_TEST(no_ticks_yet_counts_as_user)
 
 TT_TEST(scales_in_tick_proportion)
 {
-    tt__split prev = {0, 0};
+    tt__split prev = {0};
     tt_times t;
     /* 3 user ticks, 1 system tick, 100 ms runtime: 75 / 25. */
     tt__split_scale(&prev, 12 * MS, 16 * MS, 100 * MS, &t);
@@ -52,7 +52,7 @@ TT_TEST(scales_in_tick_proportion)
 
 TT_TEST(a_system_tick_does_not_take_user_back)
 {
-    tt__split prev = {0, 0};
+    tt__split prev = {0};
     tt_times a, b;
     tt__split_scale(&prev, 4 * MS, 4 * MS, 40 * MS, &a); /* all user so far */
     tt__split_scale(&prev, 4 * MS, 8 * MS, 41 * MS, &b); /* one system tick lands */
@@ -64,7 +64,7 @@ TT_TEST(a_system_tick_does_not_take_user_back)
 
 TT_TEST(older_runtime_returns_the_last_answer)
 {
-    tt__split prev = {0, 0};
+    tt__split prev = {0};
     tt_times a, b;
     tt__split_scale(&prev, 4 * MS, 8 * MS, 50 * MS, &a);
     tt__split_scale(&prev, 4 * MS, 8 * MS, 45 * MS, &b); /* a racing reader's older sample */
@@ -74,7 +74,7 @@ TT_TEST(older_runtime_returns_the_last_answer)
 
 TT_TEST(huge_values_do_not_overflow)
 {
-    tt__split prev = {0, 0};
+    tt__split prev = {0};
     tt_times t;
     int64_t year = INT64_C(365) * 24 * 3600 * 1000000000;
     tt__split_scale(&prev, 30 * year, 40 * year, 40 * year, &t);
@@ -87,7 +87,7 @@ TT_TEST(random_walks_keep_the_guarantees)
 {
     uint64_t seed = 88172645463325252u;
     for (int walk = 0; walk < 200; walk++) {
-        tt__split prev = {0, 0};
+        tt__split prev = {0};
         tt_times last = {0, 0, 0};
         int64_t virt = 0, prof = 0, sched = 0;
         for (int step = 0; step < 500; step++) {
