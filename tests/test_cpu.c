@@ -326,6 +326,21 @@ TT_TEST(bad_arguments)
     CHECK(strcmp(tt_version(), TT_VERSION_STRING) == 0);
 }
 
+/* Any int64_t is a valid argument: the extremes (whose negation overflows)
+ * and everything past the kernel's errno range read "unknown error". */
+TT_TEST(strerror_of_any_value_is_defined)
+{
+    static const int64_t unknown[] = {INT64_MIN, INT64_MIN + 1, INT64_MAX, -4096, 4096,
+                                      (int64_t)INT32_MIN, (int64_t)INT32_MAX, (int64_t)UINT32_MAX + 1};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        const char *text = tt_strerror(unknown[i]);
+        CHECK(text != NULL && strcmp(text, "unknown error") == 0);
+    }
+    CHECK(strcmp(tt_strerror(0), "success") == 0);
+    CHECK(strcmp(tt_strerror(-4095), tt_strerror(4095)) == 0);
+    CHECK(strlen(tt_strerror(-EPERM)) > 0);
+}
+
 /* Readers on many threads share one handle; each sees a monotonic split. */
 #define READERS 4
 static tt_thread *shared_handle;
