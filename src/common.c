@@ -23,6 +23,11 @@ const char *tt_strerror(int64_t code)
     case ENOSYS: return "function not implemented (CPU clocks refused, and no fallback answered)";
     default: break;
     }
-    /* strerror() text is static for every errno glibc knows. */
-    return strerror(e);
+    /* GNU strerror_r returns glibc's static text for an errno it knows, and
+     * writes "Unknown error N" into buf for one it does not: that text
+     * would not outlive this call (strerror() has the same problem with
+     * its own buffer), so it becomes our static one. */
+    char buf[32];
+    const char *text = strerror_r(e, buf, sizeof buf);
+    return text == buf ? "unknown error" : text;
 }

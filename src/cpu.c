@@ -145,14 +145,14 @@ int tt__classify_missing(pid_t id)
 
 int tt__procfs_missing(pid_t pid, pid_t tid)
 {
-    /* /proc names a task it cannot find ESRCH (see tt_procfs_read); so
-     * does a /proc that is not mounted at all. Only the first is the
-     * task's fault. */
-    if (!procfs_mounted())
-        return tt__no_source();
-    if (pid == 0 && tid != 0 && syscall(SYS_tgkill, getpid(), tid, 0) == 0)
-        return tt__no_source(); /* our thread, alive: /proc failed, not it */
-    return tt__classify_missing(tid != 0 ? tid : pid);
+    /* /proc says ESRCH for a task it cannot find (see tt_procfs_read), and
+     * for every task when it is not mounted at all: only the first is the
+     * task's fault. tgkill(our pid, tid, 0) finds a live thread of ours
+     * without /proc and without sending anything. */
+    if (tid != 0)
+        return syscall(SYS_tgkill, getpid(), tid, 0) == 0 ? tt__no_source() : tt__classify_missing(tid);
+    int rc = tt__classify_missing(pid);
+    return rc == -EINVAL && !procfs_mounted() ? tt__no_source() : rc;
 }
 
 int64_t tt__split_propose(int64_t virt, int64_t prof, int64_t sched)

@@ -119,9 +119,9 @@ int tt__no_source(void);
 int tt__own_times(int who, tt_times *out);
 /* tt_procfs_read() as a split. 0 or -errno. */
 int tt__procfs_times(pid_t pid, pid_t tid, tt_times *out);
-/* Classifies -ESRCH from /proc for task tid of this process (pid 0) or
- * process pid (tid 0): tt__no_source() when /proc itself is missing or the
- * thread is alive, else tt__classify_missing(). */
+/* Classifies -ESRCH from /proc for thread tid of this process (pid 0) or
+ * process pid (tid 0): tt__no_source() when the task exists (so /proc is
+ * what failed: not mounted), else tt__classify_missing(). */
 int tt__procfs_missing(pid_t pid, pid_t tid);
 
 /* Classifies a tid the kernel refused: -ESRCH if no such task exists,

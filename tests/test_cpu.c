@@ -337,7 +337,7 @@ TT_TEST(strerror_of_any_value_is_defined)
         CHECK(text != NULL && strcmp(text, "unknown error") == 0);
     }
     CHECK(strcmp(tt_strerror(0), "success") == 0);
-    CHECK(strcmp(tt_strerror(-4095), tt_strerror(4095)) == 0);
+    CHECK(strcmp(tt_strerror(-4095), "unknown error") == 0); /* in range, but no errno */
     CHECK(strlen(tt_strerror(-EPERM)) > 0);
 }
 

@@ -31,7 +31,9 @@ extern "C" {
 TT_API const char *tt_version(void);
 
 /* Text for a code returned by any tt_ call: a negative errno (or a plain
- * positive errno). Never NULL; the string is static. */
+ * positive errno). Any value is accepted: 0 is "success", and anything
+ * outside the kernel's errno range (beyond +-4095, INT64_MIN included) is
+ * "unknown error". Never NULL; the string is static. */
 TT_API const char *tt_strerror(int64_t code);
 
 #ifdef __cplusplus

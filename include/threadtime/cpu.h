@@ -20,8 +20,44 @@
  *   -ESRCH   the thread or process does not exist (or has exited);
  *   -EINVAL  the tid names a thread of another process, or an argument is
  *            out of range;
- *   -EPERM / -ENOSYS  a seccomp filter or an old kernel refused the call and
- *            no fallback method could answer.
+ *   -EPERM / -ENOSYS (or -EACCES)  CPU clockids are refused (a seccomp
+ *            filter, an old kernel) and no fallback can answer for this
+ *            thread or process: /proc is not mounted (the calling thread and
+ *            its own process still answer, through getrusage()). The code is
+ *            the refusal's own. Never said of a task that is missing.
+ *   -ENOTSUP a forced method (tt_method_set) that no longer works here.
+ *
+ * Monotonic across a change of method. When clockids are refused mid-run
+ * (a sandbox installs its filter after start-up) or tt_method_set() changes
+ * the method, the source changes: clockids give ns, getrusage() whole us
+ * and /proc whole clock ticks (10 ms), each rounded down, and both lag a
+ * running thread by up to a tick. So each figure below keeps a floor, the
+ * largest answer it gave, and never answers less: after a change to a
+ * coarser source it holds still until that source catches up (up to two of
+ * its units). The figures with that promise:
+ *   - tt_self_total_ns, tt_self_user_raw_ns, tt_self_prof_raw_ns,
+ *     tt_tid_*(0), tt_self_times: per calling thread;
+ *   - tt_process_total_ns(0), tt_process_user_raw_ns(0),
+ *     tt_process_prof_raw_ns(0): per calling thread (a floor shared by all
+ *     threads would put one contended cache line on every read);
+ *   - tt_thread_total_ns, tt_thread_user_raw_ns, tt_thread_times: per
+ *     handle, whichever threads read it.
+ * Calls naming a tid or another pid keep no state: each answer is the
+ * source's own, monotonic while the method stays. Use a handle where that
+ * matters. tt_self_system_raw_ns is not monotonic at all (see there), and
+ * a raw figure read through a fallback is the scaled figure (getrusage()
+ * and /proc have no raw ticks).
+ *
+ * Async-signal-safe (no lock, no allocation; callable from a signal handler
+ * that interrupted any of them, on the same thread and handle): every
+ * tt_self_*, tt_tid_*, tt_thread_total_ns, tt_thread_user_raw_ns,
+ * tt_thread_times, tt_thread_tid, every tt_process_*, tt_make_clockid,
+ * tt_clock_ns, tt_getrusage_thread, tt_procfs_read and tt_method_name. A
+ * handler must not close a handle it reads, and like any system call these
+ * may change errno: save and restore it in the handler. Not
+ * async-signal-safe: tt_thread_open, tt_thread_close (they allocate),
+ * tt_method_set, tt_method_active and tt_strerror (strerror() may
+ * translate); call them from normal code.
  *
  * Cost on the reference machine (KVM guest, see docs/benchmarks.md):
  * one system call (~300-650 ns) for every clockid read; ~10 us for /proc.
@@ -63,6 +99,11 @@ typedef enum tt_method {
 
 /* ---- the calling thread (the kernel's "pid 0 = caller" fast path) ---- */
 
+/* The tt_self_ calls return ns, or -EPERM/-ENOSYS when clockids are refused
+ * and neither getrusage() nor /proc answers (see the top); -ENOTSUP when a
+ * forced method stopped working. Monotonic per calling thread, across
+ * changes of method (except tt_self_system_raw_ns). */
+
 /* Precise CPU time of the calling thread, ns. */
 TT_API int64_t tt_self_total_ns(void);
 /* Raw, tick-sampled user time of the calling thread (VIRT clock), ns. */
@@ -79,15 +120,20 @@ TT_API int64_t tt_self_prof_raw_ns(void);
 /* Consistent split for the calling thread. With the default method this is
  * one getrusage(RUSAGE_THREAD): the kernel scales its ticks to the precise
  * runtime, so user + system is the runtime truncated to whole microseconds.
- * With TT_METHOD_CLOCKID it is three clock reads scaled here (ns resolution,
- * monotonic per thread). Returns 0, -EFAULT (out is NULL), or a read error. */
+ * With TT_METHOD_CLOCKID it is three clock reads scaled here (ns
+ * resolution); with TT_METHOD_PROCFS the kernel's split from /proc. Each
+ * part monotonic per thread across changes of method. Returns 0, -EFAULT
+ * (out is NULL), -EPERM/-ENOSYS (nothing answers), -ENOTSUP. */
 TT_API int tt_self_times(tt_times *out);
 
 /* ---- another thread of this process, by kernel tid ---- */
 
-/* Same meaning as the tt_self_ calls; tid 0 means the calling thread.
- * -ESRCH: no such thread (never existed, or exited); -EINVAL: the tid is a
- * thread of another process.
+/* Same meaning as the tt_self_ calls; tid 0 means the calling thread, and
+ * so does the caller's own tid once clockids are refused (then answered
+ * through getrusage()). Returns ns, or -ESRCH: no such thread (never
+ * existed, or exited); -EINVAL: the tid is a thread of another process or
+ * out of range; -EPERM/-ENOSYS: clockids refused and /proc not mounted;
+ * -ENOTSUP. No floor (no state per tid): monotonic while the method stays.
  * A tid is reused by the kernel after its thread exits: a tid taken from a
  * thread that has since exited can read an unrelated new thread. Use a
  * tt_thread handle opened on the thread itself when that matters. */
@@ -105,30 +151,47 @@ typedef struct tt_thread tt_thread;
  * afterwards every read returns -ESRCH, even if the kernel has reused the
  * tid. A handle opened on another tid checks that the thread exists now and
  * carries the tid-reuse caveat above.
- * Returns 0, -EFAULT, -ESRCH, -EINVAL, -ENOMEM. */
+ * Returns 0, -EFAULT, -ESRCH, -EINVAL, -ENOMEM, or -EPERM/-ENOSYS/-ENOTSUP
+ * (another tid that nothing can read: clockids refused, /proc missing). */
 TT_API int tt_thread_open(pid_t tid, tt_thread **out);
 /* Closes a handle; NULL is accepted. Safe after the thread has exited. */
 TT_API void tt_thread_close(tt_thread *h);
 /* The kernel tid the handle names, or -EFAULT. */
 TT_API pid_t tt_thread_tid(const tt_thread *h);
+/* Handle reads take no lock: any thread, and a signal handler interrupting
+ * a read of the same handle, may call them concurrently. Each figure is
+ * monotonic per handle across changes of method. Without clockids the
+ * handle's own thread reads itself through getrusage(), others through
+ * /proc. Errors: -EFAULT (NULL), -ESRCH (the thread exited), -EINVAL (the
+ * tid now names a thread of another process), -EPERM/-ENOSYS (clockids
+ * refused and /proc missing, read from another thread), -ENOTSUP. */
+
 /* The thread's precise CPU time, ns (or -errno). */
 TT_API int64_t tt_thread_total_ns(tt_thread *h);
 /* The thread's raw tick-sampled user time, ns (or -errno). */
 TT_API int64_t tt_thread_user_raw_ns(tt_thread *h);
 /* Consistent split, ns resolution: three clock reads scaled the way the
- * kernel scales /proc figures, monotonic per handle. Any thread may call it
- * on any handle concurrently. Returns 0, -EFAULT, -ESRCH, -EINVAL. */
+ * kernel scales /proc figures. A read that overlaps another read of the
+ * same handle (another thread's, or the one a signal handler interrupted)
+ * may return that handle's previous answer rather than wait. Returns 0 or
+ * one of the errors above. */
 TT_API int tt_thread_times(tt_thread *h, tt_times *out);
 
 /* ---- processes ---- */
 
-/* pid 0 = this process. Any process may be named (the kernel allows it). */
+/* pid 0 = this process. Any process may be named (the kernel allows it).
+ * Returns ns, or -ESRCH (no such process), -EINVAL (pid out of range, or a
+ * thread that does not lead its process), -EPERM/-ENOSYS (clockids refused
+ * and /proc missing; never for pid 0, which getrusage() answers). pid 0 is
+ * monotonic per calling thread across changes of method; other pids keep
+ * no state. */
 TT_API int64_t tt_process_total_ns(pid_t pid);
 TT_API int64_t tt_process_user_raw_ns(pid_t pid);
 TT_API int64_t tt_process_prof_raw_ns(pid_t pid);
 /* Consistent split for a process: this process through getrusage(RUSAGE_SELF)
  * (us resolution), another process through its /proc stat line (the kernel's
- * own split, clock-tick resolution). Returns 0, -EFAULT, -ESRCH, or -errno. */
+ * own split, clock-tick resolution). Returns 0, -EFAULT, -EINVAL (pid out of
+ * range), -ESRCH, -EPERM/-ENOSYS (/proc missing), -EIO (unparsable). */
 TT_API int tt_process_times(pid_t pid, tt_times *out);
 
 /* ---- raw clock ids ---- */
@@ -137,12 +200,14 @@ TT_API int tt_process_times(pid_t pid, tt_times *out);
  * process (thread == 0). id 0 means the caller: the kernel resolves it without
  * a pid lookup. Returns 0 and stores the clockid, -EFAULT or -EINVAL. */
 TT_API int tt_make_clockid(pid_t id, int thread, tt_clock clock, clockid_t *out);
-/* Reads one clock raw: thread != 0 for a thread clock. ns or -errno. */
+/* Reads one clock raw, never through a fallback: thread != 0 for a thread
+ * clock. ns, or -EINVAL, -ESRCH, or the refusal (-EPERM, -ENOSYS). */
 TT_API int64_t tt_clock_ns(pid_t id, int thread, tt_clock clock);
 
 /* ---- the comparison readers ---- */
 
-/* getrusage(RUSAGE_THREAD): the calling thread, kernel-scaled, us. */
+/* getrusage(RUSAGE_THREAD): the calling thread, kernel-scaled, us.
+ * Returns 0, -EFAULT, or getrusage's own error. */
 TT_API int tt_getrusage_thread(tt_times *out);
 
 /* One parsed /proc stat line. */
@@ -161,11 +226,18 @@ TT_API int tt_procfs_read(pid_t pid, pid_t tid, tt_procfs_stat *out);
 /* ---- method selection ---- */
 
 /* Forces a method for every later call (TT_METHOD_AUTO: back to detection).
- * The per-thread calls fall back from CLOCKID to PROCFS; tt_self_times and
- * tt_process_times(0) also take GETRUSAGE. Returns 0, -EINVAL (unknown), or
- * -ENOTSUP (the method does not work here; nothing is changed). */
+ * GETRUSAGE answers the calling thread only; other threads are then read
+ * through /proc. Process clocks always try clockids first. Figures with a
+ * floor (see the top) stay monotonic across the change. Returns 0, -EINVAL
+ * (unknown), or -ENOTSUP (the method does not work here; nothing is
+ * changed). */
 TT_API int tt_method_set(tt_method m);
-/* The method thread clocks are read with now (never TT_METHOD_AUTO). */
+/* The method thread clocks would be read with now (never TT_METHOD_AUTO):
+ * the forced one, else CLOCKID after a test read that the kernel accepted
+ * (one system call, so a filter installed since the last read counts),
+ * else PROCFS, or GETRUSAGE when /proc is missing too (then only the
+ * calling thread and its process answer). Under clockid refusal the
+ * calling thread's own clocks use getrusage() either way: it is cheaper. */
 TT_API tt_method tt_method_active(void);
 /* "auto", "clockid", "getrusage", "procfs"; NULL for an unknown value. */
 TT_API const char *tt_method_name(tt_method m);
