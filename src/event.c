@@ -5,7 +5,7 @@
  * MAP_SHARED file that is a readable trace at every instant. A thread takes a
  * ring at its first event with a compare-and-swap on the ring's state word:
  * no lock anywhere a signal handler can reach. Writing the trace file lives
- * in event_dump.c.
+ * in event_dump.c, which sees the recorder only through event_log.h.
  */
 #include "internal.h"
 #include "arch.h"
@@ -37,6 +37,24 @@ typedef struct tt__self {
 } tt__self;
 static __thread tt__self t_self __attribute__((tls_model("initial-exec")));
 
+/* The state of one run of the event log. */
+typedef struct tt__run {
+    uint64_t key;           /* odd; what tt__tls.key holds for this run's rings */
+    _Atomic int recording;  /* cleared by tt_log_stop */
+    tt_log_options opts;    /* resolved; paths point at crash_path, exit_path */
+    char *crash_path;       /* NULL: rings in anonymous memory */
+    char *exit_path;
+    int fd;                 /* the crash-safe file, or -1 */
+    unsigned char *table;   /* trace header, then max_threads rings */
+    tt__trace_header *hdr;  /* == table */
+    size_t table_bytes, ring_bytes;
+    uint32_t ring_records, max_threads;
+    unsigned source;        /* TT__TRACE_SOURCE_* */
+    double hz;              /* 0 for MONOTONIC_RAW */
+    uint64_t order;         /* atomic counter: claim and exit sequence */
+    struct tt__run *retired_next; /* list of retired runs, kept (see run_retire) */
+} tt__run;
+
 /* The current run. Acquire on load, release on store: a thread that sees a
  * run pointer also sees the table and options written before publishing. */
 static _Atomic(tt__run *) g_run;
@@ -44,17 +62,18 @@ static _Atomic(tt__run *) g_run;
 static pthread_mutex_t g_ctl = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t g_next_key = 1; /* run keys are odd; under g_ctl */
 static tt__run *g_retired;      /* runs replaced by a restart; under g_ctl */
+static tt__log_writer g_exit_writer; /* writes exit_dump_path; under g_ctl */
 /* tt_event_literal copies instead (crash-safe runs). */
 static _Atomic int g_literal_copies;
 
 static pthread_key_t g_exit_key;
 static pthread_once_t g_process_once = PTHREAD_ONCE_INIT;
 
-tt__run *tt__run_current(void) { return atomic_load_explicit(&g_run, memory_order_acquire); }
+static tt__run *run_current(void) { return atomic_load_explicit(&g_run, memory_order_acquire); }
 
-tt__ring *tt__run_ring(const tt__run *run, uint32_t i)
+static tt__ring *run_ring(const tt__run *run, uint32_t i)
 {
-    return (tt__ring *)(run->table + TT__TRACE_HEADER_SIZE + (size_t)i * run->ring_bytes);
+    return tt__ring_at(run->table, run->ring_bytes, i);
 }
 
 /* ---- ring registration (async-signal-safe: syscalls and CAS only) ---- */
@@ -62,7 +81,7 @@ tt__ring *tt__run_ring(const tt__run *run, uint32_t i)
 static tt__ring *claim_free(tt__run *run)
 {
     for (uint32_t i = 0; i < run->max_threads; i++) {
-        tt__ring *r = tt__run_ring(run, i);
+        tt__ring *r = run_ring(run, i);
         uint32_t st = __atomic_load_n(&r->state, __ATOMIC_RELAXED);
         if (TT__RING_STATE(st) == TT__RING_FREE &&
             __atomic_compare_exchange_n(&r->state, &st, TT__RING_WITH_STATE(st, TT__RING_CLAIMED), 0,
@@ -81,7 +100,7 @@ static tt__ring *claim_exited(tt__run *run)
         uint32_t best_st = 0;
         uint64_t best_order = UINT64_MAX;
         for (uint32_t i = 0; i < run->max_threads; i++) {
-            tt__ring *r = tt__run_ring(run, i);
+            tt__ring *r = run_ring(run, i);
             uint32_t st = __atomic_load_n(&r->state, __ATOMIC_RELAXED);
             uint64_t order = __atomic_load_n(&r->order, __ATOMIC_RELAXED);
             if (TT__RING_STATE(st) == TT__RING_EXITED && order < best_order) {
@@ -168,7 +187,7 @@ static int recording(const tt__run *run)
 
 void tt__event_slow(uint64_t w1, uint64_t p0, uint64_t p1)
 {
-    tt__run *run = tt__run_current();
+    tt__run *run = run_current();
     if (!recording(run))
         return;
     tt__ring *r = own_ring(run);
@@ -188,7 +207,7 @@ void tt__event_slow(uint64_t w1, uint64_t p0, uint64_t p1)
 static void on_thread_exit(void *arg)
 {
     (void)arg;
-    tt__run *run = tt__run_current();
+    tt__run *run = run_current();
     t_self.exited = 1;
     if (run && tt__tls.key == run->key && tt__tls.ring) {
         tt__ring *r = (tt__ring *)tt__tls.ring;
@@ -283,6 +302,8 @@ static char *path_copy(const char *path, int add_pid)
     return p;
 }
 
+static void run_release(tt__run *run);
+
 /* Builds a run from resolved options (not yet published). Returns 0 or
  * -errno with nothing left behind. */
 static int run_create(const tt_log_options *o, int for_child, tt__run **out)
@@ -354,7 +375,7 @@ static int run_create(const tt_log_options *o, int for_child, tt__run **out)
     if (rc)
         goto fail;
     for (uint32_t i = 0; i < run->max_threads; i++) {
-        tt__ring *r = tt__run_ring(run, i);
+        tt__ring *r = run_ring(run, i);
         r->slot_mask = (uint64_t)(run->ring_records - 1) * TT__TRACE_RECORD_SIZE;
         r->magic = TT__SECTION_MAGIC;
         r->stored = run->ring_records;
@@ -362,12 +383,13 @@ static int run_create(const tt_log_options *o, int for_child, tt__run **out)
     *out = run;
     return 0;
 fail:
-    tt__run_release(run);
+    run_release(run);
     free(run);
     return rc;
 }
 
-void tt__run_release(tt__run *run)
+/* Unmaps and frees what run holds (not run itself). */
+static void run_release(tt__run *run)
 {
     if (run->table)
         munmap(run->table, run->table_bytes);
@@ -403,7 +425,7 @@ static void publish(tt__run *run)
     atomic_store_explicit(&run->recording, 1, memory_order_relaxed);
     atomic_store_explicit(&g_literal_copies, run->crash_path != NULL, memory_order_relaxed);
     __atomic_store_n(&tt__cpu_intervals, run->opts.cpu_on_intervals != 0, __ATOMIC_RELAXED);
-    /* Release: pairs with tt__run_current(); the run is complete. */
+    /* Release: pairs with run_current(); the run is complete. */
     atomic_store_explicit(&g_run, run, memory_order_release);
     /* Relaxed: a thread can only match this key after registering through
      * the slow path, which loads g_run with acquire. */
@@ -413,13 +435,16 @@ static void publish(tt__run *run)
 
 static void at_exit(void)
 {
-    tt__run *run = tt__run_current();
+    tt__run *run = run_current();
     if (!run)
         return;
     if (recording(run))
         tt_log_stop();
-    if (run->exit_path)
-        tt_log_dump(run->exit_path);
+    pthread_mutex_lock(&g_ctl);
+    tt__log_writer write = g_exit_writer;
+    pthread_mutex_unlock(&g_ctl);
+    if (run->exit_path && write)
+        write(run->exit_path);
 }
 
 static void fork_prepare(void) { pthread_mutex_lock(&g_ctl); }
@@ -432,7 +457,7 @@ static void fork_parent(void) { pthread_mutex_unlock(&g_ctl); }
 static void fork_child(void)
 {
     pthread_mutex_init(&g_ctl, NULL);
-    tt__run *old = tt__run_current();
+    tt__run *old = run_current();
     __atomic_store_n(&tt__fast_key, UINT64_MAX, __ATOMIC_RELAXED);
     atomic_store_explicit(&g_run, NULL, memory_order_release);
     tt__tls.key = 0;
@@ -442,7 +467,7 @@ static void fork_child(void)
     while (g_retired) {
         tt__run *r = g_retired;
         g_retired = r->retired_next;
-        tt__run_release(r);
+        run_release(r);
         free(r);
     }
     if (!old)
@@ -451,7 +476,7 @@ static void fork_child(void)
     tt__run *run = NULL;
     if (was_recording && run_create(&old->opts, 1, &run) == 0)
         publish(run);
-    tt__run_release(old);
+    run_release(old);
     free(old);
 }
 
@@ -464,7 +489,7 @@ static void process_init(void)
 
 /* ---- public control calls ---- */
 
-int tt_log_start(const tt_log_options *opts)
+int tt__log_start(const tt_log_options *opts, tt__log_writer at_exit_writer)
 {
     tt_log_options o;
     int rc = resolve_options(opts, &o);
@@ -472,13 +497,14 @@ int tt_log_start(const tt_log_options *opts)
         return rc;
     pthread_once(&g_process_once, process_init);
     pthread_mutex_lock(&g_ctl);
-    tt__run *old = tt__run_current();
+    tt__run *old = run_current();
     tt__run *run = NULL;
     if (recording(old))
         rc = -EALREADY;
     else
         rc = run_create(&o, 0, &run);
     if (rc == 0) {
+        g_exit_writer = at_exit_writer;
         publish(run);
         if (old)
             run_retire(old);
@@ -490,7 +516,7 @@ int tt_log_start(const tt_log_options *opts)
 int tt_log_stop(void)
 {
     pthread_mutex_lock(&g_ctl);
-    tt__run *run = tt__run_current();
+    tt__run *run = run_current();
     int rc = -ESRCH;
     if (recording(run)) {
         __atomic_store_n(&tt__fast_key, UINT64_MAX, __ATOMIC_RELAXED);
@@ -509,7 +535,7 @@ int tt_log_thread_name(const char *name)
 {
     if (!name)
         return -EFAULT;
-    tt__run *run = tt__run_current();
+    tt__run *run = run_current();
     if (!recording(run))
         return -ESRCH;
     tt__ring *r = own_ring(run);
@@ -525,7 +551,7 @@ int tt_log_info_get(tt_log_info *out)
         return -EFAULT;
     if (out->size < sizeof *out)
         return -EINVAL;
-    tt__run *run = tt__run_current();
+    tt__run *run = run_current();
     if (!run)
         return -ESRCH;
     out->running = recording(run);
@@ -537,9 +563,25 @@ int tt_log_info_get(tt_log_info *out)
     return 0;
 }
 
-void tt__log_lock(void) { pthread_mutex_lock(&g_ctl); }
+int tt__log_hold(tt__log_view *v)
+{
+    pthread_mutex_lock(&g_ctl);
+    tt__run *run = run_current();
+    if (!run) {
+        pthread_mutex_unlock(&g_ctl);
+        return -ESRCH;
+    }
+    v->hdr = run->hdr;
+    v->table = run->table;
+    v->ring_bytes = run->ring_bytes;
+    v->ring_records = run->ring_records;
+    v->max_threads = run->max_threads;
+    v->source = run->source;
+    v->recording = recording(run);
+    return 0;
+}
 
-void tt__log_unlock(void) { pthread_mutex_unlock(&g_ctl); }
+void tt__log_release(void) { pthread_mutex_unlock(&g_ctl); }
 
 /* ---- the recording calls as real symbols ---- */
 
@@ -564,7 +606,7 @@ void tt_event_literal(uint32_t id, const char *text)
  * whatever interval follows it. */
 static void cpu_event(unsigned kind, uint32_t id)
 {
-    if (!recording(tt__run_current()))
+    if (!recording(run_current()))
         return;
     tt_times t = {-1, -1, -1};
     tt__self_split_clockid(&t);

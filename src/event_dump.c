@@ -218,7 +218,7 @@ static void dump_ring(tt__ring *r, uint32_t state, out *o, uint64_t *chunk, strt
     }
 }
 
-static int write_trace(tt__run *run, out *o, uint32_t *dumped_states, strtab *st)
+static int write_trace(const tt__log_view *run, out *o, uint32_t *dumped_states, strtab *st)
 {
     /* The fields before the string table change only under the lock we
      * hold; the counters after it are updated atomically by registering
@@ -228,7 +228,7 @@ static int write_trace(tt__run *run, out *o, uint32_t *dumped_states, strtab *st
     memcpy(&h, run->hdr, offsetof(tt__trace_header, strings_offset));
     h.ring_records = run->ring_records;
     h.flags = TT__TRACE_END_ANCHOR;
-    if (atomic_load_explicit(&run->recording, memory_order_relaxed) ||
+    if (run->recording ||
         !(run->hdr->flags & TT__TRACE_END_ANCHOR)) {
         int rc = tt__anchor_take(&h.anchors[1], run->source != TT__TRACE_SOURCE_MONOTONIC_RAW);
         if (rc)
@@ -242,7 +242,7 @@ static int write_trace(tt__run *run, out *o, uint32_t *dumped_states, strtab *st
     if (!chunk)
         return -ENOMEM;
     for (uint32_t i = 0; i < run->max_threads && !o->err; i++) {
-        tt__ring *r = tt__run_ring(run, i);
+        tt__ring *r = tt__ring_at(run->table, run->ring_bytes, i);
         /* Acquire: pairs with the owner's release of LIVE or EXITED; its
          * base, tid, name and last head are visible. */
         uint32_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
@@ -304,12 +304,9 @@ int tt_log_dump(const char *path)
 {
     if (!path)
         return -EFAULT;
-    tt__log_lock();
-    tt__run *run = tt__run_current();
-    if (!run) {
-        tt__log_unlock();
+    tt__log_view view, *run = &view;
+    if (tt__log_hold(run) != 0)
         return -ESRCH;
-    }
     size_t n = strlen(path) + 32;
     char *tmp = malloc(n);
     uint32_t *dumped = calloc(run->max_threads, sizeof *dumped);
@@ -341,10 +338,10 @@ int tt_log_dump(const char *path)
     for (uint32_t i = 0; rc == 0 && i < run->max_threads; i++) {
         uint32_t s = dumped[i];
         if (s)
-            __atomic_compare_exchange_n(&tt__run_ring(run, i)->state, &s, TT__RING_WITH_STATE(s, TT__RING_FREE),
+            __atomic_compare_exchange_n(&tt__ring_at(run->table, run->ring_bytes, i)->state, &s, TT__RING_WITH_STATE(s, TT__RING_FREE),
                                         0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
     }
-    tt__log_unlock();
+    tt__log_release();
     free(tmp);
     free(dumped);
     free(o.buf);
