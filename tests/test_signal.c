@@ -37,7 +37,7 @@ static _Atomic long g_signals, g_handler_errors, g_handler_backwards;
 static _Atomic int g_done;
 /* Phase 1: main flow and handler make one call, tt_thread_times on the
  * same handle, so most interruptions land inside it. Phase 2: all calls. */
-static _Atomic int g_phase;
+static _Atomic int g_phase = 1;
 
 /* Every async-signal-safe call once; the monotonic figures into v.
  * Returns the number of calls that failed. */
@@ -147,7 +147,6 @@ static void storm_run(void)
 
     int64_t last[NF] = {0}, v[NF];
     long rounds = 0, errors = 0, backwards = 0, phase_end = WANTED_SIGNALS;
-    atomic_store(&g_phase, 1);
     while (rounds < MAX_ROUNDS) {
         long signals = atomic_load_explicit(&g_signals, memory_order_relaxed);
         if (signals >= phase_end) {
