@@ -76,6 +76,9 @@ typedef struct tt__split {
  * this one interrupted from a signal handler): it never waits. */
 void tt__split_commit(tt__split *s, int64_t total_ns, int64_t system_ns, tt_times *out);
 
+/* The last answer committed to *s (zeros before the first). */
+void tt__split_last(tt__split *s, tt_times *out);
+
 /* The system share of a runtime sched, proportioned by raw ticks the way
  * the kernel's cputime_adjust() does for /proc (virt <= prof raw clocks). */
 int64_t tt__split_propose(int64_t virt, int64_t prof, int64_t sched);
