@@ -10,10 +10,8 @@
 #include "internal.h"
 #include "linux/clockid.h"
 
-#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -111,8 +109,11 @@ tt_method tt_method_active(void)
         return (tt_method)forced;
     /* One test read (~300 ns) rather than the state of the last real read:
      * a seccomp filter installed since then has not been met yet. */
-    if (tt__use_clockid() && clockid_refused())
-        tt__fall_back(-atomic_load_explicit(&g_refusal, memory_order_relaxed));
+    if (tt__use_clockid()) {
+        int64_t r = tt__read_clock(TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_VIRT));
+        if (r < 0)
+            tt__fall_back(r);
+    }
     if (tt__use_clockid())
         return TT_METHOD_CLOCKID;
     /* Without /proc only the caller's own clocks (and its process) answer. */
