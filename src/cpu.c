@@ -108,32 +108,25 @@ int tt__classify_missing(pid_t id)
     return -EINVAL;
 }
 
-void tt__split_scale(tt__split *prev, int64_t virt, int64_t prof, int64_t sched, tt_times *out)
+void tt__split_merge(tt__split *prev, int64_t total, int64_t sys, tt_times *out)
 {
-    int64_t utick = virt > 0 ? virt : 0;
-    int64_t stick = prof > utick ? prof - utick : 0;
-    int64_t user, sys;
+    int64_t user;
 
-    if (sched <= prev->user_ns + prev->system_ns) {
-        /* Reads raced with a later caller's: the last answer still holds. */
+    if (total <= prev->user_ns + prev->system_ns) {
+        /* A read older than the last answer (a later caller's, or a source
+         * that lags): the last answer still holds. */
         user = prev->user_ns;
         sys = prev->system_ns;
     } else {
-        if (stick == 0)
-            sys = 0;
-        else if (utick == 0)
-            sys = sched;
-        else /* 128-bit product: sched * stick overflows 64 bits after ~100 days */
-            sys = (int64_t)((__int128)sched * stick / (utick + stick));
-        user = sched - sys;
-        /* Keep both parts monotonic; sched >= prev sum makes this consistent. */
+        user = total - sys;
+        /* Keep both parts monotonic; total > prev sum makes this consistent. */
         if (sys < prev->system_ns) {
             sys = prev->system_ns;
-            user = sched - sys;
+            user = total - sys;
         }
         if (user < prev->user_ns) {
             user = prev->user_ns;
-            sys = sched - user;
+            sys = total - user;
         }
         prev->user_ns = user;
         prev->system_ns = sys;
@@ -141,6 +134,21 @@ void tt__split_scale(tt__split *prev, int64_t virt, int64_t prof, int64_t sched,
     out->user_ns = user;
     out->system_ns = sys;
     out->total_ns = user + sys;
+}
+
+void tt__split_scale(tt__split *prev, int64_t virt, int64_t prof, int64_t sched, tt_times *out)
+{
+    int64_t utick = virt > 0 ? virt : 0;
+    int64_t stick = prof > utick ? prof - utick : 0;
+    int64_t sys;
+
+    if (stick == 0)
+        sys = 0;
+    else if (utick == 0)
+        sys = sched;
+    else /* 128-bit product: sched * stick overflows 64 bits after ~100 days */
+        sys = (int64_t)((__int128)sched * stick / (utick + stick));
+    tt__split_merge(prev, sched, sys, out);
 }
 
 /* /proc fallback for one clock of a thread (pid 0 = this process). */

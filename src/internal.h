@@ -49,6 +49,11 @@ static inline void tt__times_from_procfs(const tt_procfs_stat *st, tt_times *out
     out->total_ns = st->user_ns + st->system_ns;
 }
 
+/* Folds a split of `total` whose system part is `sys` into *prev (updated)
+ * so that each part stays monotonic and user + system == total; a total not
+ * above the previous answer's returns that answer. */
+void tt__split_merge(tt__split *prev, int64_t total, int64_t sys, tt_times *out);
+
 /* Scales raw tick samples to the precise runtime the way the kernel's
  * cputime_adjust() does for /proc, and keeps each part monotonic against
  * *prev (updated). virt <= prof are the raw clocks, sched the runtime. */

@@ -16,7 +16,6 @@ final class JniBackend implements Backend {
     @Override public native long selfTotal();
     @Override public native long selfUser();
     @Override public native long selfSystem();
-    @Override public native int selfTimes(long[] out);
     @Override public native long tidSystem(int tid);
     @Override public native long threadOpenSelf();
     @Override public native void threadClose(long handle);

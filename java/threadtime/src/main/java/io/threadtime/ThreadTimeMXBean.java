@@ -20,11 +20,15 @@ import javax.management.ObjectName;
  * {@link UnsupportedOperationException} where the JVM does not support the
  * measurement.
  * <p>
- * The difference: user time is the kernel's raw tick-sampled clock (what
- * JDK 26's bean reads), not {@code /proc}'s scaled figure, so it moves in
- * 4 ms steps here and can exceed the CPU time. A thread that has not yet
- * called threadtime is read through the platform bean (see
- * {@link ThreadTime#register()}).
+ * User time keeps the meaning the JDK's bean gives it up to JDK 25: the
+ * kernel's consistent split (what {@code /proc} reports, see
+ * {@link CpuTimes}), at microsecond (current thread) or nanosecond (other
+ * mapped threads) resolution instead of {@code /proc}'s 10 ms. It never
+ * exceeds the thread's CPU time read after it and never goes back, also
+ * across a thread's mapping (a thread that has not yet called threadtime
+ * is read through the platform bean, see {@link ThreadTime#register()}).
+ * It is not the raw tick clock JDK 26's bean reads, which under load can
+ * fall far short ({@link ThreadTime#currentThreadUserTimeRaw()} has it).
  * <p>
  * Virtual threads: while the virtual-thread agent charges them (see
  * {@link VirtualThreadCpu}), the CPU time of the current thread, asked with
@@ -89,10 +93,10 @@ public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
     }
 
     private long current(ThreadMap.Clock clock) {
-        if (!ThreadMap.mapSelf()) {
-            return clock == ThreadMap.Clock.TOTAL ? VirtualThreadCpu.currentVirtual() : -1;
+        if (clock == ThreadMap.Clock.USER) {
+            return ThreadTime.currentThreadUserTime();
         }
-        return ThreadTimeException.check(clock == ThreadMap.Clock.TOTAL ? Native.B.selfTotal() : Native.B.selfUser());
+        return ThreadMap.mapSelf() ? ThreadTimeException.check(Native.B.selfTotal()) : VirtualThreadCpu.currentVirtual();
     }
 
     /** The platform's argument and support checks for one id, then its switch. */
