@@ -2,8 +2,16 @@ package io.threadtime;
 
 /** The JNI backend: each method is a native in threadtime_jni.c. */
 final class JniBackend implements Backend {
+    /** Loads the library and checks, with its first call, that it is this JAR's. */
     JniBackend() {
         NativeLibrary.load();
+        String version;
+        try {
+            version = version();
+        } catch (UnsatisfiedLinkError e) {
+            throw NativeLibrary.notOurs("is not threadtime's (" + e.getMessage() + ")");
+        }
+        NativeLibrary.checkVersion(version);
     }
 
     @Override

@@ -4,6 +4,13 @@ import java.lang.invoke.MethodHandle;
 import java.lang.management.ThreadInfo;
 import java.util.Arrays;
 import java.util.Objects;
+import java.lang.management.ManagementFactory;
+import javax.management.InstanceAlreadyExistsException;
+import javax.management.InstanceNotFoundException;
+import javax.management.JMException;
+import javax.management.MBeanRegistrationException;
+import javax.management.MBeanServer;
+import javax.management.MalformedObjectNameException;
 import javax.management.ObjectName;
 
 /**
@@ -51,6 +58,55 @@ public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
     /** The bean (one per JVM, like the platform's). */
     public static ThreadTimeMXBean getInstance() {
         return INSTANCE;
+    }
+
+    /** The name {@link #registerMBean()} gives the bean: {@value}. */
+    public static final String OBJECT_NAME = "io.threadtime:type=Threading";
+
+    /**
+     * Registers the bean with the platform MBean server as {@value #OBJECT_NAME},
+     * beside the platform's {@code java.lang:type=Threading}, so that
+     * JConsole, VisualVM and JMX exporters read its figures. Its attributes
+     * and operations are the platform bean's. Idempotent; also safe when
+     * called from several threads at once. ({@link #getObjectName()} still
+     * answers the platform's name, as code using the bean as a drop-in
+     * expects.)
+     *
+     * @return the name it is registered under
+     * @throws SecurityException if the MBean server refuses it
+     */
+    public static ObjectName registerMBean() {
+        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        ObjectName name = objectName();
+        try {
+            if (!server.isRegistered(name)) {
+                server.registerMBean(INSTANCE, name);
+            }
+            return name;
+        } catch (InstanceAlreadyExistsException raced) {
+            return name;
+        } catch (JMException e) {
+            throw new IllegalStateException("threadtime: registering " + OBJECT_NAME + " failed", e);
+        }
+    }
+
+    /** Removes what {@link #registerMBean()} registered; does nothing if it is not registered. */
+    public static void unregisterMBean() {
+        try {
+            ManagementFactory.getPlatformMBeanServer().unregisterMBean(objectName());
+        } catch (InstanceNotFoundException notRegistered) {
+            // nothing to do
+        } catch (MBeanRegistrationException e) {
+            throw new IllegalStateException("threadtime: unregistering " + OBJECT_NAME + " failed", e);
+        }
+    }
+
+    private static ObjectName objectName() {
+        try {
+            return new ObjectName(OBJECT_NAME);
+        } catch (MalformedObjectNameException e) {
+            throw new AssertionError(e);
+        }
     }
 
     // ---- CPU and user time: threadtime ----

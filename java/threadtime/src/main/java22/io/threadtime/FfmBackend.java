@@ -32,6 +32,7 @@ import java.lang.invoke.MethodHandle;
 final class FfmBackend implements Backend {
     FfmBackend() {
         H.SELF_TOTAL.type(); // links everything, or fails here rather than on first use
+        NativeLibrary.checkVersion(version());
     }
 
     /** The method handles, created once the library is loaded. */
@@ -72,8 +73,7 @@ final class FfmBackend implements Backend {
         static final MethodHandle EVENT_END = critical("tt_event_end", FunctionDescriptor.ofVoid(JAVA_INT));
 
         private static MemorySegment symbol(String name) {
-            return SYMBOLS.find(name).orElseThrow(() -> new UnsatisfiedLinkError(
-                    "threadtime: symbol " + name + " missing from the loaded native library " + NativeLibrary.load()));
+            return SYMBOLS.find(name).orElseThrow(() -> NativeLibrary.notOurs("lacks the symbol " + name));
         }
 
         private static MethodHandle critical(String name, FunctionDescriptor fd) {

@@ -7,10 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.lang.management.ManagementFactory;
 import java.util.Arrays;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.management.JMX;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
@@ -247,6 +251,32 @@ class ThreadTimeMXBeanTest {
             release.countDown();
             v.join();
         }
+    }
+
+    /** Registered on request, JMX clients (JConsole, exporters) read the
+     * bean's own figures under its name; unregistering removes it. */
+    @Test
+    void registeredMBeanServesItsFiguresToJmxClients() throws Exception {
+        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        ObjectName name = ThreadTimeMXBean.registerMBean();
+        try {
+            assertEquals(ThreadTimeMXBean.OBJECT_NAME, name.toString());
+            assertEquals(name, ThreadTimeMXBean.registerMBean(), "a second call keeps the registration");
+            try (Work.Waiter w = new Work.Waiter("jmx-read", () -> {
+                    ThreadTime.register();
+                    Work.burn(20 * MS);
+                })) {
+                com.sun.management.ThreadMXBean proxy =
+                        JMX.newMXBeanProxy(server, name, com.sun.management.ThreadMXBean.class);
+                assertEquals(bean.getThreadUserTime(w.id()), proxy.getThreadUserTime(w.id()));
+                assertEquals(bean.getThreadCpuTime(w.id()), proxy.getThreadCpuTime(w.id()));
+                assertEquals(true, server.getAttribute(name, "ThreadCpuTimeEnabled"));
+            }
+        } finally {
+            ThreadTimeMXBean.unregisterMBean();
+        }
+        assertTrue(!server.isRegistered(name));
+        ThreadTimeMXBean.unregisterMBean();
     }
 
     @Test
