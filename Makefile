@@ -6,10 +6,12 @@ CMAKE_FLAGS ?= -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 THREADTIME := $(BUILD)/cli/threadtime
 
 # Components append their own targets to these (java/java.mk, python/python.mk).
+# LOAD_TARGETS: the timing-sensitive suites `make test-load` runs under load.
 TEST_TARGETS := test-c test-asan test-tsan
 DEMO_TARGETS := demo-bench
+LOAD_TARGETS := test-c
 
-.PHONY: all deps build demo demo-bench test test-c test-asan test-tsan loop bench install clean
+.PHONY: all deps build demo demo-bench test test-load test-c test-asan test-tsan loop bench install clean
 
 all: build
 
@@ -90,3 +92,9 @@ bench-event-dump: build
 demo: $(DEMO_TARGETS)
 test: deps
 	$(MAKE) $(TEST_TARGETS)
+
+# The timing-sensitive suites (C clocks, the Java bean and clocks on every
+# JDK, the virtual-thread agent in every mode, the Python clocks) with one
+# busy loop per CPU beside them; the loops stop with the target.
+test-load: deps
+	scripts/with-load.sh $(MAKE) $(LOAD_TARGETS)

@@ -44,3 +44,4 @@ bench-java-%: bench-java-build
 bench-java: bench-java-$(JDK_OLD) bench-java-$(JDK_NEW)
 
 TEST_TARGETS += test-java
+LOAD_TARGETS += test-java

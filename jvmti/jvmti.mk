@@ -21,6 +21,7 @@ JVMTI_BENCH_RUNS ?= 5
 JVMTI_BENCH_THREADS ?= 1000000
 
 TEST_TARGETS += test-jvmti
+LOAD_TARGETS += test-jvmti
 
 .PHONY: jvmti-agent test-jvmti bench-jvmti
 

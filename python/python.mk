@@ -11,7 +11,8 @@ BENCH_JSON ?= $(BUILD)/bench.json
 CHART_DIR ?= $(BUILD)/chart
 
 TEST_TARGETS += test-python
-.PHONY: python-install test-python bench-python chart clean-python
+LOAD_TARGETS += test-python-clocks
+.PHONY: python-install test-python test-python-clocks bench-python chart clean-python
 
 clean: clean-python
 clean-python:
@@ -28,6 +29,10 @@ python-install: $(PY)
 
 test-python: python-install
 	$(PY) -m pytest python/tests
+
+# The clock and thread tests alone (make test-load runs them under load).
+test-python-clocks: python-install
+	$(PY) -m pytest python/tests/test_clocks.py python/tests/test_threads.py
 
 bench-python: python-install
 	$(PY) python/bench/bench.py

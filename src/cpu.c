@@ -192,7 +192,7 @@ void tt__split_last(tt__split *s, tt_times *out)
     out->total_ns = out->user_ns + out->system_ns;
 }
 
-void tt__split_commit(tt__split *s, int64_t total, int64_t sys, tt_times *out)
+void tt__split_merge(tt__split *s, int64_t total, int64_t sys, tt_times *out)
 {
     int64_t user, pu, ps;
     for (;;) {
@@ -376,7 +376,8 @@ int tt__self_split_clockid(tt_times *out) { return self_split_clockid(&t_self.ev
 
 /* tt_self_times answers straight from getrusage() (kernel-monotonic per
  * part) while that is at or above the last committed answer, without a
- * commit: a compare-and-swap costs ~5% of the call. Such answers are then
+ * merge: its compare-and-swap and fences cost ~5% of the call (measured
+ * with scripts/bench-compare.sh before this shortcut). Such answers are then
  * ahead of the state, so before another source commits anything, a fresh
  * getrusage() reading (at or above every one given) is committed first. */
 static void times_catch_up(void)
@@ -389,7 +390,7 @@ static void times_catch_up(void)
     atomic_signal_fence(memory_order_seq_cst);
     tt_times g, ignored;
     if (rusage_times(RUSAGE_THREAD, &g) == 0)
-        tt__split_commit(&t_self.times, g.total_ns, g.system_ns, &ignored);
+        tt__split_merge(&t_self.times, g.total_ns, g.system_ns, &ignored);
 }
 
 /* tt_self_times' other paths: a forced CLOCKID or PROCFS, or a refused
@@ -407,7 +408,7 @@ static int self_times_slow(int forced, tt_times *out)
     rc = tt__own_times(RUSAGE_THREAD, &t);
     if (rc == 0) {
         times_catch_up();
-        tt__split_commit(&t_self.times, t.total_ns, t.system_ns, out);
+        tt__split_merge(&t_self.times, t.total_ns, t.system_ns, out);
     }
     return rc;
 }
@@ -434,7 +435,7 @@ int tt_self_times(tt_times *out)
         atomic_store_explicit(&t_self.times_ahead, 1, memory_order_relaxed);
         return 0;
     }
-    tt__split_commit(&t_self.times, out->total_ns, out->system_ns, out);
+    tt__split_merge(&t_self.times, out->total_ns, out->system_ns, out);
     return 0;
 }
 

@@ -74,7 +74,7 @@ typedef struct tt__split {
  * the last answer returns the last answer. So does a call that finds
  * another commit under way (a reader on another thread, or the very call
  * this one interrupted from a signal handler): it never waits. */
-void tt__split_commit(tt__split *s, int64_t total_ns, int64_t system_ns, tt_times *out);
+void tt__split_merge(tt__split *s, int64_t total_ns, int64_t system_ns, tt_times *out);
 
 /* The last answer committed to *s (zeros before the first). */
 void tt__split_last(tt__split *s, tt_times *out);
@@ -83,10 +83,10 @@ void tt__split_last(tt__split *s, tt_times *out);
  * the kernel's cputime_adjust() does for /proc (virt <= prof raw clocks). */
 int64_t tt__split_propose(int64_t virt, int64_t prof, int64_t sched);
 
-/* tt__split_commit of the tick-proportioned share of sched. */
+/* tt__split_merge of the tick-proportioned share of sched. */
 static inline void tt__split_scale(tt__split *s, int64_t virt, int64_t prof, int64_t sched, tt_times *out)
 {
-    tt__split_commit(s, sched, tt__split_propose(virt, prof, sched), out);
+    tt__split_merge(s, sched, tt__split_propose(virt, prof, sched), out);
 }
 
 /* The kernel's own split, as /proc printed it. */

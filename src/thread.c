@@ -1,7 +1,7 @@
 /* Thread handles: a tid's clockids, the floors and consistent split that
  * keep its figures monotonic, and, for handles a thread opened on itself, a
  * liveness mark that the thread's exit clears so a reused tid is never read
- * by mistake. Reads take no lock (see tt__split_commit), so a signal
+ * by mistake. Reads take no lock (see tt__split_merge), so a signal
  * handler may read a handle whose read it interrupted. */
 #include "internal.h"
 #include "linux/clockid.h"
@@ -22,6 +22,7 @@ struct tt_thread {
     pid_t tid;
     clockid_t virt, prof, sched;
     life *life; /* NULL for a handle opened on another tid */
+    pthread_t owner; /* the thread that opened it on itself (life != NULL) */
     tt__floor total, user_raw; /* last answers of the two clock reads */
     tt__split split;           /* last answer of tt_thread_times */
 };
@@ -95,6 +96,12 @@ int tt_thread_open(pid_t tid, tt_thread **out)
             return rc;
         }
         tid = gettid();
+        h->owner = pthread_self();
+        /* Start the split from the kernel's own (the one /proc and getrusage
+         * report): never below a figure read from them before the handle. */
+        tt_times k;
+        if (tt_getrusage_thread(&k) == 0)
+            tt__split_merge(&h->split, k.total_ns, k.system_ns, &k);
     }
     h->tid = tid;
     h->virt = tt__cpu_clockid(tid, 1, TT__CPUCLOCK_VIRT);
@@ -132,12 +139,18 @@ static int64_t checked(const tt_thread *h, int64_t r)
     return r;
 }
 
+/* The owner reading the handle it opened on itself. */
+static int owner_reads(const tt_thread *h)
+{
+    return h->life != NULL && pthread_equal(h->owner, pthread_self());
+}
+
 /* The handle's thread without clockids: getrusage() when the caller reads
  * its own thread (cheapest, and needs no /proc), else /proc. */
 static int fallback_times(const tt_thread *h, tt_times *out)
 {
     int rc;
-    if (h->tid == gettid())
+    if (owner_reads(h) || h->tid == gettid())
         rc = tt__own_times(RUSAGE_THREAD, out);
     else if ((rc = tt__procfs_times(0, h->tid, out)) == -ESRCH)
         rc = tt__procfs_missing(0, h->tid);
@@ -174,7 +187,10 @@ int tt_thread_times(tt_thread *h, tt_times *out)
         return -EFAULT;
     if (dead(h))
         return -ESRCH;
-    if (tt__use_clockid()) {
+    /* The owner reads itself through getrusage() (fallback_times): the
+     * kernel's split in one call (~350 ns against ~1 us for three clock
+     * reads), merged into the sequence other readers see. */
+    if (tt__use_clockid() && !owner_reads(h)) {
         int64_t v[3];
         int64_t r = checked(h, tt__read_three(h->virt, h->prof, h->sched, v));
         if (r == 0) {
@@ -184,11 +200,11 @@ int tt_thread_times(tt_thread *h, tt_times *out)
         if (!tt__fall_back(r))
             return (int)r;
     }
-    /* The kernel's own split (getrusage or /proc), committed against the
-     * last answer: its rounding differs from the clockid scaling's. */
+    /* The kernel's own split (getrusage or /proc), merged against the last
+     * answer: its rounding differs from the clockid scaling's. */
     tt_times t;
     int rc = fallback_times(h, &t);
     if (rc == 0)
-        tt__split_commit(&h->split, t.total_ns, t.system_ns, out);
+        tt__split_merge(&h->split, t.total_ns, t.system_ns, out);
     return rc;
 }

@@ -109,4 +109,26 @@ TT_TEST(random_walks_keep_the_guarantees)
     }
 }
 
+/* A handle a thread opens on itself starts from the kernel's split, so it
+ * never reads below what getrusage() (or /proc, the same figure) said
+ * before. Many getrusage() reads between bursts of system calls make the
+ * kernel clamp its previous answer, which a fresh scaling would not know. */
+TT_TEST(a_self_handle_never_reads_below_the_kernels_earlier_split)
+{
+    for (int round = 0; round < 50; round++) {
+        tt_times k, h;
+        for (int i = 0; i < 200; i++) {
+            CHECK_OP(tt_getrusage_thread(&k), ==, 0);
+            for (volatile int spin = 0; spin < 2000; spin++) {
+            }
+        }
+        tt_thread *self;
+        CHECK_OP(tt_thread_open(0, &self), ==, 0);
+        CHECK_OP(tt_thread_times(self, &h), ==, 0);
+        CHECK_OP(h.user_ns, >=, k.user_ns);
+        CHECK_OP(h.system_ns, >=, k.system_ns);
+        tt_thread_close(self);
+    }
+}
+
 TT_TEST_MAIN()

@@ -149,7 +149,9 @@ typedef struct tt_thread tt_thread;
 /* Opens a handle on thread tid of this process (0 = the calling thread).
  * A handle opened by a thread on itself (tid 0) notices that thread's exit:
  * afterwards every read returns -ESRCH, even if the kernel has reused the
- * tid. A handle opened on another tid checks that the thread exists now and
+ * tid; its split (tt_thread_times) starts from the kernel's own, so it never
+ * reads below a figure /proc or getrusage() gave before the handle existed.
+ * A handle opened on another tid checks that the thread exists now and
  * carries the tid-reuse caveat above.
  * Returns 0, -EFAULT, -ESRCH, -EINVAL, -ENOMEM, or -EPERM/-ENOSYS/-ENOTSUP
  * (another tid that nothing can read: clockids refused, /proc missing). */

@@ -91,11 +91,17 @@ int64_t vt_account_read(const vt_account *a, int64_t owner, int64_t (*carrier_no
 
 /* ---- recycling ---- */
 
-/* A carrier's spare accounts, linked through `next`. */
+/* A carrier's spare accounts, linked through `next`, and its share of the
+ * count of accounts in use. */
 typedef struct vt_spares {
     vt_account *head;
     uint32_t count;
     int registered; /* the exit hook below knows this thread */
+    /* Accounts this thread took minus those it gave back (a thread often
+     * starts on one carrier and ends on another, so one carrier's share can
+     * be negative); written only by its thread, summed by vt_account_in_use. */
+    int64_t taken;
+    struct vt_spares *link; /* g_carriers list, under g_pool_lock */
 } vt_spares;
 
 /* initial-exec: a few bytes, reached with one %fs-relative load; small
@@ -110,6 +116,10 @@ static __thread vt_spares t_spares __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static vt_account *g_pool;
 static uint64_t g_bytes;
+/* Every live thread that has taken or given an account, and the shares of
+ * those that have ended; both under g_pool_lock. */
+static vt_spares *g_carriers;
+static int64_t g_taken_by_ended;
 static pthread_key_t g_exit_key;
 static pthread_once_t g_exit_once = PTHREAD_ONCE_INIT;
 
@@ -124,7 +134,8 @@ static void pool_put(vt_account *head)
     pthread_mutex_unlock(&g_pool_lock);
 }
 
-/* A carrier that ends gives its spares to the pool. */
+/* A carrier that ends gives its spares to the pool and its share of the
+ * in-use count to the ended threads' sum. */
 static void on_thread_exit(void *spares)
 {
     vt_spares *s = spares;
@@ -132,6 +143,15 @@ static void on_thread_exit(void *spares)
         pool_put(s->head);
     s->head = NULL;
     s->count = 0;
+    pthread_mutex_lock(&g_pool_lock);
+    g_taken_by_ended += LOAD(s->taken);
+    for (vt_spares **p = &g_carriers; *p; p = &(*p)->link) {
+        if (*p == s) {
+            *p = s->link;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_pool_lock);
 }
 
 static void make_exit_key(void) { pthread_key_create(&g_exit_key, on_thread_exit); }
@@ -143,6 +163,10 @@ static vt_spares *my_spares(void)
         pthread_once(&g_exit_once, make_exit_key);
         pthread_setspecific(g_exit_key, s);
         s->registered = 1;
+        pthread_mutex_lock(&g_pool_lock);
+        s->link = g_carriers;
+        g_carriers = s;
+        pthread_mutex_unlock(&g_pool_lock);
     }
     return s;
 }
@@ -181,6 +205,7 @@ vt_account *vt_account_take(int64_t owner)
     vt_account *a = s->head;
     s->head = a->next;
     s->count--;
+    STORE(s->taken, s->taken + 1);
     a->next = NULL;
     write_begin(a);
     STORE(a->total, 0);
@@ -198,6 +223,7 @@ void vt_account_give(vt_account *a)
     STORE(a->carrier, 0);
     write_end(a);
     vt_spares *s = my_spares();
+    STORE(s->taken, s->taken - 1);
     a->next = s->head;
     s->head = a;
     if (++s->count <= VT_SPARES_MAX)
@@ -213,3 +239,13 @@ void vt_account_give(vt_account *a)
 }
 
 uint64_t vt_account_bytes(void) { return __atomic_load_n(&g_bytes, __ATOMIC_RELAXED); }
+
+int64_t vt_account_in_use(void)
+{
+    pthread_mutex_lock(&g_pool_lock);
+    int64_t n = g_taken_by_ended;
+    for (const vt_spares *s = g_carriers; s; s = s->link)
+        n += LOAD(s->taken);
+    pthread_mutex_unlock(&g_pool_lock);
+    return n;
+}

@@ -59,4 +59,9 @@ void vt_account_give(vt_account *a);
  * spares each carrier holds). */
 uint64_t vt_account_bytes(void);
 
+/* Accounts owned by a thread now: taken and not yet given back. Exact once
+ * the threads that take and give are quiet (a share being updated meanwhile
+ * is read before or after its change); takes the pool's lock. */
+int64_t vt_account_in_use(void);
+
 #endif /* VT_ACCOUNT_H */

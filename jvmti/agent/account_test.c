@@ -139,4 +139,19 @@ TT_TEST(reads_racing_a_writer_are_consistent)
     vt_account_give(g_raced);
 }
 
+/* The in-use count follows takes and gives made on different threads, and
+ * keeps the share of threads that have ended. */
+TT_TEST(accounts_in_use_count_takes_minus_gives_across_threads)
+{
+    int64_t before = vt_account_in_use();
+    run(take_round);
+    CHECK(vt_account_in_use() == before + PER_ROUND);
+    vt_account *own = vt_account_take(PER_ROUND + 1);
+    CHECK(vt_account_in_use() == before + PER_ROUND + 1);
+    run(give_round);
+    CHECK(vt_account_in_use() == before + 1);
+    vt_account_give(own);
+    CHECK(vt_account_in_use() == before);
+}
+
 TT_TEST_MAIN()

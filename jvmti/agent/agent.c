@@ -417,6 +417,15 @@ JNIEXPORT jlong JNICALL Java_io_threadtime_VirtualThreadAgent_cpuTime(JNIEnv *jn
     return units < 0 ? -1 : vt_clock_to_ns(units);
 }
 
+/* Accounts held by virtual threads now (taken at their first mount, given
+ * back at their end). */
+JNIEXPORT jlong JNICALL Java_io_threadtime_VirtualThreadAgent_accountsInUse(JNIEnv *jni, jclass cls)
+{
+    (void)jni;
+    (void)cls;
+    return (jlong)vt_account_in_use();
+}
+
 /* Bytes the accounts occupy (live and spare). */
 JNIEXPORT jlong JNICALL Java_io_threadtime_VirtualThreadAgent_accountBytes(JNIEnv *jni, jclass cls)
 {

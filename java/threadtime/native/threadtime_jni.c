@@ -52,16 +52,6 @@ JNIEXPORT jlong FN(selfSystem)(JNIEnv *env, jobject self)
     return tt_self_system_raw_ns();
 }
 
-JNIEXPORT jint FN(selfTimes)(JNIEnv *env, jobject self, jlongArray out)
-{
-    (void)self;
-    tt_times t;
-    int rc = tt_self_times(&t);
-    if (rc == 0)
-        put_times(env, out, &t);
-    return rc;
-}
-
 JNIEXPORT jlong FN(tidSystem)(JNIEnv *env, jobject self, jint tid)
 {
     (void)env, (void)self;

@@ -26,9 +26,6 @@ interface Backend {
     /** tt_self_system_raw_ns: tick-sampled system time of the calling thread. */
     long selfSystem();
 
-    /** tt_self_times: the consistent split of the calling thread. */
-    int selfTimes(long[] out);
-
     /** tt_tid_system_raw_ns: tick-sampled system time of a thread by tid. */
     long tidSystem(int tid);
 

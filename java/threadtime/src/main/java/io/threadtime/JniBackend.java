@@ -2,8 +2,16 @@ package io.threadtime;
 
 /** The JNI backend: each method is a native in threadtime_jni.c. */
 final class JniBackend implements Backend {
+    /** Loads the library and checks, with its first call, that it is this JAR's. */
     JniBackend() {
         NativeLibrary.load();
+        String version;
+        try {
+            version = version();
+        } catch (UnsatisfiedLinkError e) {
+            throw NativeLibrary.notOurs("is not threadtime's (" + e.getMessage() + ")");
+        }
+        NativeLibrary.checkVersion(version);
     }
 
     @Override
@@ -16,7 +24,6 @@ final class JniBackend implements Backend {
     @Override public native long selfTotal();
     @Override public native long selfUser();
     @Override public native long selfSystem();
-    @Override public native int selfTimes(long[] out);
     @Override public native long tidSystem(int tid);
     @Override public native long threadOpenSelf();
     @Override public native void threadClose(long handle);

@@ -77,6 +77,35 @@ final class NativeLibrary {
     }
 
     /**
+     * The error for a loaded library that cannot serve this JAR: a wrong file
+     * named by {@value #PROPERTY}, another copy on {@code java.library.path},
+     * or another version. {@code what} says what is wrong with it; the
+     * message names the file and how to fix it.
+     */
+    static UnsatisfiedLinkError notOurs(String what) {
+        String source = load();
+        String fix;
+        String named = System.getProperty(PROPERTY);
+        if (named != null && !named.isEmpty()) {
+            fix = "point -D" + PROPERTY + " at lib" + NAME + ".so of threadtime " + version()
+                    + ", or remove it to use the copy this JAR carries";
+        } else if (source.equals("java.library.path")) {
+            fix = "remove lib" + NAME + ".so from java.library.path (" + System.getProperty("java.library.path")
+                    + "), or put threadtime " + version() + "'s there";
+        } else {
+            fix = "delete " + source + " so that it is extracted again";
+        }
+        return new UnsatisfiedLinkError("threadtime: the native library " + source + " " + what + "; " + fix);
+    }
+
+    /** Checks the loaded library's version ({@code tt_version()}) against this JAR's. */
+    static void checkVersion(String nativeVersion) {
+        if (!version().equals(nativeVersion)) {
+            throw notOurs("is threadtime " + nativeVersion + ", but this JAR is " + version());
+        }
+    }
+
+    /**
      * The bundled library {@code lib<name>.so}, extracted as described above
      * (or found there, extracted before); its path. {@code otherwise} tells,
      * in any error message, how to use a copy of one's own instead.

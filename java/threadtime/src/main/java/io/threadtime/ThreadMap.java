@@ -57,14 +57,31 @@ final class ThreadMap {
     /** Thread.isVirtual() where it exists (JDK 21+; a preview API in 19-20). */
     private static final MethodHandle IS_VIRTUAL = findOptional(Thread.class, "isVirtual", boolean.class);
 
-    /** Which clock {@link #read} takes. */
-    enum Clock { TOTAL, USER, SYSTEM }
+    /** Which clock {@link #read} takes: the precise total, a part of the consistent split, or a raw tick clock. */
+    enum Clock { TOTAL, USER, SYSTEM, USER_RAW, SYSTEM_RAW }
 
     private ThreadMap() {}
 
     /** Maps the calling thread if it is not yet; false on a virtual thread. */
     static boolean mapSelf() {
         return SELF.get() != VIRTUAL;
+    }
+
+    /**
+     * The calling platform thread's consistent split as {user, system,
+     * total}, mapping it first; null on a virtual thread. It is read through
+     * the thread's handle (one {@code getrusage()} when the owner asks), so
+     * the thread's own reads and everybody else's form one monotonic
+     * sequence.
+     */
+    static long[] selfSplit() {
+        Entry e = SELF.get();
+        if (e == VIRTUAL) {
+            return null;
+        }
+        long[] v = new long[3];
+        ThreadTimeException.check(Native.B.threadTimes(e.handle, v));
+        return v;
     }
 
     static boolean isVirtual(Thread t) {
@@ -88,14 +105,17 @@ final class ThreadMap {
 
     /**
      * One clock of a mapped thread: ns, or -1 if the thread has terminated.
-     * System time is read by tid (the core keeps no per-handle system clock);
-     * the liveness check after the read makes that as safe as the handle.
+     * Raw system time is read by tid (the core keeps no per-handle system
+     * clock); the liveness check after the read makes that as safe as the
+     * handle.
      */
     static long read(Entry e, Thread t, Clock clock) {
         long v;
         switch (clock) {
+            case USER: return times(e, t).map(CpuTimes::userNanos).orElse(-1L);
+            case SYSTEM: return times(e, t).map(CpuTimes::systemNanos).orElse(-1L);
             case TOTAL: v = Native.B.threadTotal(e.handle); break;
-            case USER: v = Native.B.threadUser(e.handle); break;
+            case USER_RAW: v = Native.B.threadUser(e.handle); break;
             default: v = Native.B.tidSystem(e.tid); break;
         }
         boolean alive = t.isAlive();

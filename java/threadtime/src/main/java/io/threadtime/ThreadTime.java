@@ -14,11 +14,20 @@ import java.util.concurrent.ThreadFactory;
  * <ul>
  * <li>{@code ...CpuTime}: precise CPU time (the scheduler's runtime, ns
  *     resolution), the same clock as {@code getThreadCpuTime};</li>
- * <li>{@code ...UserTime}, {@code ...SystemTime}: raw tick samples (the
- *     kernel credits a whole tick, 4 ms at HZ=250, to whichever mode it
- *     caught the thread in). Cheapest; user time read this way can exceed
- *     the precise CPU time. JDK 26 reads user time the same way;</li>
- * <li>{@code ...Times}: a consistent split, see {@link CpuTimes}.</li>
+ * <li>{@code ...UserTime}, {@code ...SystemTime} and {@code ...Times}: the
+ *     consistent split, see {@link CpuTimes}: what {@code /proc} and
+ *     {@code getrusage()} report (and what the JDK's bean reports for user
+ *     time up to JDK 25), user + system == the precise total, each part
+ *     monotonic, user never above the CPU time;</li>
+ * <li>{@code ...UserTimeRaw}, {@code ...SystemTimeRaw}: the kernel's raw
+ *     tick samples (it credits a whole tick, 4 ms at HZ=250, to whichever
+ *     mode it caught the thread in). Cheapest, but not only coarse: biased.
+ *     Raw user time can exceed the precise CPU time, and a thread that makes
+ *     system calls often (reading a clock every few microseconds, as
+ *     instrumented code does) is preempted between ticks, so the tick rarely
+ *     finds it running: 300 ms of pure user CPU beside one busy loop per CPU
+ *     read 176-261 ms raw against 280-290 ms from {@code /proc}; beside 1.5
+ *     loops per CPU, 56-67 ms. JDK 26's bean reads user time this way.</li>
  * </ul>
  * Values are nanoseconds. Calls about a thread return -1 (or an empty
  * {@code Optional}) for a thread without a CPU clock: one that has
@@ -38,8 +47,28 @@ public final class ThreadTime {
         return ThreadMap.mapSelf() ? ThreadTimeException.check(Native.B.selfTotal()) : -1;
     }
 
-    /** Raw tick-sampled user time of the calling thread; -1 on a virtual thread. */
+    /**
+     * User time of the calling thread from the consistent split (one
+     * {@code getrusage()}, microsecond resolution; see
+     * {@link #currentThreadTimes()}); -1 on a virtual thread.
+     */
     public static long currentThreadUserTime() {
+        long[] v = ThreadMap.selfSplit();
+        return v == null ? -1 : v[0];
+    }
+
+    /** System time of the calling thread from the consistent split; -1 on a virtual thread. */
+    public static long currentThreadSystemTime() {
+        long[] v = ThreadMap.selfSplit();
+        return v == null ? -1 : v[1];
+    }
+
+    /**
+     * Raw tick-sampled user time of the calling thread (the kernel's VIRT
+     * clock); -1 on a virtual thread. Biased low under load, see the class
+     * comment; {@link #currentThreadUserTime()} is not.
+     */
+    public static long currentThreadUserTimeRaw() {
         return ThreadMap.mapSelf() ? ThreadTimeException.check(Native.B.selfUser()) : -1;
     }
 
@@ -47,25 +76,27 @@ public final class ThreadTime {
      * Raw tick-sampled system time of the calling thread; -1 on a virtual
      * thread. It is the difference of two tick clocks read one after the
      * other (user, then user+system), so it is never negative but can step
-     * back by a tick from one read to the next; {@link #currentThreadTimes()}
+     * back by a tick from one read to the next; {@link #currentThreadSystemTime()}
      * never does.
      */
-    public static long currentThreadSystemTime() {
+    public static long currentThreadSystemTimeRaw() {
         return ThreadMap.mapSelf() ? ThreadTimeException.check(Native.B.selfSystem()) : -1;
     }
 
     /**
-     * The consistent split of the calling thread (one {@code getrusage()},
-     * microsecond resolution).
+     * The consistent split of the calling thread: the kernel's own (one
+     * {@code getrusage()}, microsecond resolution), kept in one monotonic
+     * sequence with the reads other threads make of this thread (see
+     * {@link #threadTimes}). Its total trails {@link #currentThreadCpuTime()}
+     * by less than a scheduler tick, as {@code getrusage()} does.
      *
      * @throws UnsupportedOperationException on a virtual thread
      */
     public static CpuTimes currentThreadTimes() {
-        if (!ThreadMap.mapSelf()) {
+        long[] v = ThreadMap.selfSplit();
+        if (v == null) {
             throw new UnsupportedOperationException("threadtime: a virtual thread has no CPU clock of its own");
         }
-        long[] v = new long[3];
-        ThreadTimeException.check(Native.B.selfTimes(v));
         return CpuTimes.of(v);
     }
 
@@ -74,9 +105,25 @@ public final class ThreadTime {
         return thread == Thread.currentThread() ? currentThreadCpuTime() : otherThread(thread, ThreadMap.Clock.TOTAL);
     }
 
-    /** Raw tick-sampled user time of a thread; -1 if it has no CPU clock. */
+    /**
+     * User time of a thread from the consistent split (see
+     * {@link #threadTimes}); -1 if it has no CPU clock.
+     */
     public static long threadUserTime(Thread thread) {
         return thread == Thread.currentThread() ? currentThreadUserTime() : otherThread(thread, ThreadMap.Clock.USER);
+    }
+
+    /** System time of a thread from the consistent split; -1 if it has no CPU clock. */
+    public static long threadSystemTime(Thread thread) {
+        return thread == Thread.currentThread() ? currentThreadSystemTime() : otherThread(thread, ThreadMap.Clock.SYSTEM);
+    }
+
+    /**
+     * Raw tick-sampled user time of a thread; -1 if it has no CPU clock.
+     * Before the thread is mapped: the platform bean's user time.
+     */
+    public static long threadUserTimeRaw(Thread thread) {
+        return thread == Thread.currentThread() ? currentThreadUserTimeRaw() : otherThread(thread, ThreadMap.Clock.USER_RAW);
     }
 
     /**
@@ -84,16 +131,18 @@ public final class ThreadTime {
      * Before the thread is mapped: the platform bean's CPU time minus its
      * user time, never below 0.
      */
-    public static long threadSystemTime(Thread thread) {
-        return thread == Thread.currentThread() ? currentThreadSystemTime() : otherThread(thread, ThreadMap.Clock.SYSTEM);
+    public static long threadSystemTimeRaw(Thread thread) {
+        return thread == Thread.currentThread() ? currentThreadSystemTimeRaw() : otherThread(thread, ThreadMap.Clock.SYSTEM_RAW);
     }
 
     /**
      * The consistent split of a thread; empty if it has no CPU clock. A
      * mapped thread's split has all the guarantees of {@link CpuTimes} (ns
-     * resolution, the core's scaling). Before the thread is mapped it comes
-     * from the platform bean (user time capped at CPU time); the parts are
-     * guaranteed monotonic from the mapping on.
+     * resolution, the core's scaling, which starts from the kernel's own
+     * split at the mapping, so it never reads below what {@code /proc}
+     * reported before). Before the thread is mapped it comes from the
+     * platform bean (user time capped at CPU time), which up to JDK 25 reads
+     * the kernel's split from {@code /proc}.
      */
     public static Optional<CpuTimes> threadTimes(Thread thread) {
         if (thread == Thread.currentThread()) {
@@ -108,8 +157,18 @@ public final class ThreadTime {
         return ThreadTimeException.check(Native.B.processTotal());
     }
 
-    /** Raw tick-sampled user time of this process. */
+    /** User time of this process from the consistent split ({@link #processTimes()}). */
     public static long processUserTime() {
+        return processTimes().userNanos();
+    }
+
+    /** System time of this process from the consistent split ({@link #processTimes()}). */
+    public static long processSystemTime() {
+        return processTimes().systemNanos();
+    }
+
+    /** Raw tick-sampled user time of this process; biased like the thread clocks (class comment). */
+    public static long processUserTimeRaw() {
         return ThreadTimeException.check(Native.B.processUser());
     }
 
@@ -177,13 +236,14 @@ public final class ThreadTime {
         long id = thread.getId();
         switch (clock) {
             case TOTAL: return ThreadMap.PLATFORM.getThreadCpuTime(id);
-            case USER: return ThreadMap.PLATFORM.getThreadUserTime(id);
+            case USER_RAW: return ThreadMap.PLATFORM.getThreadUserTime(id);
+            case USER: return platformTimes(id).map(CpuTimes::userNanos).orElse(-1L);
             default: return platformTimes(id).map(CpuTimes::systemNanos).orElse(-1L);
         }
     }
 
     /** A split from the platform bean, for threads not mapped yet. */
-    private static Optional<CpuTimes> platformTimes(long id) {
+    static Optional<CpuTimes> platformTimes(long id) {
         long user = ThreadMap.PLATFORM.getThreadUserTime(id);
         long total = ThreadMap.PLATFORM.getThreadCpuTime(id);
         if (user < 0 || total < 0) {

@@ -4,6 +4,13 @@ import java.lang.invoke.MethodHandle;
 import java.lang.management.ThreadInfo;
 import java.util.Arrays;
 import java.util.Objects;
+import java.lang.management.ManagementFactory;
+import javax.management.InstanceAlreadyExistsException;
+import javax.management.InstanceNotFoundException;
+import javax.management.JMException;
+import javax.management.MBeanRegistrationException;
+import javax.management.MBeanServer;
+import javax.management.MalformedObjectNameException;
 import javax.management.ObjectName;
 
 /**
@@ -20,11 +27,15 @@ import javax.management.ObjectName;
  * {@link UnsupportedOperationException} where the JVM does not support the
  * measurement.
  * <p>
- * The difference: user time is the kernel's raw tick-sampled clock (what
- * JDK 26's bean reads), not {@code /proc}'s scaled figure, so it moves in
- * 4 ms steps here and can exceed the CPU time. A thread that has not yet
- * called threadtime is read through the platform bean (see
- * {@link ThreadTime#register()}).
+ * User time keeps the meaning the JDK's bean gives it up to JDK 25: the
+ * kernel's consistent split (what {@code /proc} reports, see
+ * {@link CpuTimes}), at microsecond (current thread) or nanosecond (other
+ * mapped threads) resolution instead of {@code /proc}'s 10 ms. It never
+ * exceeds the thread's CPU time read after it and never goes back, also
+ * across a thread's mapping (a thread that has not yet called threadtime
+ * is read through the platform bean, see {@link ThreadTime#register()}).
+ * It is not the raw tick clock JDK 26's bean reads, which under load can
+ * fall far short ({@link ThreadTime#currentThreadUserTimeRaw()} has it).
  * <p>
  * Virtual threads: while the virtual-thread agent charges them (see
  * {@link VirtualThreadCpu}), the CPU time of the current thread, asked with
@@ -47,6 +58,55 @@ public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
     /** The bean (one per JVM, like the platform's). */
     public static ThreadTimeMXBean getInstance() {
         return INSTANCE;
+    }
+
+    /** The name {@link #registerMBean()} gives the bean: {@value}. */
+    public static final String OBJECT_NAME = "io.threadtime:type=Threading";
+
+    /**
+     * Registers the bean with the platform MBean server as {@value #OBJECT_NAME},
+     * beside the platform's {@code java.lang:type=Threading}, so that
+     * JConsole, VisualVM and JMX exporters read its figures. Its attributes
+     * and operations are the platform bean's. Idempotent; also safe when
+     * called from several threads at once. ({@link #getObjectName()} still
+     * answers the platform's name, as code using the bean as a drop-in
+     * expects.)
+     *
+     * @return the name it is registered under
+     * @throws SecurityException if the MBean server refuses it
+     */
+    public static ObjectName registerMBean() {
+        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        ObjectName name = objectName();
+        try {
+            if (!server.isRegistered(name)) {
+                server.registerMBean(INSTANCE, name);
+            }
+            return name;
+        } catch (InstanceAlreadyExistsException raced) {
+            return name;
+        } catch (JMException e) {
+            throw new IllegalStateException("threadtime: registering " + OBJECT_NAME + " failed", e);
+        }
+    }
+
+    /** Removes what {@link #registerMBean()} registered; does nothing if it is not registered. */
+    public static void unregisterMBean() {
+        try {
+            ManagementFactory.getPlatformMBeanServer().unregisterMBean(objectName());
+        } catch (InstanceNotFoundException notRegistered) {
+            // nothing to do
+        } catch (MBeanRegistrationException e) {
+            throw new IllegalStateException("threadtime: unregistering " + OBJECT_NAME + " failed", e);
+        }
+    }
+
+    private static ObjectName objectName() {
+        try {
+            return new ObjectName(OBJECT_NAME);
+        } catch (MalformedObjectNameException e) {
+            throw new AssertionError(e);
+        }
     }
 
     // ---- CPU and user time: threadtime ----
@@ -89,10 +149,10 @@ public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
     }
 
     private long current(ThreadMap.Clock clock) {
-        if (!ThreadMap.mapSelf()) {
-            return clock == ThreadMap.Clock.TOTAL ? VirtualThreadCpu.currentVirtual() : -1;
+        if (clock == ThreadMap.Clock.USER) {
+            return ThreadTime.currentThreadUserTime();
         }
-        return ThreadTimeException.check(clock == ThreadMap.Clock.TOTAL ? Native.B.selfTotal() : Native.B.selfUser());
+        return ThreadMap.mapSelf() ? ThreadTimeException.check(Native.B.selfTotal()) : VirtualThreadCpu.currentVirtual();
     }
 
     /** The platform's argument and support checks for one id, then its switch. */

@@ -39,6 +39,9 @@ final class VirtualThreadAgent {
     /** Bytes the agent's accounts occupy, live and spare. */
     static native long accountBytes();
 
+    /** Accounts held by virtual threads now. */
+    static native long accountsInUse();
+
     /** The agent's state, or {@link #ABSENT} when it is not loaded. */
     static int probe() {
         try {

@@ -120,6 +120,16 @@ public final class VirtualThreadCpu {
     }
 
     /**
+     * Accounts held now: one per virtual thread that has been mounted and has
+     * not yet ended; 0 when nothing is charged. A count that keeps growing
+     * while the number of live virtual threads does not is a leak. Takes a
+     * lock the agent uses only when a carrier's spare accounts run out.
+     */
+    public static long accountsInUse() {
+        return MODE.charging() ? VirtualThreadAgent.accountsInUse() : 0;
+    }
+
+    /**
      * The agent library this JAR carries, extracted next to the binding's own
      * library (same directory, same versioned naming); give it to
      * {@code -agentpath}, or to {@code jcmd <pid> JVMTI.agent_load}. Loading it

@@ -21,16 +21,18 @@ import java.lang.invoke.MethodHandle;
  * Calls that are one clock read (a system call of ~0.3-0.7 us that never
  * blocks) and the event calls (a few stores into the thread's ring) are
  * linked {@code critical}: no thread-state transition, which is most of an
- * FFM call's overhead. Of those, {@code tt_self_times} and
- * {@code tt_event_text} also take heap access, so their Java arrays are
- * passed in place. Calls that allocate, take a lock or touch a file
- * ({@code tt_thread_open/close/times}, {@code tt_process_times}, the log's
+ * FFM call's overhead. {@code tt_thread_times} (one to three such reads and
+ * a few stores) is linked the same way. Of those, {@code tt_thread_times}
+ * and {@code tt_event_text} also take heap access, so their Java arrays are
+ * passed in place. Calls that allocate or touch a file
+ * ({@code tt_thread_open/close}, {@code tt_process_times}, the log's
  * start, stop, dump and thread name) are linked normally, because a
  * critical call holds off the garbage collector for as long as it runs.
  */
 final class FfmBackend implements Backend {
     FfmBackend() {
         H.SELF_TOTAL.type(); // links everything, or fails here rather than on first use
+        NativeLibrary.checkVersion(version());
     }
 
     /** The method handles, created once the library is loaded. */
@@ -48,15 +50,14 @@ final class FfmBackend implements Backend {
         static final MethodHandle SELF_TOTAL = critical("tt_self_total_ns", FunctionDescriptor.of(JAVA_LONG));
         static final MethodHandle SELF_USER = critical("tt_self_user_raw_ns", FunctionDescriptor.of(JAVA_LONG));
         static final MethodHandle SELF_SYSTEM = critical("tt_self_system_raw_ns", FunctionDescriptor.of(JAVA_LONG));
-        static final MethodHandle SELF_TIMES = LINKER.downcallHandle(symbol("tt_self_times"),
-                FunctionDescriptor.of(JAVA_INT, ADDRESS), Linker.Option.critical(true));
         static final MethodHandle TID_SYSTEM = critical("tt_tid_system_raw_ns", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
         static final MethodHandle THREAD_OPEN = plain("tt_thread_open", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
         static final MethodHandle THREAD_CLOSE = plain("tt_thread_close", FunctionDescriptor.ofVoid(ADDRESS));
         static final MethodHandle THREAD_TID = critical("tt_thread_tid", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         static final MethodHandle THREAD_TOTAL = critical("tt_thread_total_ns", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
         static final MethodHandle THREAD_USER = critical("tt_thread_user_raw_ns", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
-        static final MethodHandle THREAD_TIMES = plain("tt_thread_times", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        static final MethodHandle THREAD_TIMES = LINKER.downcallHandle(symbol("tt_thread_times"),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), Linker.Option.critical(true));
         static final MethodHandle PROCESS_TOTAL = critical("tt_process_total_ns", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
         static final MethodHandle PROCESS_USER = critical("tt_process_user_raw_ns", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
         static final MethodHandle PROCESS_TIMES = plain("tt_process_times", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
@@ -72,8 +73,7 @@ final class FfmBackend implements Backend {
         static final MethodHandle EVENT_END = critical("tt_event_end", FunctionDescriptor.ofVoid(JAVA_INT));
 
         private static MemorySegment symbol(String name) {
-            return SYMBOLS.find(name).orElseThrow(() -> new UnsatisfiedLinkError(
-                    "threadtime: symbol " + name + " missing from the loaded native library " + NativeLibrary.load()));
+            return SYMBOLS.find(name).orElseThrow(() -> NativeLibrary.notOurs("lacks the symbol " + name));
         }
 
         private static MethodHandle critical(String name, FunctionDescriptor fd) {
@@ -157,15 +157,6 @@ final class FfmBackend implements Backend {
     }
 
     @Override
-    public int selfTimes(long[] out) {
-        try {
-            return (int) H.SELF_TIMES.invokeExact(MemorySegment.ofArray(out));
-        } catch (Throwable t) {
-            throw impossible(t);
-        }
-    }
-
-    @Override
     public long tidSystem(int tid) {
         try {
             return (long) H.TID_SYSTEM.invokeExact(tid);
@@ -223,7 +214,11 @@ final class FfmBackend implements Backend {
 
     @Override
     public int threadTimes(long handle, long[] out) {
-        return intoArray(out, times -> (int) H.THREAD_TIMES.invokeExact(MemorySegment.ofAddress(handle), times));
+        try {
+            return (int) H.THREAD_TIMES.invokeExact(MemorySegment.ofAddress(handle), MemorySegment.ofArray(out));
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
     }
 
     @Override

@@ -51,6 +51,21 @@ class NativeLibraryTest {
         assertTrue(missing.err().contains("absent.so"), missing::toString);
     }
 
+    /** A library that is not threadtime's (here the agent this JAR also
+     * carries) is refused when it is loaded, by every backend, with a
+     * message that names the file and the fix; not at some later call. */
+    @Test
+    void aWrongLibraryIsRefusedAtLoadNamingTheFileAndTheFix() throws Exception {
+        String wrong = VirtualThreadCpu.agentPath().toString();
+        for (String backend : Backends.names()) {
+            ChildJvm c = child(grant(), "-D" + NativeLibrary.PROPERTY + "=" + wrong, "-D" + Native.BACKEND_PROPERTY + "=" + backend);
+            assertNotEquals(0, c.exit(), c::toString);
+            assertTrue(c.err().contains("threadtime: the native library " + wrong), c::toString);
+            assertTrue(c.err().contains("point -D" + NativeLibrary.PROPERTY + " at libthreadtime_java.so of threadtime "
+                    + NativeLibrary.version()), c::toString);
+        }
+    }
+
     @Test
     void javaLibraryPathComesBeforeExtraction(@TempDir Path dir) throws Exception {
         Files.copy(Paths.get(NativeLibrary.load()), dir.resolve("lib" + NativeLibrary.NAME + ".so"));

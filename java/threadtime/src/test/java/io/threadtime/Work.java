@@ -44,14 +44,7 @@ final class Work {
             CountDownLatch ready = new CountDownLatch(1);
             thread = new Thread(runThenWait(before, ready, release), name);
             thread.start();
-            assertTrue(ready.await(60, TimeUnit.SECONDS), name + " never got ready");
-            long wallEnd = System.nanoTime() + DEADLINE_NS;
-            while (thread.getState() != Thread.State.WAITING) {
-                if (System.nanoTime() > wallEnd) {
-                    fail(name + " never blocked");
-                }
-                Thread.onSpinWait();
-            }
+            awaitBlocked(thread, ready);
         }
 
         long id() {
@@ -62,6 +55,28 @@ final class Work {
         public void close() throws InterruptedException {
             release.countDown();
             thread.join();
+        }
+    }
+
+    /** Waits for a latch, at most the deadline; interrupts are kept and end the wait. */
+    static void await(CountDownLatch latch) {
+        try {
+            assertTrue(latch.await(DEADLINE_NS, TimeUnit.NANOSECONDS), "latch never opened");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            fail("interrupted");
+        }
+    }
+
+    /** Waits until a thread has opened the latch and then blocked (waiting, with or without a timeout). */
+    static void awaitBlocked(Thread t, CountDownLatch latch) {
+        await(latch);
+        long wallEnd = System.nanoTime() + DEADLINE_NS;
+        while (t.getState() != Thread.State.WAITING && t.getState() != Thread.State.TIMED_WAITING) {
+            if (System.nanoTime() > wallEnd) {
+                fail(t.getName() + " never blocked");
+            }
+            Thread.onSpinWait();
         }
     }
 

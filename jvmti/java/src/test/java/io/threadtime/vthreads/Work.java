@@ -14,6 +14,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -63,6 +66,53 @@ final class Work {
         if (carrier() != carrier)
             throw new AssertionError("a burn unmounted; its CPU time is not known");
         return now - start;
+    }
+
+    /** Waits for a latch, failing after a minute instead of hanging. */
+    static void await(CountDownLatch latch) {
+        try {
+            if (!latch.await(60, TimeUnit.SECONDS))
+                throw new AssertionError("waited a minute for a latch that never opened");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    /**
+     * Moves the calling virtual thread to another carrier, for certain; the
+     * scheduler must have exactly two. It parks, two virtual threads that
+     * spin without yielding take both carriers, and the one not on the
+     * carrier it left lets go only after it has been unparked: the one
+     * carrier free then is the other one. Returns the carrier it left.
+     */
+    static Thread moveToAnotherCarrier() {
+        Thread mover = Thread.currentThread();
+        Thread from = carrier();
+        CountDownLatch spinning = new CountDownLatch(2);
+        Thread[] on = new Thread[2];
+        AtomicBoolean[] release = {new AtomicBoolean(), new AtomicBoolean()};
+        AtomicBoolean resume = new AtomicBoolean();
+        for (int i = 0; i < 2; i++) {
+            int k = i;
+            Thread.ofVirtual().name("spinner-" + k).start(() -> {
+                on[k] = carrier();
+                spinning.countDown();
+                while (!release[k].get())
+                    Thread.onSpinWait();
+            });
+        }
+        Thread.ofPlatform().name("mover-coordinator").start(() -> {
+            await(spinning); // both carriers spin, so the mover is parked
+            resume.set(true);
+            LockSupport.unpark(mover); // queued: no carrier is free
+            release[on[0] == from ? 1 : 0].set(true);
+        });
+        while (!resume.get())
+            LockSupport.park();
+        release[0].set(true);
+        release[1].set(true);
+        return from;
     }
 
     /** Gives up the carrier in one of three ways, by turn. */
