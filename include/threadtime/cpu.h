@@ -172,8 +172,10 @@ TT_API pid_t tt_thread_tid(const tt_thread *h);
 TT_API int64_t tt_thread_total_ns(tt_thread *h);
 /* The thread's raw tick-sampled user time, ns (or -errno). */
 TT_API int64_t tt_thread_user_raw_ns(tt_thread *h);
-/* Consistent split, ns resolution: three clock reads scaled the way the
- * kernel scales /proc figures. A read that overlaps another read of the
+/* Consistent split: from another thread, three clock reads scaled the way
+ * the kernel scales /proc figures (ns resolution); by the thread that
+ * opened the handle on itself, one getrusage() (the kernel's split, us),
+ * both merged into one sequence. A read that overlaps another read of the
  * same handle (another thread's, or the one a signal handler interrupted)
  * may return that handle's previous answer rather than wait. Returns 0 or
  * one of the errors above. */
