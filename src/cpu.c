@@ -388,7 +388,7 @@ static void times_catch_up(void)
      * point sets it again for the next catch-up. */
     atomic_store_explicit(&t_self.times_ahead, 0, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
-    tt_times g, ignored;
+    tt_times g = {0, 0, 0}, ignored; /* zeros only to quiet -Wmaybe-uninitialized */
     if (rusage_times(RUSAGE_THREAD, &g) == 0)
         tt__split_merge(&t_self.times, g.total_ns, g.system_ns, &ignored);
 }
