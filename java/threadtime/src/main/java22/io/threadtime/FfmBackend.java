@@ -22,7 +22,8 @@ import java.lang.invoke.MethodHandle;
  * blocks) and the event calls (a few stores into the thread's ring) are
  * linked {@code critical}: no thread-state transition, which is most of an
  * FFM call's overhead. {@code tt_thread_times} (one to three such reads and
- * a few stores) is linked the same way. Of those, {@code tt_thread_times}
+ * a few stores, no lock; a /proc read only where a sandbox refuses CPU
+ * clockids) is linked the same way. Of those, {@code tt_thread_times}
  * and {@code tt_event_text} also take heap access, so their Java arrays are
  * passed in place. Calls that allocate or touch a file
  * ({@code tt_thread_open/close}, {@code tt_process_times}, the log's
