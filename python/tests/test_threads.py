@@ -88,9 +88,9 @@ def test_workers_read_each_other(burner):
 def _wait_gone(t: threading.Thread) -> None:
     """Joins t and waits until the kernel has let its thread go.
 
-    Before Python 3.13, join() returns when the thread has finished with the
-    interpreter, a moment before the OS thread itself exits; until then its
-    clocks still answer.
+    join() returns when the thread has finished with the interpreter, a
+    moment before the OS thread itself exits (on 3.11 here; the issue saw it
+    on 3.13 too); until then its clocks still answer.
     """
     t.join()
     deadline = time.monotonic() + 30
