@@ -109,7 +109,7 @@ def free_threaded() -> bool:
 
 
 def debug_info() -> bool:
-    """THREADTIME_DEBUG=1 keeps the debug sections a release build strips."""
+    """THREADTIME_DEBUG=1 keeps the symbols and debug sections a release build strips."""
     return os.environ.get("THREADTIME_DEBUG", "") not in ("", "0")
 
 
@@ -123,10 +123,10 @@ core = Extension(
     extra_compile_args=["-std=c11", "-fvisibility=hidden"],
     # Only PyInit__core leaves the module: the core's tt_ symbols stay
     # private, so they cannot clash with a libthreadtime.so in the same
-    # process and calls between them skip the PLT. The debug sections are
+    # process and calls between them skip the PLT. Symbols and debug info are
     # ~3/4 of the file and useless to an installed package.
     extra_link_args=[f"-Wl,--version-script={HERE / 'ext' / 'exports.map'}", "-pthread",
-                     *([] if debug_info() else ["-Wl,--strip-debug"])],
+                     *([] if debug_info() else ["-Wl,--strip-all"])],
     # Any header change rebuilds everything: setuptools tracks no includes.
     depends=["ext/exports.map", "ext/core.h", *core_headers(ROOT)],
     py_limited_api=LIMITED,

@@ -21,7 +21,7 @@
 
 #include "event_internal.h"
 
-static PyTypeObject *event_type;  /* Event(t_ns, kind, id, value, text, cpu_user_ns, cpu_system_ns, index) */
+static PyTypeObject *event_type;  /* Event(t_ns, kind, id, value, text, cpu_user_ns, cpu_system_ns, seq) */
 static PyTypeObject *data_type;   /* TraceData: the file's bytes and the parse */
 static PyTypeObject *events_type; /* Events: one thread's events, decoded on access */
 /* Kind names by TT__KIND_* value, made once: every Event shares them. */
@@ -403,7 +403,7 @@ static int32_t text_code(texts *tx, const char *p, size_t len)
 }
 
 /* _trace_columns(data) -> dict of str to bytearray (machine byte order)
- * or list: thread (uint32, the index into the thread list), index
+ * or list: thread (uint32, the index into the thread list), seq
  * (uint64), t_ns (int64), kind (uint8, TT__KIND_*), id (uint32), value
  * (uint64) and has_value (uint8), cpu_user_ns, cpu_system_ns (uint64) and
  * has_cpu (uint8), text (int32: a code into texts, -1 for none), texts
@@ -419,7 +419,7 @@ PyObject *ttpy_trace_columns(PyObject *m, PyObject *arg)
         for (uint64_t k = 0; k < t->threads[i].head - t->threads[i].first; k++)
             n += tt__trace_event_at(t, &t->threads[i], k, &ev);
     static const struct { const char *name; size_t size; } spec[] = {
-        {"thread", 4}, {"index", 8}, {"t_ns", 8}, {"kind", 1}, {"id", 4}, {"value", 8},
+        {"thread", 4}, {"seq", 8}, {"t_ns", 8}, {"kind", 1}, {"id", 4}, {"value", 8},
         {"has_value", 1}, {"cpu_user_ns", 8}, {"cpu_system_ns", 8}, {"has_cpu", 1}, {"text", 4},
     };
     enum { C_THREAD, C_INDEX, C_T, C_KIND, C_ID, C_VALUE, C_HASV, C_CU, C_CS, C_HASC, C_TEXT, NCOL };
@@ -485,7 +485,7 @@ static PyStructSequence_Field event_fields[] = {
     {"text", "the text of a 'text' or 'literal' event, else None"},
     {"cpu_user_ns", "the thread's user CPU time at a 'begin_cpu' or 'end_cpu' event, else None"},
     {"cpu_system_ns", "the thread's system CPU time at a 'begin_cpu' or 'end_cpu' event, else None"},
-    {"index", "the record's position in its thread's ring since the thread took it"},
+    {"seq", "the record's sequence number in its thread's ring (the CLI's index column)"},
     {NULL, NULL},
 };
 

@@ -36,7 +36,7 @@ def as_csv_rows(trace: threadtime.Trace) -> list[list[str]]:
     for th in trace:
         prev = None
         for ev in th.events:
-            rows.append([str(th.tid), th.name, str(ev.index), str(ev.t_ns),
+            rows.append([str(th.tid), th.name, str(ev.seq), str(ev.t_ns),
                          str(ev.t_ns - prev if prev is not None else 0), ev.kind, str(ev.id),
                          "" if ev.value is None else str(ev.value), ev.text or "",
                          "" if ev.cpu_user_ns is None else str(ev.cpu_user_ns),
@@ -91,7 +91,7 @@ def test_python_written_trace_reads_back_as_recorded(python_trace):
     assert ev[1].text == "héllo, \"world\"" and ev[2].value == 2**64 - 1 and ev[5].text == "a,b\nc"
     assert ev[0].value is None and ev[0].text is None and ev[0].cpu_user_ns is None
     assert ev[3].cpu_user_ns is not None and ev[-1].cpu_user_ns >= ev[3].cpu_user_ns
-    assert [e.index for e in ev] == list(range(8)) and ev[-1] == ev[7] and ev[2:4] == [ev[2], ev[3]]
+    assert [e.seq for e in ev] == list(range(8)) and ev[-1] == ev[7] and ev[2:4] == [ev[2], ev[3]]
     assert all(a.t_ns <= b.t_ns for a, b in zip(ev, ev[1:]))
     (worker,) = [th for th in trace if th.name == "py-worker"]
     assert worker.state == "exited" and [(e.kind, e.value) for e in worker.events] == [("value", 7)]
@@ -229,9 +229,9 @@ def test_to_pandas(python_trace):
     trace = threadtime.read_trace(python_trace)
     df = trace.to_pandas()
     assert len(df) == trace.events
-    assert list(df.columns) == ["tid", "thread", "index", "t_ns", "kind", "id", "value", "text",
+    assert list(df.columns) == ["tid", "thread", "seq", "t_ns", "kind", "id", "value", "text",
                                 "cpu_user_ns", "cpu_system_ns"]
-    rows = [(th.tid, th.name, e.index, e.t_ns, e.kind, e.id, e.value, e.text, e.cpu_user_ns, e.cpu_system_ns)
+    rows = [(th.tid, th.name, e.seq, e.t_ns, e.kind, e.id, e.value, e.text, e.cpu_user_ns, e.cpu_system_ns)
             for th in trace for e in th.events]
     got = [tuple(None if v is pd.NA or (isinstance(v, float) and v != v) else v for v in r)
            for r in df.itertuples(index=False)]

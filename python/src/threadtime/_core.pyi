@@ -126,7 +126,7 @@ class interval:
 class Event(structseq[int | str | None], tuple[int, str, int, int | None, str | None, int | None, int | None, int]):
     """One event of a trace file."""
 
-    __match_args__: Final = ("t_ns", "kind", "id", "value", "text", "cpu_user_ns", "cpu_system_ns", "index")
+    __match_args__: Final = ("t_ns", "kind", "id", "value", "text", "cpu_user_ns", "cpu_system_ns", "seq")
     @property
     def t_ns(self) -> int: ...
     @property
@@ -142,7 +142,7 @@ class Event(structseq[int | str | None], tuple[int, str, int, int | None, str | 
     @property
     def cpu_system_ns(self) -> int | None: ...
     @property
-    def index(self) -> int: ...
+    def seq(self) -> int: ...
 
 @final
 class Events(Sequence[Event]):

@@ -121,7 +121,7 @@ class Trace:
         return sum(len(t.events) for t in self.threads)
 
     def to_pandas(self) -> pandas.DataFrame:
-        """Every event as one row: tid, thread, index, t_ns, kind, id,
+        """Every event as one row: tid, thread, seq, t_ns, kind, id,
         value, text, cpu_user_ns, cpu_system_ns. thread, kind and text are
         categorical (texts repeat); missing values are <NA> (nullable
         integer columns) or NaN (text). Needs pandas."""
@@ -147,7 +147,7 @@ class Trace:
         return pd.DataFrame({
             "tid": tids[thread] if len(tids) else np.empty(0, np.uint32),
             "thread": pd.Categorical.from_codes(thread, categories=labels),
-            "index": np.frombuffer(cols["index"], dtype=np.uint64),
+            "seq": np.frombuffer(cols["seq"], dtype=np.uint64),
             "t_ns": np.frombuffer(cols["t_ns"], dtype=np.int64),
             "kind": pd.Categorical.from_codes(kind, categories=KINDS),
             "id": np.frombuffer(cols["id"], dtype=np.uint32),
