@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import interpreters
 
 # Set by `make test-python` after `make wheels`; unset inside the nested run.
 DIST = os.environ.get("THREADTIME_WHEEL_DIR")
@@ -19,36 +20,6 @@ pytestmark = [
     pytest.mark.skipif(not DIST, reason="THREADTIME_WHEEL_DIR is not set (make test-python sets it)"),
     pytest.mark.skipif(NESTED in os.environ, reason="already the installed wheel's run"),
 ]
-
-
-def probe(python: str) -> tuple[str, int, int, bool] | None:
-    """(implementation, major, minor, free-threaded) of an interpreter, or
-    None if it does not run (a pyenv shim for a version not selected)."""
-    out = subprocess.run([python, "-c", "import sys, sysconfig; print(sys.implementation.name, "
-                          "*sys.version_info[:2], sysconfig.get_config_var('Py_GIL_DISABLED') or 0)"],
-                         capture_output=True, text=True)
-    if out.returncode != 0 or len(out.stdout.split()) != 4:
-        return None
-    impl, major, minor, ft = out.stdout.split()
-    return impl, int(major), int(minor), ft == "1"
-
-
-def candidates() -> list[str]:
-    """python3 and python3.N on PATH, and every pyenv-installed version."""
-    names = ["python3"] + [f"python3.{n}" for n in range(10, 20)] + [f"python3.{n}t" for n in range(13, 20)]
-    found = [p for p in map(shutil.which, names) if p]
-    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
-    return found + sorted(str(p) for p in pyenv.glob("*/bin/python3"))
-
-
-def interpreters(free_threaded: bool = False) -> list[str]:
-    """One interpreter per CPython version 3.10 or newer on this machine."""
-    by_version: dict[tuple[int, int], str] = {}
-    for path in candidates():
-        info = probe(path)
-        if info and info[0] == "cpython" and info[1:3] >= (3, 10) and info[3] == free_threaded:
-            by_version.setdefault(info[1:3], path)
-    return [by_version[v] for v in sorted(by_version)]
 
 
 def the_wheel() -> Path:
