@@ -14,7 +14,7 @@ import errno
 import os
 import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from ._core import Event, Events, _trace_columns, _trace_open
 
@@ -69,24 +69,29 @@ class TraceThread:
     def intervals(self) -> list[Interval]:
         """Begin/end pairs, innermost first as ``threadtime dump --format
         chrome`` pairs them; a begin without an end is left out."""
-        open_: list[Event] = []
-        done: list[Interval] = []
-        for ev in self.events:
-            if ev.kind in ("begin", "begin_cpu"):
-                open_.append(ev)
-            elif ev.kind in ("end", "end_cpu"):
-                for k in range(len(open_) - 1, -1, -1):
-                    if open_[k].id == ev.id:
-                        b = open_.pop(k)
-                        cpu = b.cpu_user_ns is not None and ev.cpu_user_ns is not None
-                        done.append(Interval(
-                            ev.id, b.t_ns, ev.t_ns, b.text,
-                            ev.cpu_user_ns - b.cpu_user_ns if cpu else None,  # type: ignore[operator]
-                            ev.cpu_system_ns - b.cpu_system_ns if cpu else None,  # type: ignore[operator]
-                        ))
-                        break
-        done.sort(key=lambda i: i.start_ns)
-        return done
+        return pair_intervals(self.events)
+
+
+def pair_intervals(events: Iterable[Event]) -> list[Interval]:
+    """The intervals of one thread's events, by start time."""
+    open_: list[Event] = []
+    done: list[Interval] = []
+    for ev in events:
+        if ev.kind in ("begin", "begin_cpu"):
+            open_.append(ev)
+        elif ev.kind in ("end", "end_cpu"):
+            for k in range(len(open_) - 1, -1, -1):
+                if open_[k].id == ev.id:
+                    b = open_.pop(k)
+                    cpu = b.cpu_user_ns is not None and ev.cpu_user_ns is not None
+                    done.append(Interval(
+                        ev.id, b.t_ns, ev.t_ns, b.text,
+                        ev.cpu_user_ns - b.cpu_user_ns if cpu else None,  # type: ignore[operator]
+                        ev.cpu_system_ns - b.cpu_system_ns if cpu else None,  # type: ignore[operator]
+                    ))
+                    break
+    done.sort(key=lambda i: i.start_ns)
+    return done
 
 
 @dataclass(frozen=True)
