@@ -35,6 +35,7 @@ typedef struct {
     unsigned char *buf;
     size_t len;
     tt__trace t;
+    Py_ssize_t events; /* committed events in all threads, counted by events_make */
 } DataObject;
 
 static void data_dealloc(PyObject *o)
@@ -238,6 +239,7 @@ static PyObject *events_make(DataObject *d, const tt__trace_thread *th, uint64_t
                 pos[j++] = k;
     }
     *missing = total - count;
+    d->events += (Py_ssize_t)count;
     EventsObject *e = (EventsObject *)((allocfunc)PyType_GetSlot(events_type, Py_tp_alloc))(events_type, 0);
     if (e == NULL) {
         free(pos);
@@ -413,11 +415,8 @@ PyObject *ttpy_trace_columns(PyObject *m, PyObject *arg)
     if (!PyObject_TypeCheck(arg, data_type))
         return PyErr_Format(PyExc_TypeError, "_trace_columns() takes a TraceData, not %R", (PyObject *)Py_TYPE(arg));
     const tt__trace *t = &((DataObject *)arg)->t;
-    Py_ssize_t n = 0;
+    Py_ssize_t n = ((DataObject *)arg)->events;
     tt__trace_event ev;
-    for (uint32_t i = 0; i < t->nthreads; i++)
-        for (uint64_t k = 0; k < t->threads[i].head - t->threads[i].first; k++)
-            n += tt__trace_event_at(t, &t->threads[i], k, &ev);
     static const struct { const char *name; size_t size; } spec[] = {
         {"thread", 4}, {"seq", 8}, {"t_ns", 8}, {"kind", 1}, {"id", 4}, {"value", 8},
         {"has_value", 1}, {"cpu_user_ns", 8}, {"cpu_system_ns", 8}, {"has_cpu", 1}, {"text", 4},
@@ -440,7 +439,7 @@ PyObject *ttpy_trace_columns(PyObject *m, PyObject *arg)
     for (uint32_t i = 0; i < t->nthreads; i++) {
         const tt__trace_thread *th = &t->threads[i];
         for (uint64_t k = 0; k < th->head - th->first; k++) {
-            if (!tt__trace_event_at(t, th, k, &ev))
+            if (!tt__trace_event_at(t, th, k, &ev)) /* the same records events_make counted */
                 continue;
             int cpu = has_cpu(&ev), value = ev.kind == TT__KIND_VALUE;
             int32_t text = ev.text ? text_code(tx, ev.text, ev.text_len) : -1;
