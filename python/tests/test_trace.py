@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import wait_gone
 
 import threadtime
 
@@ -70,7 +71,7 @@ def python_trace(tmp_path) -> Path:
 
         t = threading.Thread(target=work)
         t.start()
-        t.join()
+        wait_gone(t)  # its ring is marked exited as the OS thread ends, after join()
     finally:
         threadtime.stop_log()
     path = tmp_path / "python.trace"
