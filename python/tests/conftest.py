@@ -121,8 +121,8 @@ def wait_gone(t: threading.Thread) -> None:
     """Joins t and waits until the kernel has let its thread go.
 
     join() returns when the thread has finished with the interpreter, a
-    moment before the OS thread itself exits (on 3.11 here; the issue saw it
-    on 3.13 too); until then its clocks still answer.
+    moment before the OS thread itself exits (on 3.11 and 3.13 alike); until
+    then its clocks still answer.
     """
     t.join()
     deadline = time.monotonic() + 30
