@@ -320,6 +320,8 @@ static void json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
+static const tt_bench_method *find_method(const char *name, size_t len);
+
 static void print_json(FILE *out, const machine *mc, const options *opt, const result *r, int n)
 {
     fprintf(out, "{\n  \"machine\": {\"cpu\": ");
@@ -344,10 +346,14 @@ static void print_json(FILE *out, const machine *mc, const options *opt, const r
                 "%s\n    {\"method\": \"%s\", \"threads\": %d, \"batch\": %" PRIu64 ", \"samples\": %zu, "
                 "\"mean_ns\": %.2f, \"error_ns\": %.2f, \"p0_ns\": %.2f, \"p50_ns\": %.2f, "
                 "\"p90_ns\": %.2f, \"p99_ns\": %.2f, \"p999_ns\": %.2f, \"p9999_ns\": %.2f, "
-                "\"max_ns\": %.2f, \"ratio_to_baseline\": %.5f}",
+                "\"max_ns\": %.2f, \"ratio_to_baseline\": %.5f, \"description\": ",
                 first ? "" : ",", r[i].method, r[i].threads, r[i].batch, r[i].samples, r[i].mean,
                 r[i].error, r[i].p0, r[i].p50, r[i].p90, r[i].p99, r[i].p999, r[i].p9999, r[i].max,
                 r[i].ratio);
+        /* What --list says of the method, so a chart can show it. */
+        const tt_bench_method *m = find_method(r[i].method, strlen(r[i].method));
+        json_string(out, m ? m->description : "");
+        fputc('}', out);
         first = 0;
     }
     fprintf(out, "\n  ],\n  \"skipped\": [");

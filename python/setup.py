@@ -12,6 +12,7 @@ import os
 import platform
 import re
 import shutil
+import sysconfig
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -102,26 +103,40 @@ class SdistWithCore(sdist):
                             ignore=shutil.ignore_patterns("*.o", "__pycache__"))
 
 
+def free_threaded() -> bool:
+    """A free-threaded CPython (3.13t+): its Python.h has no limited API."""
+    return bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+
+
+def debug_info() -> bool:
+    """THREADTIME_DEBUG=1 keeps the symbols and debug sections a release build strips."""
+    return os.environ.get("THREADTIME_DEBUG", "") not in ("", "0")
+
+
 ROOT = core_root()
+LIMITED = not free_threaded()
 core = Extension(
     "threadtime._core",
-    sources=["ext/_core.c", *core_sources(ROOT)],
+    sources=["ext/_core.c", "ext/trace.c", *core_sources(ROOT)],
     include_dirs=[str(ROOT / "include"), str(ROOT / "src")],
-    define_macros=[("_GNU_SOURCE", None), ("Py_LIMITED_API", hex(LIMITED_API))],
+    define_macros=[("_GNU_SOURCE", None)] + ([("Py_LIMITED_API", hex(LIMITED_API))] if LIMITED else []),
     extra_compile_args=["-std=c11", "-fvisibility=hidden"],
     # Only PyInit__core leaves the module: the core's tt_ symbols stay
     # private, so they cannot clash with a libthreadtime.so in the same
-    # process and calls between them skip the PLT.
-    extra_link_args=[f"-Wl,--version-script={HERE / 'ext' / 'exports.map'}", "-pthread"],
+    # process and calls between them skip the PLT. Symbols and debug info are
+    # ~3/4 of the file and useless to an installed package.
+    extra_link_args=[f"-Wl,--version-script={HERE / 'ext' / 'exports.map'}", "-pthread",
+                     *([] if debug_info() else ["-Wl,--strip-all"])],
     # Any header change rebuilds everything: setuptools tracks no includes.
-    depends=["ext/exports.map", *core_headers(ROOT)],
-    py_limited_api=True,
+    depends=["ext/exports.map", "ext/core.h", *core_headers(ROOT)],
+    py_limited_api=LIMITED,
 )
 
 setup(
     version=core_version(ROOT),
     ext_modules=[core],
     cmdclass={"sdist": SdistWithCore},
-    # One abi3 wheel serves every CPython from 3.10 on.
-    options={"bdist_wheel": {"py_limited_api": ABI3_TAG}},
+    # One abi3 wheel serves every CPython from 3.10 on; a free-threaded
+    # interpreter gets a wheel of its own (cp313t, ...).
+    options={"bdist_wheel": {"py_limited_api": ABI3_TAG}} if LIMITED else {},
 )

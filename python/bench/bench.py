@@ -146,7 +146,8 @@ def run_row(name: str, threads: int, warmup_ns: int, measure_ns: int) -> dict:
     mean = sum(s) / len(s)
     sd = math.sqrt(sum((x - mean) ** 2 for x in s) / max(1, len(s) - 1))
     return {
-        "method": name, "threads": threads, "batch": max(batches), "samples": len(s),
+        "method": name, "description": METHODS[name][0], "threads": threads, "batch": max(batches),
+        "samples": len(s),
         "mean_ns": mean,
         # Half-width of a 99.9% confidence interval of the mean, as JMH prints.
         "error_ns": 3.29 * sd / math.sqrt(len(s)),

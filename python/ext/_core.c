@@ -12,10 +12,15 @@
  * subclass Python picks for the errno (ProcessLookupError for ESRCH, ...),
  * with tt_strerror()'s text.
  *
- * Built against the limited API (abi3). Single-phase init with static state:
- * the core itself is process-wide, so one module instance per process.
+ * Built against the limited API (abi3), except on a free-threaded CPython
+ * (Py_GIL_DISABLED), whose headers refuse it; there the module declares
+ * that it needs no GIL (Py_mod_gil), and the one piece of shared mutable
+ * state, the handle cache, is guarded by a critical section on its dict
+ * (everything else is set once at import or immutable). The state is
+ * static because the core itself is process-wide: one interpreter per
+ * process may import the module.
  */
-#include <Python.h>
+#include "core.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -30,9 +35,23 @@ static PyTypeObject *procstat_type; /* ProcStat(user_ns, system_ns, state, name)
 static PyTypeObject *loginfo_type;  /* LogInfo(running, clock, ...) */
 static PyTypeObject *clock_type;    /* ThreadClock */
 static PyTypeObject *interval_type; /* interval(id): begin/end events */
-/* native_id -> ThreadClock, for thread_times(). Guarded by the GIL: no
- * function that touches it releases the GIL. */
+/* native_id -> ThreadClock, for thread_times(). Guarded by the GIL (no
+ * function that touches it releases the GIL), and without one by a
+ * critical section on the dict: CACHE_LOCKED(...). */
 static PyObject *clock_cache;
+#ifdef Py_GIL_DISABLED
+#define CACHE_LOCKED(code)                      \
+    do {                                        \
+        Py_BEGIN_CRITICAL_SECTION(clock_cache); \
+        code;                                   \
+        Py_END_CRITICAL_SECTION();              \
+    } while (0)
+#else
+#define CACHE_LOCKED(code) \
+    do {                   \
+        code;              \
+    } while (0)
+#endif
 /* The cache is swept for exited threads when it reaches this size; the
  * limit then doubles over what survived, so sweeps cost O(1) per insert. */
 #define CACHE_SWEEP_MIN 64
@@ -42,7 +61,7 @@ static Py_ssize_t cache_sweep_at = CACHE_SWEEP_MIN;
 
 /* Raises the OSError subclass Python maps errno e to (ProcessLookupError
  * for ESRCH, FileNotFoundError for ENOENT, ...), naming path if not NULL. */
-static PyObject *raise_errno(int e, const char *text, PyObject *path)
+PyObject *ttpy_raise_errno(int e, const char *text, PyObject *path)
 {
     PyObject *exc = path ? PyObject_CallFunction(PyExc_OSError, "isO", e, text, path)
                          : PyObject_CallFunction(PyExc_OSError, "is", e, text);
@@ -55,22 +74,31 @@ static PyObject *raise_errno(int e, const char *text, PyObject *path)
 
 static PyObject *raise_code_path(int64_t code, PyObject *path)
 {
-    return raise_errno((int)(code < 0 ? -code : code), tt_strerror(code), path);
+    return ttpy_raise_errno((int)(code < 0 ? -code : code), tt_strerror(code), path);
 }
 
 static PyObject *raise_code(int64_t code) { return raise_code_path(code, NULL); }
 
 static PyObject *ns_result(int64_t r) { return r < 0 ? raise_code(r) : PyLong_FromLongLong(r); }
 
-/* A pid or tid argument: any int that fits pid_t (the core rejects
- * negative ones with EINVAL, so they reach it). */
+/* A pid or tid argument: an int (or __index__; not a bool, which would pass as 0 or 1)
+ * from 0 to the largest pid_t. A negative id is a caller's mistake, not
+ * something the kernel should judge: ValueError, as for any bad argument. */
 static int as_id(PyObject *o, pid_t *out)
 {
+    if (PyBool_Check(o)) {
+        PyErr_SetString(PyExc_TypeError, "a thread or process id must be an int, not a bool");
+        return -1;
+    }
     long v = PyLong_AsLong(o);
     if (v == -1 && PyErr_Occurred())
         return -1;
-    if (v < INT_MIN || v > INT_MAX) {
+    if (v > INT_MAX) {
         PyErr_SetString(PyExc_OverflowError, "thread or process id out of range");
+        return -1;
+    }
+    if (v < 0) {
+        PyErr_Format(PyExc_ValueError, "a thread or process id cannot be negative (got %ld)", v);
         return -1;
     }
     *out = (pid_t)v;
@@ -175,10 +203,11 @@ static PyObject *clock_open(PyTypeObject *type, pid_t tid)
 static PyObject *clock_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"native_id", NULL};
-    int tid = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|i:ThreadClock", kwlist, &tid))
+    PyObject *id = NULL;
+    pid_t tid = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O:ThreadClock", kwlist, &id) || (id && as_id(id, &tid)))
         return NULL;
-    return clock_open(type, (pid_t)tid);
+    return clock_open(type, tid);
 }
 
 static void clock_dealloc(PyObject *o)
@@ -246,7 +275,7 @@ static PyType_Spec clock_spec = {
     "threadtime.ThreadClock", sizeof(ClockObject), 0, Py_TPFLAGS_DEFAULT, clock_slots,
 };
 
-/* Removes the handles of threads that have exited (the GIL is held). */
+/* Removes the handles of threads that have exited (cache locked). */
 static int cache_sweep(void)
 {
     PyObject *dead = PyList_New(0);
@@ -273,7 +302,8 @@ static int cache_sweep(void)
 }
 
 /* The cached handle for tid (a new reference), opening it if needed. The
- * caller's own id opens a self handle, which notices the thread's exit. */
+ * caller's own id opens a self handle, which notices the thread's exit.
+ * Called with the cache locked. */
 static PyObject *cache_get(PyObject *key, pid_t tid)
 {
     PyObject *clock = PyDict_GetItemWithError(clock_cache, key);
@@ -299,7 +329,8 @@ static PyObject *py_thread_times(PyObject *m, PyObject *arg)
     PyObject *key = PyLong_FromLong((long)tid);
     if (key == NULL)
         return NULL;
-    PyObject *clock = cache_get(key, tid);
+    PyObject *clock;
+    CACHE_LOCKED(clock = cache_get(key, tid));
     if (clock == NULL) {
         Py_DECREF(key);
         return NULL;
@@ -310,7 +341,10 @@ static PyObject *py_thread_times(PyObject *m, PyObject *arg)
     /* A failed read means the thread is gone (ESRCH) or its id now names a
      * task of another process (EINVAL): forget the handle; the next call
      * opens a fresh one or fails for good. */
-    if (rc != 0 && PyDict_DelItem(clock_cache, key) != 0)
+    int gone = 0;
+    if (rc != 0)
+        CACHE_LOCKED(gone = PyDict_DelItem(clock_cache, key));
+    if (gone != 0)
         PyErr_Clear(); /* the read's own error is the one to report */
     Py_DECREF(key);
     return times_result(rc, &t);
@@ -389,6 +423,10 @@ static PyObject *py_procfs_read(PyObject *m, PyObject *const *args, Py_ssize_t n
 
 static PyObject *py_set_method(PyObject *m, PyObject *arg)
 {
+    if (!PyUnicode_Check(arg))
+        return PyErr_Format(PyExc_TypeError,
+                            "set_method() takes a method name: 'auto', 'clockid', 'getrusage' or 'procfs', not %R",
+                            arg);
     const char *name = PyUnicode_AsUTF8AndSize(arg, NULL);
     if (name == NULL)
         return NULL;
@@ -418,7 +456,7 @@ static const char *const log_clock_names[] = {"auto", "counter", "monotonic"};
  * of threads; the log calls say what it means here. */
 static PyObject *raise_log_code(int rc)
 {
-    return rc == -ESRCH ? raise_errno(ESRCH, "the event log is not running", NULL) : raise_code(rc);
+    return rc == -ESRCH ? ttpy_raise_errno(ESRCH, "the event log is not running", NULL) : raise_code(rc);
 }
 
 /* O& converter: None stays NULL, anything else becomes fs-encoded bytes. */
@@ -668,12 +706,10 @@ static PyMethodDef core_methods[] = {
     {"dump", py_dump, METH_O, "dump($module, path, /)\n--\n\nWrites every thread's ring to a trace file."},
     {"log_thread_name", py_log_thread_name, METH_O, "log_thread_name($module, name, /)\n--\n\nNames the calling thread in the trace (15 bytes kept)."},
     {"log_info", py_log_info, METH_NOARGS, "log_info($module, /)\n--\n\nWhat the running (or last) log uses: LogInfo."},
-    {"event", (PyCFunction)(void (*)(void))py_event, METH_FASTCALL, "event($module, id, payload=None, /)\n--\n\nRecords an event; payload: None, str or bytes (16 bytes kept) or an int (64 bits)."},
+    {"event", (PyCFunction)(void (*)(void))py_event, METH_FASTCALL, "event($module, id, payload=None, /)\n--\n\nRecords an event; payload: None, str or bytes (16 bytes kept) or an int (64 bits). Records nothing while the log is stopped."},
+    {"_trace_open", ttpy_trace_open, METH_O, "_trace_open($module, path, /)\n--\n\nParses a trace file with the core's reader (threadtime.read_trace wraps it)."},
+    {"_trace_columns", ttpy_trace_columns, METH_O, "_trace_columns($module, data, /)\n--\n\nEvery event of a parsed trace as flat columns (for Trace.to_pandas)."},
     {NULL, NULL, 0, NULL},
-};
-
-static struct PyModuleDef core_module = {
-    PyModuleDef_HEAD_INIT, "threadtime._core", "The C extension behind threadtime.", -1, core_methods,
 };
 
 static PyStructSequence_Field times_fields[] = {
@@ -713,7 +749,7 @@ static PyStructSequence_Desc loginfo_desc = {
     "threadtime.LogInfo", "What the running (or last) event log uses.", loginfo_fields, 6,
 };
 
-static int add_type(PyObject *mod, const char *name, PyTypeObject *type)
+int ttpy_add_type(PyObject *mod, const char *name, PyTypeObject *type)
 {
     Py_INCREF(type);
     if (PyModule_AddObject(mod, name, (PyObject *)type) != 0) {
@@ -723,24 +759,50 @@ static int add_type(PyObject *mod, const char *name, PyTypeObject *type)
     return 0;
 }
 
-PyMODINIT_FUNC PyInit__core(void)
+/* The interpreter that made the static state; another one may not share it. */
+static int64_t owner_interp = -1;
+
+static int core_exec(PyObject *mod)
 {
-    PyObject *mod = PyModule_Create(&core_module);
-    if (mod == NULL)
-        return NULL;
-    times_type = PyStructSequence_NewType(&times_desc);
-    procstat_type = PyStructSequence_NewType(&procstat_desc);
-    loginfo_type = PyStructSequence_NewType(&loginfo_desc);
-    clock_type = (PyTypeObject *)PyType_FromSpec(&clock_spec);
-    interval_type = (PyTypeObject *)PyType_FromSpec(&interval_spec);
-    clock_cache = PyDict_New();
-    if (times_type == NULL || procstat_type == NULL || loginfo_type == NULL || clock_type == NULL ||
-        interval_type == NULL || clock_cache == NULL || add_type(mod, "Times", times_type) ||
-        add_type(mod, "ProcStat", procstat_type) || add_type(mod, "LogInfo", loginfo_type) ||
-        add_type(mod, "ThreadClock", clock_type) || add_type(mod, "interval", interval_type) ||
-        PyModule_AddStringConstant(mod, "__version__", tt_version()) != 0) {
-        Py_DECREF(mod);
-        return NULL;
+    int64_t interp = PyInterpreterState_GetID(PyInterpreterState_Get());
+    if (owner_interp >= 0 && owner_interp != interp) {
+        PyErr_SetString(PyExc_ImportError, "threadtime._core can be imported by one interpreter per process");
+        return -1;
     }
-    return mod;
+    if (owner_interp < 0) {
+        times_type = PyStructSequence_NewType(&times_desc);
+        procstat_type = PyStructSequence_NewType(&procstat_desc);
+        loginfo_type = PyStructSequence_NewType(&loginfo_desc);
+        clock_type = (PyTypeObject *)PyType_FromSpec(&clock_spec);
+        interval_type = (PyTypeObject *)PyType_FromSpec(&interval_spec);
+        clock_cache = PyDict_New();
+        if (times_type == NULL || procstat_type == NULL || loginfo_type == NULL || clock_type == NULL ||
+            interval_type == NULL || clock_cache == NULL)
+            return -1;
+        owner_interp = interp;
+    }
+    if (ttpy_add_type(mod, "Times", times_type) || ttpy_add_type(mod, "ProcStat", procstat_type) ||
+        ttpy_add_type(mod, "LogInfo", loginfo_type) || ttpy_add_type(mod, "ThreadClock", clock_type) ||
+        ttpy_add_type(mod, "interval", interval_type) || ttpy_trace_init(mod) ||
+        PyModule_AddStringConstant(mod, "__version__", tt_version()) != 0)
+        return -1;
+    return 0;
 }
+
+static PyModuleDef_Slot core_slots[] = {
+    {Py_mod_exec, core_exec},
+#ifdef Py_mod_multiple_interpreters /* 3.12+ outside the 3.10 limited API */
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+#ifdef Py_GIL_DISABLED
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT, "threadtime._core", "The C extension behind threadtime.", 0, core_methods, core_slots,
+    NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__core(void) { return PyModuleDef_Init(&core_module); }

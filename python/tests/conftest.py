@@ -1,7 +1,13 @@
-"""Shared helpers: threads that burn CPU on demand and name themselves."""
+"""Shared helpers: threads that burn CPU on demand and name themselves; the
+CPython interpreters installed on this machine."""
 import ctypes
 import ctypes.util
+import os
+import shutil
+import subprocess
 import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -109,3 +115,47 @@ def assert_not_before(later: threadtime.Times, earlier: threadtime.Times) -> Non
     assert later.user_ns >= earlier.user_ns
     assert later.system_ns >= earlier.system_ns
     assert later.total_ns >= earlier.total_ns
+
+
+def wait_gone(t: threading.Thread) -> None:
+    """Joins t and waits until the kernel has let its thread go.
+
+    join() returns when the thread has finished with the interpreter, a
+    moment before the OS thread itself exits (on 3.11 and 3.13 alike); until
+    then its clocks still answer.
+    """
+    t.join()
+    deadline = time.monotonic() + 30
+    while os.path.exists(f"/proc/self/task/{t.native_id}"):
+        assert time.monotonic() < deadline, "thread did not exit"
+        time.sleep(0.001)
+
+
+def probe(python: str) -> tuple[str, int, int, bool] | None:
+    """(implementation, major, minor, free-threaded) of an interpreter, or
+    None if it does not run (a pyenv shim for a version not selected)."""
+    out = subprocess.run([python, "-c", "import sys, sysconfig; print(sys.implementation.name, "
+                          "*sys.version_info[:2], sysconfig.get_config_var('Py_GIL_DISABLED') or 0)"],
+                         capture_output=True, text=True)
+    if out.returncode != 0 or len(out.stdout.split()) != 4:
+        return None
+    impl, major, minor, ft = out.stdout.split()
+    return impl, int(major), int(minor), ft == "1"
+
+
+def candidates() -> list[str]:
+    """python3 and python3.N on PATH, and every pyenv-installed version."""
+    names = ["python3"] + [f"python3.{n}" for n in range(10, 20)] + [f"python3.{n}t" for n in range(13, 20)]
+    found = [p for p in map(shutil.which, names) if p]
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    return found + sorted(str(p) for p in pyenv.glob("*/bin/python3"))
+
+
+def interpreters(free_threaded: bool = False) -> list[str]:
+    """One interpreter per CPython version 3.10 or newer on this machine."""
+    by_version: dict[tuple[int, int], str] = {}
+    for path in candidates():
+        info = probe(path)
+        if info and info[0] == "cpython" and info[1:3] >= (3, 10) and info[3] == free_threaded:
+            by_version.setdefault(info[1:3], path)
+    return [by_version[v] for v in sorted(by_version)]

@@ -1,17 +1,20 @@
-"""The chart of `threadtime bench --json`: files, structure, errors, and the
-HTML page rendered by headless Chromium."""
+"""The charts: of `threadtime bench --json` and of a trace file; files,
+structure, errors, and the HTML pages rendered by headless Chromium."""
 import copy
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image  # matplotlib depends on Pillow and numpy
 
+import threadtime
 from threadtime import chart
 
 SAMPLE = Path(__file__).parent / "data" / "bench_sample.json"
@@ -55,10 +58,26 @@ def test_figure_has_a_panel_per_thread_count_and_a_row_per_method(sample):
     fig = chart.figure(bench)
     axes = fig.axes
     assert [ax.get_title() for ax in axes] == ["1 thread", "2 threads"]
-    assert [t.get_text() for t in axes[0].get_yticklabels()] == bench.methods
+    # Rows say what each method measures (wrapped), not its internal name.
+    labels = [t.get_text().replace("\n", " ") for t in axes[0].get_yticklabels()]
+    assert labels == [bench.label(m) for m in bench.methods]
+    assert labels[0] == "baseline: open+read+parse /proc/self/task/<tid>/stat"
+    assert not set(labels) & set(bench.methods)
+    # Shared axes: the panels compare at a glance.
+    assert axes[0].get_shared_x_axes().joined(axes[0], axes[1])
+    assert axes[0].get_shared_y_axes().joined(axes[0], axes[1])
+    assert axes[0].get_xlim() == axes[1].get_xlim()
     per_panel = [len(ax.collections) for ax in axes]
     assert per_panel == [3 * len(bench.methods), 3 * (len(bench.methods) - 1)]
     assert all(ax.get_xscale() == "log" for ax in axes)
+
+
+def test_rows_without_a_description_keep_the_method_name(sample):
+    for r in sample["results"]:
+        r.pop("description")
+    bench = chart.parse(sample)
+    labels = [t.get_text() for t in chart.figure(bench).axes[0].get_yticklabels()]
+    assert labels == bench.methods
 
 
 def test_html_escapes_what_the_json_holds(sample, tmp_path):
@@ -113,11 +132,11 @@ def test_module_entry_point(tmp_path):
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None,
+                                    reason="chromium is not installed (CI installs it from .ci/deps.d/python.apt)")
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (CI installs it from .ci/deps.d/python.apt)")
-def test_html_renders_in_headless_chromium(sample, tmp_path):
-    _, page = chart.write(chart.parse(sample), tmp_path / "chart")
+def _screenshot(page: Path, tmp_path: Path) -> Path:
     shot = tmp_path / "shot.png"
     subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -126,6 +145,110 @@ def test_html_renders_in_headless_chromium(sample, tmp_path):
          f"--screenshot={shot}", page.as_uri()],
         capture_output=True, check=True, timeout=120,
     )
+    return shot
+
+
+@needs_chromium
+def test_html_renders_in_headless_chromium(sample, tmp_path):
+    _, page = chart.write(chart.parse(sample), tmp_path / "chart")
     # The page's only colours are the chart's: finding each marker colour and
     # the baseline's green proves the inline SVG was laid out and painted.
-    _assert_chart_drawn(shot)
+    _assert_chart_drawn(_screenshot(page, tmp_path))
+
+
+# ---- the chart of a trace ----
+
+@pytest.fixture(scope="module")
+def trace_file(tmp_path_factory) -> Path:
+    """Two threads, each with CPU intervals (ids 10 and 11, nested) and events."""
+    path = tmp_path_factory.mktemp("trace") / "run.trace"
+    threadtime.start_log(ring_records=256)
+    try:
+        def work(name: str) -> None:
+            threadtime.log_thread_name(name)
+            for i in range(3):
+                with threadtime.interval(10, cpu=True):
+                    threadtime.event(1, i)
+                    with threadtime.interval(11, cpu=True):
+                        end = threadtime.total_ns() + 1_000_000
+                        while threadtime.total_ns() < end:
+                            pass
+                    threadtime.event(2, "step")
+
+        t = threading.Thread(target=work, args=("worker",))
+        t.start()
+        work("main")
+        t.join()
+    finally:
+        threadtime.stop_log()
+    threadtime.dump(path)
+    return path
+
+
+def _assert_trace_drawn(png: Path, threads: int) -> None:
+    for colour in chart.PALETTE[:2]:  # intervals 10 and 11
+        assert _colour_pixels(png, colour, 20) > 200, f"no interval bars of {colour}"
+    assert _colour_pixels(png, chart.EVENT_COLOUR, 10) > 20, "no event ticks"
+    for colour in chart.THREAD_PALETTE[:threads]:  # CPU points, one colour per thread
+        assert _colour_pixels(png, colour, 12) > 20, f"no CPU points of {colour}"
+
+
+def test_trace_chart_files(trace_file, tmp_path):
+    png, page = chart.write_trace(threadtime.read_trace(trace_file), tmp_path)
+    assert (png, page) == (tmp_path / "trace.png", tmp_path / "trace.html")
+    _assert_trace_drawn(png, 2)
+    text = page.read_text()
+    assert text.startswith("<!DOCTYPE html>") and text.count("<svg") == 1
+    assert "<script" not in text and "http" not in text.split("<svg", 1)[0]  # nothing loaded from elsewhere
+    assert text.count("<tr>") == 3 and "worker" in text
+
+
+def test_trace_figure_structure(trace_file):
+    trace = threadtime.read_trace(trace_file)
+    lanes, cpu = chart.trace_figure(trace).axes
+    assert [t.get_text() for t in lanes.get_yticklabels()] == [f"{th.name} ({th.tid})" for th in trace]
+    # 2 threads x 3 rounds x (outer + inner) bars; 2 x 6 event ticks.
+    bars = [c for c in lanes.collections if type(c).__name__ == "PolyCollection"]
+    assert sum(len(c.get_paths()) for c in bars) == 12
+    ticks = [c for c in lanes.collections if type(c).__name__ == "PathCollection"]
+    assert sum(len(c.get_offsets()) for c in ticks) == 12
+    points = sum(len(c.get_offsets()) for c in cpu.collections)
+    assert points == 12
+    # Every CPU point is at most one CPU: CPU <= wall within the clocks' grain.
+    for c in cpu.collections:
+        for wall, used in c.get_offsets():
+            assert used <= wall * 1.05 + 0.05
+
+
+def test_trace_chart_of_a_c_program(tmp_path):
+    demo = os.environ.get("THREADTIME_EVENT_DEMO")
+    if not demo:
+        pytest.skip("THREADTIME_EVENT_DEMO is not set (make test-python sets it)")
+    path = tmp_path / "demo.trace"
+    subprocess.run([demo, str(path)], check=True, capture_output=True)
+    trace = threadtime.read_trace(path)
+    lanes, cpu = chart.trace_figure(trace).axes
+    assert len(lanes.get_yticklabels()) == len(trace.threads)
+    cpu_spans = sum(1 for th in trace for s in th.intervals() if s.cpu_ns is not None)
+    assert cpu_spans > 0 and sum(len(c.get_offsets()) for c in cpu.collections) == cpu_spans
+
+
+@needs_chromium
+def test_trace_html_renders_in_headless_chromium(trace_file, tmp_path):
+    _, page = chart.write_trace(threadtime.read_trace(trace_file), tmp_path / "chart")
+    _assert_trace_drawn(_screenshot(page, tmp_path), 2)
+
+
+def test_trace_command_line(trace_file, tmp_path, capsys):
+    assert chart.main([str(trace_file), "-o", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.split() == [str(tmp_path / "trace.png"), str(tmp_path / "trace.html")]
+    cut = tmp_path / "cut.trace"
+    cut.write_bytes(trace_file.read_bytes()[:128 + 128 + 10 * 32])
+    assert chart.main([str(cut), "-o", str(tmp_path), "--stem", "cut"]) == 0
+    assert "is damaged; charting the intact part: truncated" in capsys.readouterr().err
+    assert "Damaged file" in (tmp_path / "cut.html").read_text()
+    bad = tmp_path / "bad.trace"
+    bad.write_bytes(b"TTRACE\x1a\n" + bytes(20))
+    assert chart.main([str(bad), "-o", str(tmp_path), "--stem", "bad"]) == 1
+    assert "truncated: the file ends inside its 128-byte header" in capsys.readouterr().err
+    assert not (tmp_path / "bad.png").exists()

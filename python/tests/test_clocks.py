@@ -17,9 +17,12 @@ READS = 2000
 
 
 def test_version_is_the_core_version():
+    assert threadtime.__version__ == importlib.metadata.version("threadtime")
     header = Path(__file__).resolve().parents[2] / "include" / "threadtime" / "common.h"
+    if not header.is_file():
+        pytest.skip("no core headers here (the suite runs from an installed wheel)")
     (core,) = re.findall(r'#define TT_VERSION_STRING "([^"]+)"', header.read_text())
-    assert threadtime.__version__ == core == importlib.metadata.version("threadtime")
+    assert threadtime.__version__ == core
 
 
 def test_total_never_decreases():

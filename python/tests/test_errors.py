@@ -36,17 +36,40 @@ def test_missing_id_through_procfs():
         threadtime.procfs_read(0, _unused_tid())
 
 
-@pytest.mark.parametrize(
-    "call",
-    [threadtime.thread_total_ns, threadtime.thread_times, threadtime.process_times,
-     threadtime.process_total_ns, threadtime.ThreadClock],
-)
-def test_negative_id_is_einval(call):
-    with pytest.raises(OSError) as info:
+ID_CALLS = [threadtime.thread_total_ns, threadtime.thread_user_raw_ns, threadtime.thread_system_raw_ns,
+            threadtime.thread_times, threadtime.process_total_ns, threadtime.process_user_raw_ns,
+            threadtime.process_prof_raw_ns, threadtime.process_times, threadtime.procfs_read,
+            threadtime.ThreadClock]
+
+
+@pytest.mark.parametrize("call", ID_CALLS)
+def test_negative_id_is_a_value_error(call):
+    # A bad argument, as the Errors section says: refused before the core.
+    with pytest.raises(ValueError, match="cannot be negative"):
         call(-5)
-    assert type(info.value) is OSError
-    assert info.value.errno == errno.EINVAL
-    assert info.value.strerror == "invalid argument (or a thread of another process)"
+
+
+@pytest.mark.parametrize("call", ID_CALLS)
+def test_bool_is_not_an_id(call):
+    # True would otherwise name thread or process 1 (init, in most systems).
+    with pytest.raises(TypeError, match="not a bool"):
+        call(True)
+
+
+def test_id_may_be_any_integer_type():
+    class Index:
+        def __index__(self):
+            return 0
+
+    assert threadtime.thread_total_ns(Index()) > 0
+
+
+def test_set_method_names_the_choices():
+    for bad in (None, 2, b"auto"):
+        with pytest.raises(TypeError, match="'auto', 'clockid', 'getrusage' or 'procfs'"):
+            threadtime.set_method(bad)
+    with pytest.raises(ValueError, match="unknown method"):
+        threadtime.set_method("rdtsc")
 
 
 def test_thread_of_another_process_is_einval():

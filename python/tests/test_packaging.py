@@ -1,14 +1,70 @@
 """The sdist carries the core, so a wheel builds from it far from the
-repository; the wheel is abi3 and ships the stubs."""
+repository; the wheel is abi3 and ships the stubs; the `test` extra brings
+everything the tests use."""
+import ast
+import re
 import subprocess
 import sys
 import tarfile
 import zipfile
+from importlib import metadata
 from pathlib import Path
 
+import pytest
+
 PYTHON_DIR = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
+# Used by the tests through a subprocess, not an import: the sdist build
+# (setuptools, and wheel for `pip wheel --no-build-isolation` on older
+# setuptools) and stubtest (mypy).
+RUN_BY_SUBPROCESS = {"setuptools", "wheel", "mypy"}
 
 
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _requires(dist: str, extra: str | None = None) -> set[str]:
+    """Names dist requires (with extra: only those of that extra)."""
+    names = set()
+    for req in metadata.requires(dist) or []:
+        name, _, marker = req.partition(";")
+        in_extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)", marker)
+        if (extra is None and not in_extra) or (in_extra and in_extra.group(1) == extra):
+            names.add(_norm(re.match(r"[A-Za-z0-9._-]+", name.strip()).group(0)))
+    return names
+
+
+def test_test_extra_carries_what_the_tests_need():
+    """`pip install threadtime[test]` then pytest: every module the tests
+    import, or run, comes with the extra (directly or as a dependency)."""
+    imported = set()
+    for f in TESTS.glob("*.py"):
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+            elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "importorskip":
+                imported.add(node.args[0].value)
+    third_party = imported - set(sys.stdlib_module_names) - {"threadtime", "conftest"}
+    by_module = metadata.packages_distributions()
+    # Before 3.11 the map comes from top_level.txt only, which wheels built
+    # by meson (pandas, numpy) lack; their module is named as the project.
+    needed = {_norm(by_module.get(m, [m])[0]) for m in third_party} | RUN_BY_SUBPROCESS
+    closure, todo = set(), list(_requires("threadtime", "test"))
+    while todo:
+        name = todo.pop()
+        if name not in closure:
+            closure.add(name)
+            try:
+                todo += _requires(name)
+            except metadata.PackageNotFoundError:
+                pass  # a marker excluded it here
+    assert needed <= closure, f"not brought by threadtime[test]: {sorted(needed - closure)}"
+
+
+@pytest.mark.skipif(not (PYTHON_DIR / "setup.py").is_file(), reason="no source tree (an installed wheel's run)")
 def test_sdist_is_self_contained_and_builds_an_abi3_wheel(tmp_path):
     sdist = subprocess.run(
         [sys.executable, "-c", "import sys; from setuptools import build_meta as b; print(b.build_sdist(sys.argv[1]))",

@@ -1,15 +1,13 @@
 """Other threads: threading, concurrent.futures, exited threads, concurrency."""
 import concurrent.futures
 import errno
-import os
 import random
 import threading
-import time
 
 import pytest
 
 import threadtime
-from conftest import TICK_BUDGET_NS, assert_not_before, assert_split, burn_cpu_ns
+from conftest import TICK_BUDGET_NS, assert_not_before, assert_split, burn_cpu_ns, wait_gone
 
 READS = 500
 
@@ -85,24 +83,10 @@ def test_workers_read_each_other(burner):
         assert all(n >= 1 for n in pool.map(reader, range(12)))
 
 
-def _wait_gone(t: threading.Thread) -> None:
-    """Joins t and waits until the kernel has let its thread go.
-
-    Before Python 3.13, join() returns when the thread has finished with the
-    interpreter, a moment before the OS thread itself exits; until then its
-    clocks still answer.
-    """
-    t.join()
-    deadline = time.monotonic() + 30
-    while os.path.exists(f"/proc/self/task/{t.native_id}"):
-        assert time.monotonic() < deadline, "thread did not exit"
-        time.sleep(0.001)
-
-
 def _run_to_exit(target) -> int:
     t = threading.Thread(target=target)
     t.start()
-    _wait_gone(t)
+    wait_gone(t)
     return t.native_id
 
 
@@ -116,7 +100,7 @@ def test_exited_thread_is_not_found_and_forgotten():
     assert_split(threadtime.thread_times(nid))
     before = threadtime._core._cache_size()
     leave.set()
-    _wait_gone(t)
+    wait_gone(t)
     with pytest.raises(ProcessLookupError) as info:
         threadtime.thread_times(nid)
     assert info.value.errno == errno.ESRCH

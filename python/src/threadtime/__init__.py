@@ -13,6 +13,9 @@ The event log: ``start_log()``, ``event(id[, text or value])``, ``with
 interval(id):``, ``dump(path)``, ``stop_log()``; each event costs about one
 cycle-counter read in C plus the Python call.
 
+Trace files: ``read_trace(path)`` parses one with the core's reader, and
+``Trace.to_pandas()`` gives its events as a DataFrame (pandas optional).
+
 Errors are ``OSError`` subclasses carrying the errno and the core's text,
 e.g. ``ProcessLookupError`` for a thread that has exited.
 """
@@ -44,9 +47,20 @@ from ._core import (
     times,
     total_ns,
     user_raw_ns,
+    Event,
+    Events,
 )
+from .trace import Interval, Trace, TraceDamagedWarning, TraceError, TraceThread, read_trace
 
 __all__ = [
+    "Event",
+    "Events",
+    "Interval",
+    "Trace",
+    "TraceDamagedWarning",
+    "TraceError",
+    "TraceThread",
+    "read_trace",
     "LogInfo",
     "ProcStat",
     "ThreadClock",

@@ -1,11 +1,20 @@
-"""Draws the JSON of ``threadtime bench --json`` as a PNG and an HTML page.
+"""Charts: a benchmark run, or a trace of your own program, as PNG and HTML.
 
     python -m threadtime.chart bench.json -o out/     (or "-" for stdin)
+    python -m threadtime.chart run.trace -o out/
 
-writes ``out/bench.png`` and ``out/bench.html``: one panel per thread count,
-one row per method, its p50, p99 and max per call on a log scale, and the
-/proc baseline's p50 as a dashed line. The HTML page holds the same figure
-as inline SVG (drawn by matplotlib) and the numbers as a table.
+A benchmark (the JSON of ``threadtime bench --json`` or of
+python/bench/bench.py) gives ``out/bench.png`` and ``out/bench.html``: one
+panel per thread count on shared axes, one row per method labelled with what
+it measures, its p50, p99 and max per call on a log scale, and the /proc
+baseline's p50 as a dashed line.
+
+A trace file (``threadtime.dump()``, ``tt_log_dump``, a crash-safe log) gives
+``out/trace.png`` and ``out/trace.html``: one lane per thread with its
+intervals (bars) and events (ticks) over time, and below it the CPU time of
+each CPU interval (``interval(id, cpu=True)``) against its wall time, so you
+see which thread spent its CPU where. The HTML pages hold the same figure as
+inline SVG and the numbers as tables; they load nothing from elsewhere.
 """
 from __future__ import annotations
 
@@ -14,6 +23,7 @@ import html
 import io
 import json
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -21,6 +31,8 @@ from typing import Any, Sequence
 import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+
+from .trace import Trace, TraceDamagedWarning, TraceError, pair_intervals, read_trace
 
 DEFAULT_BASELINE = "procfs_stat"
 # What each row shows, in drawing order: (JSON key, legend label, marker, colour).
@@ -33,7 +45,7 @@ BASELINE_COLOUR = "#2ca02c"
 REQUIRED = ("method", "threads", "p50_ns", "p99_ns", "max_ns")
 # Table columns of the HTML page: (JSON key, heading).
 COLUMNS = (
-    ("method", "method"), ("threads", "threads"), ("samples", "samples"),
+    ("method", "method"), ("description", "what it measures"), ("threads", "threads"), ("samples", "samples"),
     ("mean_ns", "mean ns"), ("p50_ns", "p50 ns"), ("p99_ns", "p99 ns"),
     ("max_ns", "max ns"), ("ratio_to_baseline", "p50 / baseline"),
 )
@@ -57,6 +69,13 @@ class Bench:
     def methods(self) -> list[str]:
         """Every method once, in the order the run measured them."""
         return list(dict.fromkeys(r["method"] for r in self.results))
+
+    def label(self, method: str) -> str:
+        """What the method measures (the JSON's description), else its name."""
+        for r in self.results:
+            if r["method"] == method and r.get("description"):
+                return str(r["description"])
+        return method
 
     def row(self, method: str, threads: int) -> dict[str, Any] | None:
         for r in self.results:
@@ -104,8 +123,9 @@ def figure(bench: Bench) -> Figure:
     """One panel per thread count; rows are methods; log-scale ns per call."""
     methods = bench.methods
     counts = bench.thread_counts
-    fig = Figure(figsize=(4.2 * len(counts) + 2.5, 0.42 * len(methods) + 1.8), layout="constrained")
-    axes = fig.subplots(1, len(counts), sharey=True, squeeze=False)[0]
+    fig = Figure(figsize=(4.2 * len(counts) + 5, 0.5 * len(methods) + 1.8), layout="constrained")
+    # Shared axes: the same method on the same row, the same ns at the same place.
+    axes = fig.subplots(1, len(counts), sharex=True, sharey=True, squeeze=False)[0]
     ys = range(len(methods))
     for ax, threads in zip(axes, counts):
         for y, method in zip(ys, methods):
@@ -122,11 +142,9 @@ def figure(bench: Bench) -> Figure:
         ax.set_title(f"{threads} thread{'s' if threads != 1 else ''}")
         ax.set_xlabel("ns per call (log scale)")
         ax.grid(axis="x", which="both", alpha=0.3)
-    axes[0].set_yticks(list(ys), methods)
+    axes[0].set_yticks(list(ys), [textwrap.fill(bench.label(m), 48) for m in methods], fontsize=8)
     axes[0].invert_yaxis()
-    for label in axes[0].get_yticklabels():
-        if label.get_text() == bench.baseline:
-            label.set_fontweight("bold")
+    axes[0].get_yticklabels()[methods.index(bench.baseline)].set_fontweight("bold")
     handles = [Line2D([], [], marker=m, color=c, linestyle="", label=name) for _, name, m, c in MARKS]
     handles.append(Line2D([], [], color=BASELINE_COLOUR, linestyle="--", label=f"/proc baseline ({bench.baseline} p50)"))
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles))
@@ -157,6 +175,7 @@ body {{ font-family: sans-serif; margin: 1.5em; }}
 table {{ border-collapse: collapse; font-size: 0.9em; }}
 th, td {{ border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }}
 td:first-child {{ text-align: left; font-family: monospace; }}
+td:nth-child(2) {{ text-align: left; }}
 figure svg {{ max-width: 100%; height: auto; }}
 </style>
 </head>
@@ -179,34 +198,185 @@ line is the /proc reader ({html.escape(bench.baseline)}), the way CPU time is re
 """
 
 
+def _svg(fig: Figure) -> str:
+    buf = io.StringIO()
+    # Text stays text in the SVG, so the page can be searched and read aloud.
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    svg = buf.getvalue()
+    return svg[svg.index("<svg"):]
+
+
 def write(bench: Bench, outdir: Path, stem: str = "bench") -> tuple[Path, Path]:
     """Writes <stem>.png and <stem>.html into outdir; returns both paths."""
     outdir.mkdir(parents=True, exist_ok=True)
     fig = figure(bench)
     png = outdir / f"{stem}.png"
     fig.savefig(png, dpi=110)
-    buf = io.StringIO()
-    # Text stays text in the SVG, so the page can be searched and read aloud.
-    with matplotlib.rc_context({"svg.fonttype": "none"}):
-        fig.savefig(buf, format="svg", metadata={"Date": None})
-    svg = buf.getvalue()
     page = outdir / f"{stem}.html"
-    page.write_text(html_page(bench, svg[svg.index("<svg"):]))
+    page.write_text(html_page(bench, _svg(fig)))
     return png, page
+
+
+# ---- a trace ----
+
+# Interval bars take the colour of their id; events are black ticks; in the
+# CPU panel each thread has a marker colour of its own (THREAD_PALETTE).
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+THREAD_PALETTE = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354")
+EVENT_COLOUR = "#000000"
+ONE_CPU_COLOUR = "#7f7f7f"
+# Beyond this many events in a thread, the lane shows the first ones only
+# (a chart of millions of marks says nothing more and takes minutes).
+MAX_EVENTS_PER_THREAD = 50_000
+MS = 1e6
+
+
+def _lane_label(th: Any) -> str:
+    return f"{th.name or '?'} ({th.tid})"
+
+
+def trace_figure(trace: Trace, max_events: int = MAX_EVENTS_PER_THREAD) -> Figure:
+    """Lanes of intervals and events over time; CPU against wall time per CPU interval."""
+    threads = list(trace)
+    fig = Figure(figsize=(12, 0.5 * max(len(threads), 1) + 5.5), layout="constrained")
+    lanes, cpu = fig.subplots(2, 1, height_ratios=[max(len(threads), 1) * 0.5 + 0.8, 3.2])
+    ids: dict[int, str] = {}
+    points: dict[str, list[tuple[float, float]]] = {}
+    for y, th in enumerate(threads):
+        events = th.events if len(th.events) <= max_events else th.events[:max_events]
+        spans = pair_intervals(events)
+        depth: list[int] = []  # end times of the intervals still open, for nesting
+        for span in spans:
+            while depth and depth[-1] <= span.start_ns:
+                depth.pop()
+            level = len(depth)
+            depth.append(span.end_ns)
+            colour = ids.setdefault(span.id, PALETTE[len(ids) % len(PALETTE)])
+            height = 0.7 / (1 + level)
+            lanes.broken_barh([(span.start_ns / MS, max(span.wall_ns / MS, 1e-6))], (y - height / 2, height),
+                              facecolors=colour, edgecolors="none")
+            if span.cpu_ns is not None and span.wall_ns > 0:
+                points.setdefault(_lane_label(th), []).append((span.wall_ns / MS, span.cpu_ns / MS))
+        marks = [ev.t_ns / MS for ev in events if ev.kind in ("instant", "text", "value", "literal")]
+        if marks:
+            lanes.scatter(marks, [y] * len(marks), marker="|", s=120, color=EVENT_COLOUR, linewidths=1, zorder=3)
+    lanes.set_yticks(range(len(threads)), [_lane_label(th) for th in threads])
+    lanes.set_ylim(len(threads) - 0.5, -0.5)
+    lanes.set_xlabel("ms since the trace started")
+    lanes.set_title("threads: intervals (bars, coloured by id; nested ones thinner) and events (ticks)",
+                    fontsize=10)
+    lanes.grid(axis="x", alpha=0.3)
+    handles = [Line2D([], [], color=c, linewidth=6, label=f"interval {i}") for i, c in ids.items()]
+    handles.append(Line2D([], [], color=EVENT_COLOUR, marker="|", linestyle="", markersize=10, label="event"))
+    lanes.legend(handles=handles, loc="upper right", fontsize=8, ncols=min(len(handles), 6))
+
+    if points:
+        for k, (label, xy) in enumerate(points.items()):
+            xs, ys = zip(*xy)
+            cpu.scatter(xs, ys, color=THREAD_PALETTE[k % len(THREAD_PALETTE)], s=24, zorder=2, label=label)
+        top = max(max(max(x, y) for x, y in xy) for xy in points.values())
+        cpu.plot([0, top], [0, top], color=ONE_CPU_COLOUR, linestyle="--", linewidth=1,
+                 label="one CPU busy all along (CPU = wall)")
+        cpu.legend(loc="upper left", fontsize=8)
+    else:
+        cpu.text(0.5, 0.5, "no CPU intervals in this trace: record some with interval(id, cpu=True)",
+                 ha="center", va="center", transform=cpu.transAxes)
+    cpu.set_xlabel("wall time of the interval, ms")
+    cpu.set_ylabel("CPU time (user + system), ms")
+    cpu.set_title("CPU per interval against wall time, by thread", fontsize=10)
+    cpu.grid(alpha=0.3)
+    fig.suptitle(f"threadtime trace of pid {trace.pid}: {len(threads)} threads, {trace.events:,} events"
+                 + (" (damaged: the intact part)" if trace.damaged else ""), fontsize=11)
+    return fig
+
+
+def trace_html_page(trace: Trace, svg: str) -> str:
+    rows = []
+    for th in trace:
+        spans = pair_intervals(th.events[:MAX_EVENTS_PER_THREAD])
+        cpu = sum(s.cpu_ns or 0 for s in spans)
+        rows.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
+            th.name, th.tid, th.state, f"{len(th.events):,}", f"{len(spans):,}",
+            f"{cpu / MS:,.3f}", f"{th.overwritten:,}")) + "</tr>")
+    damaged = f"<p class=damaged>Damaged file; the intact part is shown: {html.escape(trace.damaged)}</p>" \
+        if trace.damaged else ""
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>threadtime trace of pid {trace.pid}</title>
+<style>
+body {{ font-family: sans-serif; margin: 1.5em; }}
+table {{ border-collapse: collapse; font-size: 0.9em; }}
+th, td {{ border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }}
+td:first-child {{ text-align: left; font-family: monospace; }}
+figure svg {{ max-width: 100%; height: auto; }}
+.damaged {{ font-weight: bold; }}
+</style>
+</head>
+<body>
+<h1>threadtime trace of pid {trace.pid}</h1>
+<p>{html.escape(trace.path)}: format {html.escape(trace.format)}, clock {html.escape(trace.source)},
+{len(trace.threads)} threads, {trace.events:,} events.</p>
+{damaged}
+<figure id="chart">
+{svg}
+</figure>
+<table id="threads">
+<thead><tr><th>thread</th><th>tid</th><th>state</th><th>events</th><th>intervals</th>
+<th>CPU in CPU intervals, ms</th><th>overwritten</th></tr></thead>
+<tbody>
+{chr(10).join(rows)}
+</tbody>
+</table>
+</body>
+</html>
+"""
+
+
+def write_trace(trace: Trace, outdir: Path, stem: str = "trace") -> tuple[Path, Path]:
+    """Writes <stem>.png and <stem>.html of a trace into outdir."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    fig = trace_figure(trace)
+    png = outdir / f"{stem}.png"
+    fig.savefig(png, dpi=110)
+    page = outdir / f"{stem}.html"
+    page.write_text(trace_html_page(trace, _svg(fig)))
+    return png, page
+
+
+def is_trace(path: str) -> bool:
+    """True if path starts with the trace signature (a JSON file cannot)."""
+    if path == "-":
+        return False
+    with open(path, "rb") as f:
+        return f.read(8) == b"TTRACE\x1a\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m threadtime.chart", description=__doc__.split("\n\n")[0])
-    parser.add_argument("json", help="output of `threadtime bench --json` (- for stdin)")
+    parser.add_argument("input", help="a trace file, or the JSON of `threadtime bench --json` (- for stdin)")
     parser.add_argument("-o", "--outdir", default=".", help="where to write the files (default: .)")
-    parser.add_argument("--stem", default="bench", help="file name without extension (default: bench)")
+    parser.add_argument("--stem", help="file name without extension (default: trace or bench)")
     args = parser.parse_args(argv)
     try:
-        bench = load(args.json)
+        if is_trace(args.input):
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TraceDamagedWarning)
+                trace = read_trace(args.input)
+            if trace.damaged:
+                print(f"threadtime.chart: {args.input} is damaged; charting the intact part: {trace.damaged}",
+                      file=sys.stderr)
+            paths = write_trace(trace, Path(args.outdir), args.stem or "trace")
+        else:
+            paths = write(load(args.input), Path(args.outdir), args.stem or "bench")
     except (OSError, BenchFormatError) as e:
-        print(f"threadtime.chart: {args.json}: {e}", file=sys.stderr)
+        # TraceError is an OSError whose text is the reader's.
+        print(f"threadtime.chart: {args.input}: {e.strerror if isinstance(e, TraceError) else e}", file=sys.stderr)
         return 1
-    for path in write(bench, Path(args.outdir), args.stem):
+    for path in paths:
         print(path)
     return 0
 

@@ -1,0 +1,508 @@
+/* threadtime._core's trace reader: the core's own parser (src/trace_read.c)
+ * behind a Python face, so Python sees exactly what `threadtime dump` sees,
+ * with the same checks and the same messages for a damaged file.
+ *
+ * _trace_open(path) reads the whole file into memory (a snapshot: a live
+ * crash-safe file may grow, shrink or be rewritten meanwhile, which a
+ * mapping would turn into SIGBUS) and parses it once. Events are decoded
+ * on access by an Events sequence per thread, so opening a 10-million-event
+ * trace builds no per-event object; _trace_columns() fills flat arrays for
+ * to_pandas() in one pass. Everything here is immutable once built, so it
+ * needs no lock with or without the GIL.
+ */
+#include "core.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "event_internal.h"
+
+static PyTypeObject *event_type;  /* Event(t_ns, kind, id, value, text, cpu_user_ns, cpu_system_ns, seq) */
+static PyTypeObject *data_type;   /* TraceData: the file's bytes and the parse */
+static PyTypeObject *events_type; /* Events: one thread's events, decoded on access */
+/* Kind names by TT__KIND_* value, made once: every Event shares them. */
+#define KINDS (TT__KIND_LITERAL + 1)
+static PyObject *kind_names[KINDS];
+
+/* ---- TraceData ---- */
+
+typedef struct {
+    PyObject_HEAD
+    unsigned char *buf;
+    size_t len;
+    tt__trace t;
+    Py_ssize_t events; /* committed events in all threads, counted by events_make */
+} DataObject;
+
+static void data_dealloc(PyObject *o)
+{
+    PyTypeObject *type = Py_TYPE(o);
+    DataObject *d = (DataObject *)o;
+    tt__trace_close(&d->t);
+    free(d->buf);
+    ((freefunc)PyType_GetSlot(type, Py_tp_free))(o);
+    Py_DECREF(type);
+}
+
+static PyType_Slot data_slots[] = {
+    {Py_tp_dealloc, data_dealloc},
+    {Py_tp_doc, "The bytes of a trace file and the core's parse of them (internal)."},
+    {0, NULL},
+};
+
+static PyType_Spec data_spec = {
+    "threadtime._core.TraceData", sizeof(DataObject), 0, Py_TPFLAGS_DEFAULT, data_slots,
+};
+
+/* Reads all of fd into a fresh buffer; returns 0 or -errno. */
+static int read_all(int fd, unsigned char **out, size_t *out_len)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -errno;
+    /* The size is a hint: a live file can change while it is read. */
+    size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, len = 0;
+    unsigned char *buf = malloc(cap);
+    if (!buf)
+        return -ENOMEM;
+    for (;;) {
+        if (len == cap) {
+            unsigned char *b = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+            if (!b) {
+                free(buf);
+                return -ENOMEM;
+            }
+            buf = b;
+            cap *= 2;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            free(buf);
+            return -e;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    *out = buf;
+    *out_len = len;
+    return 0;
+}
+
+/* ---- Events: a thread's committed events ---- */
+
+typedef struct {
+    PyObject_HEAD
+    DataObject *data;
+    const tt__trace_thread *th;
+    Py_ssize_t count;
+    uint64_t *pos; /* record k of each committed event, or NULL when none is missing */
+} EventsObject;
+
+static void events_dealloc(PyObject *o)
+{
+    PyTypeObject *type = Py_TYPE(o);
+    EventsObject *e = (EventsObject *)o;
+    free(e->pos);
+    Py_XDECREF(e->data);
+    ((freefunc)PyType_GetSlot(type, Py_tp_free))(o);
+    Py_DECREF(type);
+}
+
+static Py_ssize_t events_len(PyObject *o) { return ((EventsObject *)o)->count; }
+
+static int is_cpu(unsigned kind) { return kind == TT__KIND_BEGIN_CPU || kind == TT__KIND_END_CPU; }
+
+/* A CPU stamp is there unless the begin/end call could not read the clocks
+ * (then the core stores a negative value). */
+static int has_cpu(const tt__trace_event *ev) { return is_cpu(ev->kind) && (int64_t)ev->p0 >= 0; }
+
+/* ns since the trace's start anchor, wrapping as the CLI does: a damaged
+ * file can hold any time. */
+static int64_t rebased(const tt__trace *t, const tt__trace_event *ev)
+{
+    return (int64_t)((uint64_t)ev->ns - (uint64_t)t->h.anchors[0].mono_ns);
+}
+
+static PyObject *opt_u64(int present, uint64_t v) { return present ? PyLong_FromUnsignedLongLong(v) : Py_NewRef(Py_None); }
+
+static PyObject *event_new(const tt__trace *t, const tt__trace_event *ev)
+{
+    PyObject *o = PyStructSequence_New(event_type);
+    if (o == NULL)
+        return NULL;
+    /* Texts are at most 16 bytes (255 for a literal), cut where the writer
+     * cut them, possibly inside a UTF-8 sequence: surrogateescape keeps it. */
+    PyObject *items[8] = {
+        PyLong_FromLongLong(rebased(t, ev)),
+        Py_NewRef(kind_names[ev->kind]),
+        PyLong_FromUnsignedLong(ev->id),
+        opt_u64(ev->kind == TT__KIND_VALUE, ev->p0),
+        ev->text ? PyUnicode_DecodeUTF8(ev->text, (Py_ssize_t)ev->text_len, "surrogateescape") : Py_NewRef(Py_None),
+        opt_u64(has_cpu(ev), ev->p0),
+        opt_u64(has_cpu(ev), ev->p1),
+        PyLong_FromUnsignedLongLong(ev->index),
+    };
+    int failed = 0;
+    for (Py_ssize_t i = 0; i < 8; i++) {
+        failed |= items[i] == NULL;
+        if (items[i] != NULL)
+            PyStructSequence_SetItem(o, i, items[i]);
+    }
+    if (failed)
+        Py_CLEAR(o);
+    return o;
+}
+
+static PyObject *events_item(PyObject *o, Py_ssize_t k)
+{
+    EventsObject *e = (EventsObject *)o;
+    if (k < 0 || k >= e->count) {
+        PyErr_SetString(PyExc_IndexError, "event index out of range");
+        return NULL;
+    }
+    tt__trace_event ev;
+    /* Cannot fail: the constructor kept only records that decode. */
+    tt__trace_event_at(&e->data->t, e->th, e->pos ? e->pos[k] : (uint64_t)k, &ev);
+    return event_new(&e->data->t, &ev);
+}
+
+static PyObject *events_subscript(PyObject *o, PyObject *key)
+{
+    EventsObject *e = (EventsObject *)o;
+    if (PySlice_Check(key)) {
+        Py_ssize_t start, stop, step;
+        if (PySlice_Unpack(key, &start, &stop, &step) < 0)
+            return NULL;
+        Py_ssize_t n = PySlice_AdjustIndices(e->count, &start, &stop, step);
+        PyObject *list = PyList_New(n);
+        for (Py_ssize_t i = 0; list != NULL && i < n; i++) {
+            PyObject *item = events_item(o, start + i * step);
+            if (item == NULL)
+                Py_CLEAR(list);
+            else
+                PyList_SetItem(list, i, item);
+        }
+        return list;
+    }
+    Py_ssize_t k = PyNumber_AsSsize_t(key, PyExc_IndexError);
+    if (k == -1 && PyErr_Occurred())
+        return NULL;
+    return events_item(o, k < 0 ? k + e->count : k);
+}
+
+static PyObject *events_repr(PyObject *o)
+{
+    EventsObject *e = (EventsObject *)o;
+    return PyUnicode_FromFormat("<threadtime.Events of tid %u: %zd events>", (unsigned)e->th->tid, e->count);
+}
+
+static PyType_Slot events_slots[] = {
+    {Py_tp_dealloc, events_dealloc},
+    {Py_sq_length, events_len},
+    {Py_sq_item, events_item},
+    {Py_mp_length, events_len},
+    {Py_mp_subscript, events_subscript},
+    {Py_tp_repr, events_repr},
+    {Py_tp_doc, "One thread's events in the order it recorded them: a read-only sequence of\n"
+                "Event, each decoded when asked for."},
+    {0, NULL},
+};
+
+static PyType_Spec events_spec = {
+    "threadtime.Events", sizeof(EventsObject), 0, Py_TPFLAGS_DEFAULT, events_slots,
+};
+
+/* The events of thread th: counts what decodes and, only when some record
+ * does not (cut off, or overwritten during a live read), keeps the
+ * positions of those that do. */
+static PyObject *events_make(DataObject *d, const tt__trace_thread *th, uint64_t *missing)
+{
+    uint64_t total = th->head - th->first, count = 0;
+    uint64_t *pos = NULL;
+    tt__trace_event ev;
+    for (uint64_t k = 0; k < total; k++)
+        count += (uint64_t)tt__trace_event_at(&d->t, th, k, &ev);
+    if (count < total) {
+        pos = malloc((size_t)(count ? count : 1) * sizeof *pos);
+        if (pos == NULL)
+            return PyErr_NoMemory();
+        for (uint64_t k = 0, j = 0; k < total; k++)
+            if (tt__trace_event_at(&d->t, th, k, &ev))
+                pos[j++] = k;
+    }
+    *missing = total - count;
+    d->events += (Py_ssize_t)count;
+    EventsObject *e = (EventsObject *)((allocfunc)PyType_GetSlot(events_type, Py_tp_alloc))(events_type, 0);
+    if (e == NULL) {
+        free(pos);
+        return NULL;
+    }
+    e->data = (DataObject *)Py_NewRef((PyObject *)d);
+    e->th = th;
+    e->count = (Py_ssize_t)count;
+    e->pos = pos;
+    return (PyObject *)e;
+}
+
+/* ---- _trace_open ---- */
+
+static const char *source_name(unsigned source)
+{
+    switch (source) {
+    case TT__TRACE_SOURCE_TSC: return "tsc";
+    case TT__TRACE_SOURCE_CNTVCT: return "cntvct";
+    default: return "monotonic_raw";
+    }
+}
+
+static PyObject *thread_tuple(DataObject *d, const tt__trace_thread *th)
+{
+    uint64_t missing = 0;
+    PyObject *events = events_make(d, th, &missing);
+    if (events == NULL)
+        return NULL;
+    return Py_BuildValue("(INsKKN)", (unsigned)th->tid, PyUnicode_DecodeUTF8(th->name, (Py_ssize_t)strlen(th->name), "surrogateescape"),
+                         th->state == TT__RING_EXITED ? "exited" : "live", (unsigned long long)th->overwritten,
+                         (unsigned long long)missing, events);
+}
+
+/* _trace_open(path) -> (error, header, threads, data)
+ *   error: None, or the reader's text when the file is damaged; then
+ *          header is None if nothing in it is usable;
+ *   header: (format, pid, source, counter_hz, start_mono_ns,
+ *            start_realtime_ns, end_mono_ns or None, threads_dropped,
+ *            rings_recycled, crash_safe_layout);
+ *   threads: [(tid, name, state, overwritten, incomplete, Events)];
+ *   data: the TraceData the Events read from (for _trace_columns). */
+PyObject *ttpy_trace_open(PyObject *m, PyObject *arg)
+{
+    PyObject *path;
+    if (!PyUnicode_FSConverter(arg, &path))
+        return NULL;
+    const char *p = PyBytes_AsString(path);
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS /* open and read the whole file: I/O */
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    rc = fd < 0 ? -errno : read_all(fd, &buf, &len);
+    if (fd >= 0)
+        close(fd);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path);
+    if (rc != 0)
+        return rc == -ENOMEM ? PyErr_NoMemory() : ttpy_raise_errno(-rc, strerror(-rc), arg);
+    DataObject *d = (DataObject *)((allocfunc)PyType_GetSlot(data_type, Py_tp_alloc))(data_type, 0);
+    if (d == NULL) {
+        free(buf);
+        return NULL;
+    }
+    d->buf = buf;
+    d->len = len;
+    rc = tt__trace_open(&d->t, buf, len);
+    if (rc == -ENOMEM) {
+        Py_DECREF(d);
+        return PyErr_NoMemory();
+    }
+    const tt__trace *t = &d->t;
+    if (rc != 0) {
+        PyObject *r = Py_BuildValue("(sOOO)", t->error, Py_None, Py_None, Py_None);
+        Py_DECREF(d);
+        return r;
+    }
+    const tt__trace_header *h = &t->h;
+    PyObject *end = (h->flags & TT__TRACE_END_ANCHOR) ? PyLong_FromLongLong(h->anchors[1].mono_ns) : Py_NewRef(Py_None);
+    PyObject *header = Py_BuildValue(
+        "(NIsdLLNIIO)", PyUnicode_FromFormat("%u.%u", (unsigned)h->version_major, (unsigned)h->version_minor),
+        (unsigned)h->pid, source_name(h->source), h->counter_hz, (long long)h->anchors[0].mono_ns,
+        (long long)h->anchors[0].real_ns, end, (unsigned)h->threads_dropped, (unsigned)h->rings_recycled,
+        (h->flags & TT__TRACE_RING_LAYOUT) ? Py_True : Py_False);
+    PyObject *threads = PyList_New(t->nthreads);
+    for (uint32_t i = 0; threads != NULL && i < t->nthreads; i++) {
+        PyObject *th = thread_tuple(d, &t->threads[i]);
+        if (th == NULL)
+            Py_CLEAR(threads);
+        else
+            PyList_SetItem(threads, i, th);
+    }
+    PyObject *r = NULL;
+    if (header != NULL && threads != NULL)
+        r = t->damaged ? Py_BuildValue("(sOOO)", t->error, header, threads, (PyObject *)d)
+                       : Py_BuildValue("(OOOO)", Py_None, header, threads, (PyObject *)d);
+    Py_XDECREF(header);
+    Py_XDECREF(threads);
+    Py_DECREF(d);
+    return r;
+}
+
+/* ---- _trace_columns: every event of every thread, as flat arrays ---- */
+
+/* A bytearray of n items of size bytes each; NULL with an error set. */
+static PyObject *column(Py_ssize_t n, size_t size, void **data)
+{
+    PyObject *b = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)size);
+    if (b != NULL)
+        *data = PyByteArray_AsString(b);
+    return b;
+}
+
+/* Texts to codes: each distinct text once in a list, events point to it.
+ * Event texts repeat (they are mostly literals), so a direct-mapped cache
+ * of recent texts, compared by their bytes in the file, skips decoding and
+ * the dict lookup for nearly every event. */
+#define TEXT_CACHE 256
+typedef struct texts {
+    PyObject *list;  /* code -> str */
+    PyObject *codes; /* str -> code */
+    struct {
+        const char *p;
+        size_t len;
+        int32_t code;
+    } cache[TEXT_CACHE];
+} texts;
+
+static int32_t text_code(texts *tx, const char *p, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)p[i]) * 16777619u;
+    h &= TEXT_CACHE - 1;
+    if (tx->cache[h].p && tx->cache[h].len == len && memcmp(tx->cache[h].p, p, len) == 0)
+        return tx->cache[h].code;
+    PyObject *s = PyUnicode_DecodeUTF8(p, (Py_ssize_t)len, "surrogateescape");
+    if (s == NULL)
+        return -2;
+    PyObject *known = PyDict_GetItemWithError(tx->codes, s);
+    int32_t code;
+    if (known != NULL) {
+        code = (int32_t)PyLong_AsLong(known);
+    } else if (PyErr_Occurred() || PyList_Size(tx->list) >= INT32_MAX) {
+        Py_DECREF(s);
+        return -2;
+    } else {
+        code = (int32_t)PyList_Size(tx->list);
+        PyObject *c = PyLong_FromLong(code);
+        int rc = c == NULL || PyList_Append(tx->list, s) || PyDict_SetItem(tx->codes, s, c);
+        Py_XDECREF(c);
+        if (rc) {
+            Py_DECREF(s);
+            return -2;
+        }
+    }
+    Py_DECREF(s);
+    tx->cache[h].p = p;
+    tx->cache[h].len = len;
+    tx->cache[h].code = code;
+    return code;
+}
+
+/* _trace_columns(data) -> dict of str to bytearray (machine byte order)
+ * or list: thread (uint32, the index into the thread list), seq
+ * (uint64), t_ns (int64), kind (uint8, TT__KIND_*), id (uint32), value
+ * (uint64) and has_value (uint8), cpu_user_ns, cpu_system_ns (uint64) and
+ * has_cpu (uint8), text (int32: a code into texts, -1 for none), texts
+ * (list of str). */
+PyObject *ttpy_trace_columns(PyObject *m, PyObject *arg)
+{
+    if (!PyObject_TypeCheck(arg, data_type))
+        return PyErr_Format(PyExc_TypeError, "_trace_columns() takes a TraceData, not %R", (PyObject *)Py_TYPE(arg));
+    const tt__trace *t = &((DataObject *)arg)->t;
+    Py_ssize_t n = ((DataObject *)arg)->events;
+    tt__trace_event ev;
+    static const struct { const char *name; size_t size; } spec[] = {
+        {"thread", 4}, {"seq", 8}, {"t_ns", 8}, {"kind", 1}, {"id", 4}, {"value", 8},
+        {"has_value", 1}, {"cpu_user_ns", 8}, {"cpu_system_ns", 8}, {"has_cpu", 1}, {"text", 4},
+    };
+    enum { C_THREAD, C_INDEX, C_T, C_KIND, C_ID, C_VALUE, C_HASV, C_CU, C_CS, C_HASC, C_TEXT, NCOL };
+    PyObject *cols[NCOL] = {NULL};
+    void *p[NCOL];
+    texts *tx = calloc(1, sizeof *tx);
+    PyObject *result = NULL;
+    if (tx == NULL)
+        return PyErr_NoMemory();
+    tx->list = PyList_New(0);
+    tx->codes = PyDict_New();
+    if (tx->list == NULL || tx->codes == NULL)
+        goto done;
+    for (int c = 0; c < NCOL; c++)
+        if ((cols[c] = column(n, spec[c].size, &p[c])) == NULL)
+            goto done;
+    Py_ssize_t row = 0;
+    for (uint32_t i = 0; i < t->nthreads; i++) {
+        const tt__trace_thread *th = &t->threads[i];
+        for (uint64_t k = 0; k < th->head - th->first; k++) {
+            if (!tt__trace_event_at(t, th, k, &ev)) /* the same records events_make counted */
+                continue;
+            int cpu = has_cpu(&ev), value = ev.kind == TT__KIND_VALUE;
+            int32_t text = ev.text ? text_code(tx, ev.text, ev.text_len) : -1;
+            if (text == -2)
+                goto done;
+            ((uint32_t *)p[C_THREAD])[row] = i;
+            ((uint64_t *)p[C_INDEX])[row] = ev.index;
+            ((int64_t *)p[C_T])[row] = rebased(t, &ev);
+            ((uint8_t *)p[C_KIND])[row] = (uint8_t)ev.kind;
+            ((uint32_t *)p[C_ID])[row] = ev.id;
+            ((uint64_t *)p[C_VALUE])[row] = value ? ev.p0 : 0;
+            ((uint8_t *)p[C_HASV])[row] = (uint8_t)value;
+            ((uint64_t *)p[C_CU])[row] = cpu ? ev.p0 : 0;
+            ((uint64_t *)p[C_CS])[row] = cpu ? ev.p1 : 0;
+            ((uint8_t *)p[C_HASC])[row] = (uint8_t)cpu;
+            ((int32_t *)p[C_TEXT])[row] = text;
+            row++;
+        }
+    }
+    result = PyDict_New();
+    for (int c = 0; result != NULL && c < NCOL; c++)
+        if (PyDict_SetItemString(result, spec[c].name, cols[c]) != 0)
+            Py_CLEAR(result);
+    if (result != NULL && PyDict_SetItemString(result, "texts", tx->list) != 0)
+        Py_CLEAR(result);
+done:
+    for (int c = 0; c < NCOL; c++)
+        Py_XDECREF(cols[c]);
+    Py_XDECREF(tx->list);
+    Py_XDECREF(tx->codes);
+    free(tx);
+    return result;
+}
+
+/* ---- module setup ---- */
+
+static PyStructSequence_Field event_fields[] = {
+    {"t_ns", "ns since the trace started (CLOCK_MONOTONIC_RAW)"},
+    {"kind", "'instant', 'text', 'value', 'begin', 'end', 'begin_cpu', 'end_cpu' or 'literal'"},
+    {"id", "the event id (32 bits)"},
+    {"value", "the 64-bit value of a 'value' event, else None"},
+    {"text", "the text of a 'text' or 'literal' event, else None"},
+    {"cpu_user_ns", "the thread's user CPU time at a 'begin_cpu' or 'end_cpu' event, else None"},
+    {"cpu_system_ns", "the thread's system CPU time at a 'begin_cpu' or 'end_cpu' event, else None"},
+    {"seq", "the record's sequence number in its thread's ring (the CLI's index column)"},
+    {NULL, NULL},
+};
+
+static PyStructSequence_Desc event_desc = {
+    "threadtime.Event", "One event of a trace file.", event_fields, 8,
+};
+
+int ttpy_trace_init(PyObject *mod)
+{
+    if (event_type != NULL) /* a second module instance shares the types */
+        return ttpy_add_type(mod, "Event", event_type) || ttpy_add_type(mod, "Events", events_type);
+    for (unsigned k = 1; k < KINDS; k++)
+        if ((kind_names[k] = PyUnicode_InternFromString(tt__trace_kind_name(k))) == NULL)
+            return -1;
+    event_type = PyStructSequence_NewType(&event_desc);
+    data_type = (PyTypeObject *)PyType_FromSpec(&data_spec);
+    events_type = (PyTypeObject *)PyType_FromSpec(&events_spec);
+    if (event_type == NULL || data_type == NULL || events_type == NULL)
+        return -1;
+    return ttpy_add_type(mod, "Event", event_type) || ttpy_add_type(mod, "Events", events_type);
+}

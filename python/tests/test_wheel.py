@@ -1,0 +1,65 @@
+"""The release wheel as a user gets it: `make wheels` output installed into a
+fresh venv on every CPython 3.10+ on this machine, and this suite run there
+from a copy outside the source tree, so it imports the installed package."""
+import os
+import re
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import interpreters
+
+# Set by `make test-python` after `make wheels`; unset inside the nested run.
+DIST = os.environ.get("THREADTIME_WHEEL_DIR")
+NESTED = "THREADTIME_WHEEL_RUN"
+TESTS = Path(__file__).resolve().parent
+pytestmark = [
+    pytest.mark.skipif(not DIST, reason="THREADTIME_WHEEL_DIR is not set (make test-python sets it)"),
+    pytest.mark.skipif(NESTED in os.environ, reason="already the installed wheel's run"),
+]
+
+
+def the_wheel() -> Path:
+    wheels = list(Path(DIST).glob("threadtime-*.whl"))
+    assert len(wheels) == 1, f"expected one wheel in {DIST}, found {wheels}"
+    return wheels[0]
+
+
+def test_wheel_is_manylinux_abi3_and_stripped():
+    wheel = the_wheel()
+    assert re.search(r"-cp310-abi3-manylinux_\d+_\d+_x86_64\.whl$|-cp310-abi3-manylinux_\d+_\d+_aarch64\.whl$",
+                     wheel.name), wheel.name
+    with zipfile.ZipFile(wheel) as z:
+        so = z.read("threadtime/_core.abi3.so")
+        assert "threadtime/trace.py" in z.namelist() and "threadtime/_core.pyi" in z.namelist()
+    # ELF section names live in .shstrtab: a stripped file has no symbol
+    # table and no debug sections left to name.
+    assert so.startswith(b"\x7fELF")
+    assert b".debug_info" not in so and b".symtab" not in so
+    assert list(Path(DIST).glob("threadtime-*.tar.gz")), "no sdist beside the wheel"
+
+
+@pytest.mark.parametrize("python", interpreters() if DIST and NESTED not in os.environ else [])
+def test_installed_wheel_passes_the_suite(python, tmp_path):
+    wheel = the_wheel()
+    venv = tmp_path / "venv"
+    subprocess.run([python, "-m", "venv", str(venv)], check=True)
+    vpy = str(venv / "bin" / "python")
+    # --no-compile: byte-compiling pandas, matplotlib and mypy would take
+    # longer than the install itself; Python compiles what the suite imports.
+    subprocess.run([vpy, "-m", "pip", "install", "-q", "--no-compile", f"{wheel}[test]"], check=True)
+    # A copy of the tests, away from python/src and the checkout.
+    tests = tmp_path / "suite" / "tests"
+    shutil.copytree(TESTS, tests, ignore=shutil.ignore_patterns("__pycache__"))
+    where = subprocess.run([vpy, "-c", "import threadtime; print(threadtime.__file__)"], cwd=tmp_path,
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert where.startswith(str(venv)), where
+    # stubtest (test_stubs) runs once, in the main run: mypy from a cold
+    # cache costs a minute per interpreter, and the stubs are the same file.
+    run = subprocess.run([vpy, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests),
+                          "--ignore", str(tests / "test_stubs.py")], cwd=tmp_path,
+                         env={**os.environ, NESTED: "1"}, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-2000:]
+    assert " passed" in run.stdout
