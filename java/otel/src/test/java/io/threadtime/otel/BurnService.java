@@ -4,6 +4,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.trace.Span;
+import io.threadtime.ThreadTime;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -27,7 +28,7 @@ import java.util.concurrent.Future;
  * The service the tests and the benchmark put the OpenTelemetry agent in
  * front of: two HTTP servers on loopback in one JVM.
  * <ul>
- * <li>{@code /burn?id=N&ms=M&calls=K} (front): burns M ms of CPU in K+1
+ * <li>{@code /burn?id=N&ms=M&us=U&calls=K} (front): burns M ms + U us of CPU in K+1
  *     pieces, with a blocking call to the backend between pieces, and answers
  *     {@code burned=<ns>}: the CPU time the burns took, measured without
  *     threadtime (a platform thread's own clock from the platform bean; for
@@ -38,7 +39,9 @@ import java.util.concurrent.Future;
  * <li>{@code /wait} (backend): sleeps 5 ms, so the caller blocks.</li>
  * </ul>
  * Arguments: {@code virtual} (one virtual thread per request; JDK 21+) or
- * {@code platform} (a pool of 4). Prints {@code READY <port>} when serving
+ * {@code platform} (a pool of 4). It also reads its own CPU time with
+ * threadtime, from the application class loader, as an application using
+ * both would. Prints {@code READY <port> app-threadtime=<backend>} when serving
  * and stops when its standard input closes. Reading a carrier's clock needs
  * {@code --add-opens java.base/java.lang=ALL-UNNAMED}.
  */
@@ -53,6 +56,11 @@ public final class BurnService {
 
     public static void main(String[] args) throws Exception {
         boolean virtual = args.length > 0 && args[0].equals("virtual");
+        // The application uses threadtime too, from its own class loader: it
+        // must load its native library whatever the extension loaded.
+        if (ThreadTime.currentThreadCpuTime() <= 0) {
+            throw new IllegalStateException("the application's threadtime does not read its own CPU time");
+        }
         InetAddress lo = InetAddress.getLoopbackAddress();
         HttpServer back = HttpServer.create(new InetSocketAddress(lo, 0), 64);
         back.createContext("/wait", ex -> {
@@ -72,7 +80,7 @@ public final class BurnService {
         front.createContext("/handoff", BurnService::handoff);
         front.setExecutor(virtual ? newVirtualPerTask() : Executors.newFixedThreadPool(4));
         front.start();
-        System.out.println("READY " + front.getAddress().getPort());
+        System.out.println("READY " + front.getAddress().getPort() + " app-threadtime=" + ThreadTime.backend());
         System.out.flush();
         InputStream in = System.in;
         while (in.read() >= 0) {
@@ -90,9 +98,9 @@ public final class BurnService {
 
     private static void burn(HttpExchange ex) throws IOException {
         Map<String, String> q = query(ex);
-        long ms = Long.parseLong(q.getOrDefault("ms", "10"));
+        long ns = Long.parseLong(q.getOrDefault("ms", "10")) * 1_000_000 + Long.parseLong(q.getOrDefault("us", "0")) * 1_000;
         int calls = Integer.parseInt(q.getOrDefault("calls", "1"));
-        long piece = ms * 1_000_000 / (calls + 1);
+        long piece = ns / (calls + 1);
         long burned = 0;
         try {
             for (int i = 0; i <= calls; i++) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static io.threadtime.otel.Burn.burn;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.opentelemetry.api.common.Attributes;
@@ -20,12 +21,8 @@ import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.util.Collection;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -38,10 +35,8 @@ import org.junit.jupiter.api.Test;
  * virtual threads with it.
  */
 class LibraryTest {
-    static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
     /** A split reads in microseconds; see AgentServiceTest. */
     static final long SPLIT_SLACK_NS = 50_000;
-    static volatile long sink;
 
     InMemorySpanExporter spans;
     InMemoryMetricReader metrics;
@@ -66,19 +61,6 @@ class LibraryTest {
     @AfterEach
     void tearDown() {
         sdk.close();
-    }
-
-    /** Spins until this platform thread has spent {@code ns} more CPU; what it spent. */
-    static long burn(long ns) {
-        long start = MX.getCurrentThreadCpuTime(), now = start, x = sink;
-        while (now - start < ns) {
-            for (int i = 0; i < 10_000; i++) {
-                x = x * 6364136223846793005L + 1442695040888963407L;
-            }
-            now = MX.getCurrentThreadCpuTime();
-        }
-        sink = x;
-        return now - start;
     }
 
     SpanData only(String name) {
@@ -149,21 +131,8 @@ class LibraryTest {
     @Test
     void perThreadMetricForMatchingThreadsOnly() throws Exception {
         ThreadTimeMetrics.register(sdk, processor, Pattern.compile("tt-worker-.*"));
-        CountDownLatch burned = new CountDownLatch(1);
-        CountDownLatch done = new CountDownLatch(1);
-        long[] spent = new long[1];
-        Thread worker = new Thread(() -> {
-            spent[0] = burn(40_000_000);
-            burned.countDown();
-            try {
-                done.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "tt-worker-1");
-        worker.start();
-        try {
-            assertTrue(burned.await(60, TimeUnit.SECONDS), "the worker did not burn in time");
+        try (Burn.Worker worker = new Burn.Worker("tt-worker-1", 40_000_000)) {
+            long spent = worker.awaitBurned();
             MetricData m = metric(ThreadTimeMetrics.THREAD_CPU);
             assertEquals("s", m.getUnit());
             double user = 0, system = 0;
@@ -178,10 +147,7 @@ class LibraryTest {
                     system = p.getValue();
                 }
             }
-            assertTrue((user + system) * 1e9 >= spent[0] - SPLIT_SLACK_NS, (user + system) + " s < burned " + spent[0] + " ns");
-        } finally {
-            done.countDown();
-            worker.join();
+            assertTrue((user + system) * 1e9 >= spent - SPLIT_SLACK_NS, (user + system) + " s < burned " + spent + " ns");
         }
         if (Runtime.version().feature() >= 21) {
             assertTrue(metrics.collectAllMetrics().stream().anyMatch(d -> d.getName().equals(ThreadTimeMetrics.CARRIER_CPU)));
