@@ -45,3 +45,45 @@ bench-java: bench-java-$(JDK_OLD) bench-java-$(JDK_NEW)
 
 TEST_TARGETS += test-java
 LOAD_TARGETS += test-java
+
+# ---- OpenTelemetry and Micrometer (java/otel, java/micrometer; issue 12) ----
+# Both modules are in the reactor, so test-java runs their tests too;
+# test-otel runs only theirs (the core is built, its tests skipped here).
+#   make test-otel        the extension under the real OpenTelemetry agent,
+#                         the library form and the Micrometer binder, on
+#                         JDK $(JDK_OLD), a Java 21 runtime if any, and JDK $(JDK_NEW)
+#   make bench-otel       throughput, p99 and CPU per request of a service on
+#                         virtual threads: no agent, the OpenTelemetry agent,
+#                         + accounting, + extension, + both
+#                         (OTEL_BENCH="rounds seconds warmup concurrency burn_us calls");
+#                         then the span processor's own cost per span
+#   make otel-screenshot  docs/cpu-per-request.png from test-otel's JDK 25 trace
+OTEL_BENCH ?= 5 10 10 8 2000 1
+OTEL_DIR := $(JAVA_DIR)/otel
+.PHONY: test-otel bench-otel
+
+test-otel: java-toolchains
+	@jdk21=$$($(JAVA_DIR)/jdks.sh runtime 21 2>/dev/null) || echo "test-otel: no Java 21 here"; \
+	set -x; ($(JAVA_MVN) -pl threadtime -DskipITs clean install) && \
+	($(JAVA_MVN) -pl otel,micrometer clean verify $${jdk21:+-Djdk21.skip=false -Djdk21.java=$$jdk21/bin/java})
+
+bench-otel: java-toolchains
+	$(JAVA_MVN) -pl otel -am -DskipITs package dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/bench.classpath
+	"$$($(JAVA_DIR)/jdks.sh home $(JDK_NEW))/bin/java" -Dotel.agent.jar=$(OTEL_DIR)/target/otel/opentelemetry-javaagent.jar \
+		-Dextension.jar=$$(ls $(OTEL_DIR)/target/threadtime-otel-*-extension.jar) \
+		-cp $(OTEL_DIR)/target/test-classes:$(OTEL_DIR)/target/classes:$$(cat $(OTEL_DIR)/target/bench.classpath) \
+		io.threadtime.otel.LoadBench $(OTEL_BENCH) $(OTEL_DIR)/target/bench-runs
+	@java25="$$($(JAVA_DIR)/jdks.sh home $(JDK_NEW))/bin/java"; \
+	cp=$(OTEL_DIR)/target/test-classes:$(OTEL_DIR)/target/classes:$$(cat $(OTEL_DIR)/target/bench.classpath); \
+	agent=$$($$java25 -cp $$cp io.threadtime.VirtualThreadCpu) && for t in virtual platform; do \
+		$$java25 -agentpath:$$agent=mode=exact --enable-native-access=ALL-UNNAMED -cp $$cp io.threadtime.otel.SpanCostBench 5 200000 $$t || exit 1; done
+
+# The screenshot in docs/cpu-per-request.md: a trace from test-otel's JDK 25
+# run (the extension with the JVMTI agent), as an HTML page, in headless Chromium.
+OTEL_TRACE_RUN := $(OTEL_DIR)/target/service-runs/jdk$(JDK_NEW)/vthreads-jvmti.stderr
+otel-screenshot:
+	@test -f $(OTEL_TRACE_RUN) || { echo "otel-screenshot: run make test-otel first ($(OTEL_TRACE_RUN) is missing)"; exit 1; }
+	python3 $(OTEL_DIR)/docs/span_page.py $(OTEL_TRACE_RUN) $(OTEL_DIR)/target/span.html
+	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1100,330 \
+		--screenshot=$(CURDIR)/docs/cpu-per-request.png file://$(CURDIR)/$(OTEL_DIR)/target/span.html
+.PHONY: otel-screenshot

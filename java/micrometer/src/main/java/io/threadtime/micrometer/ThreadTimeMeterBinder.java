@@ -1,0 +1,199 @@
+package io.threadtime.micrometer;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+import io.threadtime.otel.CpuClock;
+import io.threadtime.otel.ThreadSampler;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.regex.Pattern;
+
+/**
+ * threadtime's CPU meters for Micrometer, the same as the OpenTelemetry
+ * form's ({@code io.threadtime.otel.ThreadTimeMetrics}):
+ * <table>
+ * <caption>meters</caption>
+ * <tr><th>name</th><th>type, unit</th><th>tags</th><th>what</th></tr>
+ * <tr><td>{@value #THREAD_CPU}</td><td>function counter, seconds</td><td>{@code thread.name},
+ *     {@code thread.id}, {@code cpu.mode} = user | system</td><td>CPU time of each live
+ *     platform thread whose name matches the pattern given (none by default)</td></tr>
+ * <tr><td>{@value #VTHREAD_CPU}</td><td>function counter, seconds</td><td></td><td>CPU time
+ *     charged to virtual threads inside root observations (below)</td></tr>
+ * <tr><td>{@value #CARRIER_CPU}</td><td>function counter, seconds</td><td></td><td>CPU time of
+ *     the virtual-thread scheduler's carrier threads (JDK 21+)</td></tr>
+ * <tr><td>{@value #UNMEASURED}</td><td>function counter</td><td>{@code reason} = other_thread |
+ *     no_clock</td><td>observations whose CPU time could not be taken</td></tr>
+ * </table>
+ * The binder is also an {@link ObservationHandler}: an observation that
+ * starts and stops on the same thread (as Spring's HTTP server observations
+ * do) is measured with threadtime, and a root observation (one without a
+ * parent) on a virtual thread adds its CPU time to {@value #VTHREAD_CPU}.
+ * Spring Boot registers a bean of this class both as a binder and as a
+ * handler. Virtual threads need threadtime's virtual-thread accounting
+ * (see {@link CpuClock}); without it their observations count as no_clock.
+ * <p>
+ * Per-thread counters are registered for matching threads when bound and
+ * then every {@code refresh} interval (threads that ended are removed);
+ * {@link #close()} stops that.
+ */
+public final class ThreadTimeMeterBinder implements MeterBinder, ObservationHandler<Observation.Context>, AutoCloseable {
+    public static final String THREAD_CPU = "threadtime.thread.cpu.time";
+    public static final String VTHREAD_CPU = "threadtime.vthread.cpu.time";
+    public static final String CARRIER_CPU = "threadtime.carrier.cpu.time";
+    public static final String UNMEASURED = "threadtime.observation.unmeasured";
+
+    private static final double NS_PER_S = 1e9;
+    /** Where an observation's start mark is kept in its context. */
+    private static final Object MARK = new Object();
+
+    private final ThreadSampler sampler;
+    private final Duration refresh;
+    private final LongAdder virtualNanos = new LongAdder();
+    private final LongAdder otherThread = new LongAdder();
+    private final LongAdder noClock = new LongAdder();
+    /** Registered per-thread meters, by thread id. */
+    private final Map<Long, Meter[]> threadMeters = new HashMap<>();
+    private MeterRegistry registry;
+    private ScheduledExecutorService refresher;
+
+    /** Only the always-on meters, no per-thread ones. */
+    public ThreadTimeMeterBinder() {
+        this(null, Duration.ofSeconds(15));
+    }
+
+    /**
+     * @param threads platform threads whose whole name matches get per-thread
+     *                counters (each thread is two series); null for none
+     * @param refresh how often to look for new and ended threads
+     */
+    public ThreadTimeMeterBinder(Pattern threads, Duration refresh) {
+        if (refresh.isNegative() || refresh.isZero()) {
+            throw new IllegalArgumentException("refresh must be positive, not " + refresh);
+        }
+        this.sampler = new ThreadSampler(threads);
+        this.refresh = refresh;
+    }
+
+    @Override
+    public synchronized void bindTo(MeterRegistry registry) {
+        if (this.registry != null) {
+            throw new IllegalStateException("this binder is bound to a registry already; make one per registry");
+        }
+        this.registry = registry;
+        if (Runtime.version().feature() >= 21) {
+            FunctionCounter.builder(CARRIER_CPU, sampler, s -> s.carrierNanos() / NS_PER_S).baseUnit("seconds")
+                    .description("CPU time of the virtual-thread scheduler's carrier threads").register(registry);
+            FunctionCounter.builder(VTHREAD_CPU, virtualNanos, a -> a.sum() / NS_PER_S).baseUnit("seconds")
+                    .description("CPU time charged to virtual threads inside root observations").register(registry);
+        }
+        FunctionCounter.builder(UNMEASURED, otherThread, LongAdder::sum).tag("reason", "other_thread")
+                .description("Observations whose CPU time could not be taken, by reason").register(registry);
+        FunctionCounter.builder(UNMEASURED, noClock, LongAdder::sum).tag("reason", "no_clock")
+                .description("Observations whose CPU time could not be taken, by reason").register(registry);
+        if (sampler.pattern() != null) {
+            refresh();
+            refresher = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "threadtime-meters");
+                t.setDaemon(true);
+                return t;
+            });
+            long ms = refresh.toMillis();
+            refresher.scheduleWithFixedDelay(this::refresh, ms, ms, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Registers counters for matching threads that have none yet and removes
+     * those of threads that ended. Runs every refresh interval; callable any time. */
+    public synchronized void refresh() {
+        if (registry == null) {
+            throw new IllegalStateException("bindTo a registry first");
+        }
+        List<ThreadSampler.ThreadCpu> live = sampler.threads();
+        Set<Long> seen = new HashSet<>();
+        for (ThreadSampler.ThreadCpu t : live) {
+            seen.add(t.id);
+            threadMeters.computeIfAbsent(t.id, id -> threadCounters(t.name, id));
+        }
+        threadMeters.entrySet().removeIf(e -> {
+            if (seen.contains(e.getKey())) {
+                return false;
+            }
+            for (Meter m : e.getValue()) {
+                registry.remove(m);
+            }
+            return true;
+        });
+    }
+
+    private Meter[] threadCounters(String name, long id) {
+        Tags tags = Tags.of("thread.name", name, "thread.id", Long.toString(id));
+        return new Meter[] {
+            FunctionCounter.builder(THREAD_CPU, this, b -> b.threadNanos(id, true) / NS_PER_S).baseUnit("seconds")
+                    .tags(tags).tag("cpu.mode", "user").description("CPU time of a platform thread").register(registry),
+            FunctionCounter.builder(THREAD_CPU, this, b -> b.threadNanos(id, false) / NS_PER_S).baseUnit("seconds")
+                    .tags(tags).tag("cpu.mode", "system").description("CPU time of a platform thread").register(registry),
+        };
+    }
+
+    /** One thread's user or system ns now; NaN once it has ended (Micrometer skips NaN). */
+    private double threadNanos(long id, boolean user) {
+        for (ThreadSampler.ThreadCpu t : sampler.threads()) {
+            if (t.id == id) {
+                return user ? t.times.userNanos() : t.times.systemNanos();
+            }
+        }
+        return Double.NaN;
+    }
+
+    /** Stops the per-thread refresh. */
+    @Override
+    public synchronized void close() {
+        if (refresher != null) {
+            refresher.shutdownNow();
+            refresher = null;
+        }
+    }
+
+    // ---- ObservationHandler ----
+
+    @Override
+    public boolean supportsContext(Observation.Context context) {
+        return true;
+    }
+
+    @Override
+    public void onStart(Observation.Context context) {
+        context.put(MARK, CpuClock.mark());
+    }
+
+    @Override
+    public void onStop(Observation.Context context) {
+        CpuClock.Mark start = context.get(MARK);
+        if (start == null) {
+            return;
+        }
+        if (!start.onCallingThread()) {
+            otherThread.increment();
+            return;
+        }
+        CpuClock.Mark spent = start.elapsed();
+        if (spent == null) {
+            noClock.increment();
+        } else if (spent.isVirtual() && !CpuClock.virtualIsMountedTime() && context.getParentObservation() == null) {
+            virtualNanos.add(spent.totalNanos());
+        }
+    }
+}

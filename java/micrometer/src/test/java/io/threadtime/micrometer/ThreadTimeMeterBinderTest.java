@@ -1,0 +1,102 @@
+package io.threadtime.micrometer;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static io.threadtime.otel.Burn.burn;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import io.threadtime.otel.Burn;
+import java.time.Duration;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The binder on a SimpleMeterRegistry, and as an ObservationHandler. What a
+ * thread burns is measured with the platform bean's clock. */
+class ThreadTimeMeterBinderTest {
+    static final long SPLIT_SLACK_NS = 50_000;
+
+    SimpleMeterRegistry registry;
+    ThreadTimeMeterBinder binder;
+
+    @BeforeEach
+    void setUp() {
+        registry = new SimpleMeterRegistry();
+    }
+
+    @AfterEach
+    void tearDown() {
+        if (binder != null) {
+            binder.close();
+        }
+    }
+
+    @Test
+    void perThreadCountersForMatchingThreadsComeAndGo() throws Exception {
+        binder = new ThreadTimeMeterBinder(Pattern.compile("tt-worker-.*"), Duration.ofHours(1));
+        binder.bindTo(registry);
+        Burn.Worker worker = new Burn.Worker("tt-worker-1", 40_000_000);
+        String id = Long.toString(worker.thread().getId());
+        try {
+            long spent = worker.awaitBurned();
+            binder.refresh();
+            FunctionCounter user = registry.find(ThreadTimeMeterBinder.THREAD_CPU)
+                    .tags("thread.name", "tt-worker-1", "thread.id", id, "cpu.mode", "user").functionCounter();
+            FunctionCounter system = registry.find(ThreadTimeMeterBinder.THREAD_CPU)
+                    .tags("thread.name", "tt-worker-1", "thread.id", id, "cpu.mode", "system").functionCounter();
+            assertNotNull(user, "user counter of the matching thread");
+            assertNotNull(system, "system counter of the matching thread");
+            assertEquals("seconds", user.getId().getBaseUnit());
+            assertTrue((user.count() + system.count()) * 1e9 >= spent - SPLIT_SLACK_NS,
+                    (user.count() + system.count()) + " s < burned " + spent + " ns");
+            assertTrue(registry.find(ThreadTimeMeterBinder.THREAD_CPU).meters().stream()
+                    .allMatch(m -> m.getId().getTag("thread.name").startsWith("tt-worker-")), "only matching threads");
+        } finally {
+            worker.close();
+        }
+        binder.refresh();
+        assertNull(registry.find(ThreadTimeMeterBinder.THREAD_CPU).tags("thread.id", id).functionCounter(),
+                "an ended thread's counters are removed");
+    }
+
+    @Test
+    void alwaysOnMetersWithoutPattern() {
+        binder = new ThreadTimeMeterBinder();
+        binder.bindTo(registry);
+        assertTrue(registry.find(ThreadTimeMeterBinder.THREAD_CPU).meters().isEmpty(), "per-thread counters are opt-in");
+        assertNotNull(registry.find(ThreadTimeMeterBinder.UNMEASURED).tags("reason", "other_thread").functionCounter());
+        boolean vthreads = Runtime.version().feature() >= 21;
+        assertEquals(vthreads, registry.find(ThreadTimeMeterBinder.CARRIER_CPU).functionCounter() != null);
+        assertEquals(vthreads, registry.find(ThreadTimeMeterBinder.VTHREAD_CPU).functionCounter() != null);
+        assertThrows(IllegalStateException.class, () -> binder.bindTo(new SimpleMeterRegistry()));
+    }
+
+    @Test
+    void observationStoppedOnAnotherThreadIsCounted() throws Exception {
+        binder = new ThreadTimeMeterBinder();
+        binder.bindTo(registry);
+        ObservationRegistry observations = ObservationRegistry.create();
+        observations.observationConfig().observationHandler(binder);
+        Observation same = Observation.start("same", observations);
+        burn(1_000_000);
+        same.stop();
+        Observation moved = Observation.start("moved", observations);
+        Thread other = new Thread(moved::stop);
+        other.start();
+        other.join();
+        assertEquals(1.0, registry.find(ThreadTimeMeterBinder.UNMEASURED).tags("reason", "other_thread").functionCounter().count());
+        assertEquals(0.0, registry.find(ThreadTimeMeterBinder.UNMEASURED).tags("reason", "no_clock").functionCounter().count());
+    }
+
+    @Test
+    void badRefreshIsRefused() {
+        assertThrows(IllegalArgumentException.class, () -> new ThreadTimeMeterBinder(null, Duration.ZERO));
+    }
+}

@@ -1,0 +1,232 @@
+package io.threadtime.otel;
+
+import io.threadtime.CpuTimes;
+import io.threadtime.ThreadTime;
+import io.threadtime.VirtualThreadCpu;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+
+/**
+ * The calling thread's CPU time, as a span or an observation needs it: a
+ * platform thread's consistent user/system split ({@link ThreadTime#currentThreadTimes()}),
+ * a virtual thread's account from threadtime's virtual-thread accounting.
+ * <p>
+ * Two mechanisms keep virtual-thread accounts, and this class takes whichever
+ * runs, looked for once:
+ * <ol>
+ * <li>the {@code -javaagent:threadtime.jar} agent, whose reader lives in the
+ *     boot class path ({@code io.threadtime.boot.VtHooks}) and so is visible
+ *     from any class loader, an OpenTelemetry extension's included;</li>
+ * <li>the JVMTI agent ({@code -agentpath:...libthreadtime_vthreads.so}), read
+ *     through {@link VirtualThreadCpu}: its natives bind to the agent library
+ *     from whichever class loader holds the threadtime classes.</li>
+ * </ol>
+ * Without either, virtual threads have no figure ({@link Mark#total} = -1)
+ * and {@link #limitation()} says so in one line.
+ */
+public final class CpuClock {
+    /** Where virtual threads' figures come from. */
+    public enum VirtualSource {
+        /** {@code -javaagent:threadtime.jar}, through its boot-class-path reader. */
+        JAVAAGENT,
+        /** The JVMTI agent, through {@link VirtualThreadCpu}. */
+        JVMTI,
+        /** Nothing: virtual threads have no CPU figure. */
+        NONE
+    }
+
+    private static final int BOOT_EXACT = 2;
+    private static final int BOOT_MOUNTED = 3;
+
+    /** VtHooks.currentThreadCpuTime of the -javaagent, if it charges; else null. */
+    private static final MethodHandle BOOT_CPU;
+    private static final VirtualSource SOURCE;
+    /** True when the virtual-thread figure is time mounted rather than CPU time. */
+    private static final boolean MOUNTED;
+    private static final String LIMITATION;
+
+    static {
+        MethodHandle boot = null;
+        int bootState = -1;
+        try {
+            Class<?> hooks = Class.forName("io.threadtime.boot.VtHooks", false, null);
+            Class<?> config = Class.forName("io.threadtime.boot.VtConfig", false, null);
+            MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+            bootState = (int) lookup.findStatic(config, "state", MethodType.methodType(int.class)).invokeExact();
+            boot = lookup.findStatic(hooks, "currentThreadCpuTime", MethodType.methodType(long.class));
+        } catch (ClassNotFoundException absent) {
+            // no -javaagent:threadtime.jar in this JVM
+        } catch (Throwable other) {
+            bootState = -1; // a reader of another shape: not one we can use
+        }
+        VirtualThreadCpu.Mode jvmti = Runtime.version().feature() >= 21 ? VirtualThreadCpu.mode() : VirtualThreadCpu.Mode.ABSENT;
+        if (boot != null && (bootState == BOOT_EXACT || bootState == BOOT_MOUNTED)) {
+            BOOT_CPU = boot;
+            SOURCE = VirtualSource.JAVAAGENT;
+            MOUNTED = bootState == BOOT_MOUNTED;
+        } else {
+            BOOT_CPU = null;
+            SOURCE = jvmti.charging() ? VirtualSource.JVMTI : VirtualSource.NONE;
+            MOUNTED = jvmti == VirtualThreadCpu.Mode.MOUNTED;
+        }
+        LIMITATION = limitation(jvmti, bootState);
+    }
+
+    private CpuClock() {}
+
+    private static String limitation(VirtualThreadCpu.Mode jvmti, int bootState) {
+        int feature = Runtime.version().feature();
+        if (feature < 21) {
+            return "JDK " + feature + " has no virtual threads; spans get the CPU time of platform threads only";
+        }
+        if (SOURCE != VirtualSource.NONE) {
+            return null;
+        }
+        String why = bootState >= 0 || jvmti != VirtualThreadCpu.Mode.ABSENT
+                ? "the virtual-thread agent is loaded but does not charge (-javaagent state " + bootState + ", JVMTI agent " + jvmti + ")"
+                : "no virtual-thread accounting in this JVM (add -javaagent:threadtime.jar=mode=exact"
+                        + " or -agentpath:<libthreadtime_vthreads.so>=mode=exact)";
+        return why + "; only spans on platform threads get CPU time";
+    }
+
+    /** Where virtual threads' figures come from in this JVM. */
+    public static VirtualSource virtualSource() {
+        return SOURCE;
+    }
+
+    /** True when a virtual thread's figure is time mounted on a carrier
+     * ({@code mode=mounted}), not CPU time. */
+    public static boolean virtualIsMountedTime() {
+        return MOUNTED;
+    }
+
+    /** One line saying what this JVM cannot measure and why; null when every
+     * thread, platform or virtual, has a figure. */
+    public static String limitation() {
+        return LIMITATION;
+    }
+
+    /** The calling thread's CPU time now; never throws (a failure reads as
+     * no figure, said once in the log). */
+    public static Mark mark() {
+        Thread self = Thread.currentThread();
+        if (!ThreadTime.isVirtual(self)) {
+            if (platformFailure == null) {
+                try {
+                    CpuTimes t = ThreadTime.currentThreadTimes();
+                    return new Mark(self, false, t.userNanos(), t.systemNanos(), t.totalNanos());
+                } catch (RuntimeException | LinkageError e) {
+                    failed(e);
+                }
+            }
+            return new Mark(self, false, -1, -1, -1);
+        }
+        return new Mark(self, true, -1, -1, virtualNanos());
+    }
+
+    /** What made platform-thread reads fail (the native library did not load,
+     * the kernel refused); null while they work. */
+    private static volatile Throwable platformFailure;
+
+    /** Stops platform-thread reads, saying why once on stderr. */
+    static synchronized void disablePlatform(String why) {
+        if (platformFailure == null) {
+            platformFailure = new IllegalStateException(why);
+            System.err.println("threadtime-otel: " + why);
+        }
+    }
+
+    private static synchronized void failed(Throwable e) {
+        if (platformFailure == null) {
+            platformFailure = e;
+            System.getLogger("io.threadtime.otel").log(System.Logger.Level.WARNING,
+                    "threadtime-otel: reading platform threads' CPU time failed; spans get no CPU time from now on", e);
+        }
+    }
+
+    private static long virtualNanos() {
+        switch (SOURCE) {
+            case JAVAAGENT:
+                try {
+                    return (long) BOOT_CPU.invokeExact();
+                } catch (Throwable t) {
+                    return -1; // VtHooks never throws; a broken handle reads as no figure
+                }
+            case JVMTI:
+                return VirtualThreadCpu.currentThreadCpuTime();
+            default:
+                return -1;
+        }
+    }
+
+    /**
+     * The calling thread's CPU time at one instant: a platform thread's
+     * consistent split (ns; {@code user + system == total}), or a virtual
+     * thread's account ({@code user} and {@code system} -1). {@code total}
+     * is -1 when the thread has no figure.
+     */
+    public static final class Mark {
+        final Thread thread;
+        final boolean virtual;
+        final long user;
+        final long system;
+        final long total;
+
+        Mark(Thread thread, boolean virtual, long user, long system, long total) {
+            this.thread = thread;
+            this.virtual = virtual;
+            this.user = user;
+            this.system = system;
+            this.total = total;
+        }
+
+        /** Whether the calling thread is the one that took this mark. */
+        public boolean onCallingThread() {
+            return Thread.currentThread() == thread;
+        }
+
+        /** Whether this thread had a figure when the mark was taken. */
+        public boolean measured() {
+            return total >= 0;
+        }
+
+        /** Whether the mark was taken on a virtual thread. */
+        public boolean isVirtual() {
+            return virtual;
+        }
+
+        /**
+         * CPU time the calling thread spent since this mark, as a mark of
+         * differences; null if the caller is not the thread that took this
+         * mark or either reading has no figure.
+         */
+        public Mark elapsed() {
+            if (Thread.currentThread() != thread || total < 0) {
+                return null;
+            }
+            Mark now = mark();
+            if (now.total < 0) {
+                return null;
+            }
+            return virtual
+                    ? new Mark(thread, true, -1, -1, now.total - total)
+                    : new Mark(thread, false, now.user - user, now.system - system, now.total - total);
+        }
+
+        /** Total ns (a difference when this is an {@link #elapsed()} result). */
+        public long totalNanos() {
+            return total;
+        }
+
+        /** User ns; -1 on a virtual thread. */
+        public long userNanos() {
+            return user;
+        }
+
+        /** System ns; -1 on a virtual thread. */
+        public long systemNanos() {
+            return system;
+        }
+    }
+}
