@@ -129,7 +129,8 @@ final class NativeLibrary {
         }
         CRC32 crc = new CRC32();
         crc.update(bytes);
-        String file = String.format("lib%s-%s-%08x.so", name, version(), crc.getValue());
+        String copy = property("copy", "");
+        String file = String.format("lib%s-%s%s-%08x.so", name, version(), copy.isEmpty() ? "" : "-" + copy, crc.getValue());
         try {
             Path dir = privateDirectory();
             Path target = dir.resolve(file);
@@ -171,6 +172,16 @@ final class NativeLibrary {
 
     /** The artifact version, from the filtered threadtime.properties. */
     static String version() {
+        return property("version", "unknown");
+    }
+
+    /**
+     * One entry of threadtime.properties: {@code version}, and {@code copy},
+     * which a second copy of threadtime inside another JAR (the OpenTelemetry
+     * extension's) sets so that its library is extracted under its own name:
+     * the JVM lets only one class loader load a given JNI library file.
+     */
+    private static String property(String key, String otherwise) {
         Properties p = new Properties();
         try (InputStream in = NativeLibrary.class.getResourceAsStream("threadtime.properties")) {
             if (in != null) {
@@ -179,6 +190,6 @@ final class NativeLibrary {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return p.getProperty("version", "unknown");
+        return p.getProperty(key, otherwise);
     }
 }

@@ -18,7 +18,7 @@ import java.util.regex.Pattern;
  * extension's class loader sees neither the application's classes nor its
  * libraries. A JNI library can be loaded by one class loader only, so that
  * copy extracts the native library under a name of its own (the JAR's
- * {@code threadtime.properties} gives it the version {@code <version>-otel-extension}),
+ * {@code threadtime.properties} names the copy {@code otel-extension}),
  * and the application's threadtime, if any, keeps loading its own file.
  * <p>
  * Configuration (system property, or the environment variable in capitals
