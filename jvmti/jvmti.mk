@@ -38,7 +38,8 @@ JVMTI_NEWEST = newest=$$(for v in $(JVMTI_FEATURES); do java/jdks.sh home $$v 2>
 jvmti-agent:
 	@$(JVMTI_NEWEST); \
 	old=$$(java/jdks.sh home 17 2>/dev/null || true); \
-	cmake -S jvmti -B $(JVMTI_BUILD) -G Ninja -DTT_JDK_HOME=$$newest -DTT_OLD_JDK_HOME=$$old >/dev/null && \
+	cmake -S jvmti -B $(JVMTI_BUILD) -G Ninja -DTT_JDK_HOME=$$newest -DTT_OLD_JDK_HOME=$$old \
+	  -DTT_THREADTIME_JAR=$(abspath $(JVMTI_JAR)) >/dev/null && \
 	cmake --build $(JVMTI_BUILD)
 
 # The newest JDK compiles the tests; each Java 21+ found (a runtime without

@@ -110,7 +110,7 @@ public final class ThreadTimeAgent {
             say("HotSpot's JVMTI transition path is on: with any -javaagent each virtual-thread mount and unmount "
                     + "goes through it, ~70 ns more per yield on JDK 25 and ~100 ns on JDK 21 (docs/benchmarks.md); "
                     + "-XX:+UnlockExperimentalVMOptions -XX:-" + TRANSITIONS_FLAG + " switches it off "
-                    + "(JVMTI then posts no virtual-thread events, which only debuggers' stepping into them needs)");
+                    + "(then no JVMTI agent gets virtual-thread events; see java/README.md for what still works)");
         }
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
@@ -151,6 +151,10 @@ public final class ThreadTimeAgent {
             VtConfig.state(VtConfig.PASSIVE);
             return;
         }
+        // The transformer stays registered: another agent retransforming
+        // VirtualThread later (the OpenTelemetry agent does) has the JVM start
+        // again from the original bytes and run every retransform-capable
+        // transformer, ours included, so the hooks stay in.
         VirtualThreadTransformer transformer = new VirtualThreadTransformer();
         inst.addTransformer(transformer, true);
         String why;
@@ -161,10 +165,9 @@ public final class ThreadTimeAgent {
             why = transformer.mismatch();
         } catch (Throwable t) {
             why = "retransforming it failed: " + t;
-        } finally {
-            inst.removeTransformer(transformer);
         }
         if (why != null) {
+            inst.removeTransformer(transformer);
             VtConfig.state(VtConfig.PASSIVE);
             say("java.lang.VirtualThread of JDK " + Runtime.version() + " is not a shape this agent knows (" + why
                     + "); nothing instrumented, virtual threads read -1");
@@ -185,14 +188,23 @@ public final class ThreadTimeAgent {
         static final Boolean ON = read();
 
         private static Boolean read() {
+            com.sun.management.HotSpotDiagnosticMXBean bean;
             try {
-                return Boolean.valueOf(ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class)
-                        .getVMOption(TRANSITIONS_FLAG).getValue());
-            } catch (IllegalArgumentException hidden) {
-                boolean hotspot = System.getProperty("java.vm.name", "").contains("HotSpot");
-                return hotspot && Runtime.version().feature() >= 21 ? Boolean.TRUE : null;
-            } catch (UnsupportedOperationException | LinkageError | NullPointerException e) {
+                bean = ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
+            } catch (IllegalArgumentException | LinkageError notHotSpot) {
                 return null;
+            }
+            try {
+                return Boolean.valueOf(bean.getVMOption(TRANSITIONS_FLAG).getValue());
+            } catch (IllegalArgumentException hidden) {
+                // Hidden while experimental options are locked (then it is at its
+                // default, on), or absent (a JVM older than 21 or not HotSpot).
+                try {
+                    boolean locked = bean.getVMOption("UnlockExperimentalVMOptions").getValue().equals("false");
+                    return locked && Runtime.version().feature() >= 21 ? Boolean.TRUE : null;
+                } catch (IllegalArgumentException notHotSpot) {
+                    return null;
+                }
             }
         }
     }
