@@ -115,18 +115,31 @@ public final class ThreadTimeAgent {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             MethodHandle clock, carrierClock;
+            String clockName;
+            double nsPerTick = 1;
             if (o.exact) {
                 clock = lookup.findVirtual(Backend.class, "selfTotal", MethodType.methodType(long.class))
                         .bindTo(Native.B);
                 carrierClock = lookup.findVirtual(ThreadTimeMXBean.class, "getThreadCpuTime",
                         MethodType.methodType(long.class, long.class)).bindTo(ThreadTimeMXBean.getInstance());
+                clockName = "thread-cpu";
             } else {
-                clock = lookup.findStatic(System.class, "nanoTime", MethodType.methodType(long.class));
+                // The cycle counter where the core's calibration trusts it (cheaper
+                // than System.nanoTime() here), else System.nanoTime().
+                double hz = CycleCounter.hz();
+                if (hz > 0) {
+                    clock = CycleCounter.reader();
+                    nsPerTick = 1e9 / hz;
+                    clockName = "tsc";
+                } else {
+                    clock = lookup.findStatic(System.class, "nanoTime", MethodType.methodType(long.class));
+                    clockName = "monotonic";
+                }
                 carrierClock = MethodHandles.dropArguments(clock, 0, long.class);
             }
             MethodHandle current = lookup.findStatic(VirtualThreadCpu.class, "currentThreadCpuTime",
                     MethodType.methodType(long.class));
-            VtConfig.install(clock, carrierClock, current, o.exact ? "thread-cpu" : "monotonic");
+            VtConfig.install(clock, carrierClock, current, clockName, nsPerTick);
             Class.forName("io.threadtime.boot.VtHooks", true, null); // its constants, before any hook runs
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             say("could not set up the clock (" + e + "); the agent stays passive");

@@ -140,10 +140,10 @@ public final class VirtualThreadCpu {
     }
 
     /** The clock virtual threads are charged with: "thread-cpu" (exact mode),
-     * "tsc" or "cntvct" (the cycle counter; JVMTI agent), "monotonic-raw" (the
-     * JVMTI agent's mounted mode where the counter is not trusted),
-     * "monotonic" ({@code System.nanoTime()}: the {@code -javaagent}'s mounted
-     * mode), or "none" when nothing is charged. */
+     * "tsc" or "cntvct" (the cycle counter), "monotonic-raw" (the JVMTI
+     * agent's mounted mode where the counter is not trusted), "monotonic"
+     * ({@code System.nanoTime()}: the {@code -javaagent}'s mounted mode there),
+     * or "none" when nothing is charged. */
     public static String clock() {
         if (!MODE.charging()) {
             return "none";

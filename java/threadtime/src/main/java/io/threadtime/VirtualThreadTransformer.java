@@ -10,7 +10,7 @@ import org.objectweb.asm.MethodVisitor;
 import org.objectweb.asm.Opcodes;
 
 /**
- * Puts the hooks of {@code io.threadtime.boot.VtHooks} into
+ * Puts calls to the hooks of {@code io.threadtime.boot.VtHooks} into
  * {@code java.lang.VirtualThread} (ASM, relocated into this JAR).
  * <p>
  * Why these points, in JDK 21 and 25 alike: the carrier runs
@@ -34,12 +34,23 @@ import org.objectweb.asm.Opcodes;
  */
 final class VirtualThreadTransformer implements ClassFileTransformer {
     static final String TARGET = "java/lang/VirtualThread";
-    private static final String HOOKS = "io/threadtime/boot/VtHooks";
+    /** The class whose static mount/unmount/end the hooks call (internal name). */
+    private final String hooks;
     private static final String THREAD = "java/lang/Thread";
     private static final String SET_CURRENT = "setCurrentThread";
 
     private volatile String mismatch = "java.lang.VirtualThread was not offered for transformation";
     private volatile boolean applied;
+
+    VirtualThreadTransformer() {
+        this("io/threadtime/boot/VtHooks");
+    }
+
+    /** Hooks calling another class with the same three methods (the
+     * benchmark's ThreadLocal route, jvmti/bench). */
+    VirtualThreadTransformer(String hooks) {
+        this.hooks = hooks;
+    }
 
     /** Why the class was left alone, or null once the hooks are in. */
     String mismatch() {
@@ -61,7 +72,7 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
                 return null;
             }
             ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
-            reader.accept(new Hooks(writer), 0);
+            reader.accept(new Hooks(writer, hooks), 0);
             applied = true;
             return writer.toByteArray();
         } catch (Throwable t) {
@@ -143,8 +154,11 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
 
     /** Adds the three hook calls. */
     private static final class Hooks extends ClassVisitor {
-        Hooks(ClassVisitor next) {
+        private final String owner;
+
+        Hooks(ClassVisitor next, String owner) {
             super(Opcodes.ASM9, next);
+            this.owner = owner;
         }
 
         @Override
@@ -161,7 +175,7 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
                             super.visitVarInsn(Opcodes.ALOAD, 0);
                             super.visitVarInsn(Opcodes.ALOAD, 0);
                             super.visitFieldInsn(Opcodes.GETFIELD, TARGET, "carrierThread", "Ljava/lang/Thread;");
-                            super.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "mount",
+                            super.visitMethodInsn(Opcodes.INVOKESTATIC, owner, "mount",
                                     "(Ljava/lang/Thread;Ljava/lang/Thread;)V", false);
                         }
                         super.visitInsn(opcode);
@@ -176,7 +190,7 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
                     public void visitCode() {
                         super.visitCode();
                         super.visitVarInsn(Opcodes.ALOAD, 0);
-                        super.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, hook, "(Ljava/lang/Thread;)V", false);
+                        super.visitMethodInsn(Opcodes.INVOKESTATIC, owner, hook, "(Ljava/lang/Thread;)V", false);
                     }
                 };
             }

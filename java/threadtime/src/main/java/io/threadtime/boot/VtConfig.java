@@ -25,12 +25,15 @@ public final class VtConfig {
     static MethodHandle carrierClock; // (J)J, that clock read for a carrier by thread id
     static MethodHandle current;      // ()J, the threadtime API's current-thread CPU time
     static String clockName = "none";
+    static double nsPerTick = 1;      // the clock's unit, in ns
     private static volatile int state = ABSENT;
 
     private VtConfig() {}
 
     /** Called once by the agent, before the hooks are put in. */
-    public static void install(MethodHandle clock, MethodHandle carrierClock, MethodHandle current, String clockName) {
+    public static void install(MethodHandle clock, MethodHandle carrierClock, MethodHandle current, String clockName,
+            double nsPerTick) {
+        VtConfig.nsPerTick = nsPerTick;
         VtConfig.clock = clock;
         VtConfig.carrierClock = carrierClock;
         VtConfig.current = current;
@@ -47,7 +50,7 @@ public final class VtConfig {
         return state;
     }
 
-    /** The clock's name: "thread-cpu", "monotonic", or "none". */
+    /** The clock's name: "thread-cpu", "tsc", "monotonic", or "none". */
     public static String clockName() {
         return state == EXACT || state == MOUNTED ? clockName : "none";
     }

@@ -21,6 +21,7 @@ public final class VtHooks {
     private static final MethodHandle CLOCK = VtConfig.clock;
     private static final MethodHandle CARRIER_CLOCK = VtConfig.carrierClock;
     private static final MethodHandle CURRENT = VtConfig.current;
+    private static final double NS_PER_TICK = VtConfig.nsPerTick;
     private static final AtomicLong FAILURES = new AtomicLong();
 
     private VtHooks() {}
@@ -107,12 +108,12 @@ public final class VtHooks {
         int o = VtAccounts.offset(a);
         long total = c[o + VtAccounts.TOTAL];
         if (c[o + VtAccounts.CARRIER] == 0) {
-            return total;
+            return ns(total);
         }
         try {
             long now = (long) CLOCK.invokeExact();
             long open = now - c[o + VtAccounts.MARK];
-            return now < 0 ? -1 : total + (open > 0 ? open : 0);
+            return now < 0 ? -1 : ns(total + (open > 0 ? open : 0));
         } catch (Throwable t) {
             return -1;
         }
@@ -150,13 +151,18 @@ public final class VtHooks {
                         return -1;
                     }
                     long open = carrier == 0 || now < 0 ? 0 : now - mark;
-                    return total + (open > 0 ? open : 0);
+                    return ns(total + (open > 0 ? open : 0));
                 }
             }
             if (spins > 64) {
                 Thread.onSpinWait();
             }
         }
+    }
+
+    /** Clock units to ns (the cycle counter's ticks; other clocks are in ns). */
+    private static long ns(long units) {
+        return NS_PER_TICK == 1 ? units : (long) (units * NS_PER_TICK);
     }
 
     /** Bytes the accounts and their indexes occupy. */
