@@ -29,6 +29,7 @@ declare -A option=([none]= [none+flag]="$flag" [events-off]="-agentpath:$agent=e
   [exact]="-agentpath:$agent=mode=exact" [javaagent-empty+flag]="$flag $ja=events=off"
   [javaagent-mounted+flag]="$flag $ja=mode=mounted" [javaagent-exact+flag]="$flag $ja=mode=exact"
   [javaagent-mounted]="$ja=mode=mounted" [javaagent-exact]="$ja=mode=exact")
+declare -A wall cpu
 for ((r = 1; r <= runs; r++)); do
   for c in "${configs[@]}"; do
     # shellcheck disable=SC2086 # the configuration's options are words
