@@ -3,7 +3,8 @@
 # virtual thread, Thread.yield(), one carrier, 300,000 yields, best of 5
 # rounds) in one JVM per configuration, RUNS rounds interleaved, medians; and
 # `threadtime bench` sched_self (the exact mode's clock read) once per round,
-# in the same run.
+# in the same run. none+flag+2reads: no agent, the loop itself reading the
+# carrier's CPU clock around each yield as the exact mode's hooks do.
 #   yield.sh JAVA_HOME AGENT_SO THREADTIME_JAR THREADTIME_CLI [RUNS=5]
 # JAVA_HOME may be a runtime without javac: TOOLS_HOME=/a/jdk compiles.
 # Prints a Markdown table; every run's figures go to stderr as they come.
@@ -23,10 +24,10 @@ printf 'Premain-Class: io.threadtime.ThreadLocalRoute\nCan-Retransform-Classes: 
 
 flag="-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions"
 ja="-javaagent:$jar"
-configs=(none none+flag empty-javaagent empty-javaagent+flag
+configs=(none none+flag none+flag+2reads empty-javaagent empty-javaagent+flag
   javaagent-mounted javaagent-mounted+flag javaagent-exact javaagent-exact+flag threadlocal-mounted+flag
   jvmti-events-empty jvmti-mounted jvmti-exact)
-declare -A args=([none]="" [none+flag]="$flag"
+declare -A args=([none]="" [none+flag]="$flag" [none+flag+2reads]="$flag"
   [empty-javaagent]="$ja=events=off" [empty-javaagent+flag]="$flag $ja=events=off"
   [javaagent-mounted]="$ja=mode=mounted" [javaagent-mounted+flag]="$flag $ja=mode=mounted"
   [javaagent-exact]="$ja=mode=exact" [javaagent-exact+flag]="$flag $ja=mode=exact"
@@ -39,7 +40,8 @@ for ((r = 1; r <= runs; r++)); do
   for c in "${configs[@]}"; do
     # shellcheck disable=SC2086 # the configuration's options are words
     out=$("$java_home/bin/java" -Xshare:auto -Djdk.virtualThreadScheduler.parallelism=1 \
-      --enable-native-access=ALL-UNNAMED ${args[$c]} -cp "$jar:$work/classes" YieldBench 2>/dev/null)
+      --enable-native-access=ALL-UNNAMED ${args[$c]} -cp "$jar:$work/classes" YieldBench 300000 5 \
+      $([ "$c" = none+flag+2reads ] && echo reads) 2>/dev/null)
     echo "run $r $c: $out" >&2
     ns[$c]+="$(echo "$out" | awk '{print $3}') "
   done
