@@ -29,6 +29,10 @@ declare -A option=([none]= [none+flag]="$flag" [events-off]="-agentpath:$agent=e
   [exact]="-agentpath:$agent=mode=exact" [javaagent-empty+flag]="$flag $ja=events=off"
   [javaagent-mounted+flag]="$flag $ja=mode=mounted" [javaagent-exact+flag]="$flag $ja=mode=exact"
   [javaagent-mounted]="$ja=mode=mounted" [javaagent-exact]="$ja=mode=exact")
+# CONFIGS="none javaagent-mounted+flag ..." runs only those (no agent is always kept).
+if [ -n "${CONFIGS:-}" ]; then
+  read -r -a configs <<<"none ${CONFIGS/none /}"
+fi
 declare -A wall cpu
 for ((r = 1; r <= runs; r++)); do
   for c in "${configs[@]}"; do

@@ -30,10 +30,7 @@ public final class VtHooks {
     public static void mount(Thread vthread, Thread carrier) {
         try {
             long id = vthread.getId();
-            int a = VtAccounts.find(id);
-            if (a < 0) {
-                a = VtAccounts.adopt(id);
-            }
+            int a = VtAccounts.account(id);
             long now = (long) CLOCK.invokeExact();
             if (now >= 0) {
                 VtAccounts.open(VtAccounts.chunk(id, a), VtAccounts.offset(a), now, carrier.getId());
