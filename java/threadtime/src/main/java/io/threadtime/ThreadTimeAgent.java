@@ -108,7 +108,7 @@ public final class ThreadTimeAgent {
         }
         if (Boolean.TRUE.equals(transitionsOn)) {
             say("HotSpot's JVMTI transition path is on: with any -javaagent each virtual-thread mount and unmount "
-                    + "goes through it, ~70 ns more per yield on JDK 25 and ~100 ns on JDK 21 (docs/benchmarks.md); "
+                    + "goes through it, ~90 ns more per Thread.yield() on JDK 25 and ~100 ns on JDK 21 (docs/benchmarks.md); "
                     + "-XX:+UnlockExperimentalVMOptions -XX:-" + TRANSITIONS_FLAG + " switches it off "
                     + "(then no JVMTI agent gets virtual-thread events; see java/README.md for what still works)");
         }
