@@ -6,10 +6,12 @@
 #                      the Java tests (five JVMs: exact, mounted, events off,
 #                      events empty, no agent) on every Java 21+ that
 #                      java/jdks.sh finds
-#   make bench-jvmti   a million virtual threads, no agent / events off /
-#                      events delivered to empty callbacks /
-#                      mounted / exact, interleaved (never part of the tests):
-#                      JVMTI_BENCH_RUNS=5 JVMTI_BENCH_THREADS=1000000
+#   make bench-jvmti   on Java 21 and the newest JDK (never part of the tests):
+#                      the yield loop, ns per mount+unmount for no agent, each
+#                      agent and mode, with and without HotSpot's transition
+#                      flag (JVMTI_YIELD_RUNS=5); then a million virtual
+#                      threads, the same configurations, interleaved
+#                      (JVMTI_BENCH_RUNS=7 JVMTI_BENCH_THREADS=1000000)
 JVMTI_BUILD ?= jvmti/build
 JVMTI_AGENT = $(abspath $(JVMTI_BUILD))/libthreadtime_vthreads.so
 # The Java API (VirtualThreadCpu, TaskCpu) is in the threadtime JAR.
@@ -17,7 +19,8 @@ JVMTI_JAR = java/threadtime/target/threadtime-0.1.0.jar
 # Feature versions looked for; those not installed are skipped.
 JVMTI_FEATURES ?= 21 22 23 24 25 26 27
 JVMTI_MVN = mvn -B -q -f jvmti/java/pom.xml
-JVMTI_BENCH_RUNS ?= 5
+JVMTI_BENCH_RUNS ?= 7
+JVMTI_YIELD_RUNS ?= 5
 JVMTI_BENCH_THREADS ?= 1000000
 
 TEST_TARGETS += test-jvmti
@@ -39,7 +42,8 @@ JVMTI_NEWEST = newest=$$(for v in $(JVMTI_FEATURES); do java/jdks.sh home $$v 2>
 jvmti-agent:
 	@$(JVMTI_NEWEST); \
 	old=$$(java/jdks.sh home 17 2>/dev/null || true); \
-	cmake -S jvmti -B $(JVMTI_BUILD) -G Ninja -DTT_JDK_HOME=$$newest -DTT_OLD_JDK_HOME=$$old >/dev/null && \
+	cmake -S jvmti -B $(JVMTI_BUILD) -G Ninja -DTT_JDK_HOME=$$newest -DTT_OLD_JDK_HOME=$$old \
+	  -DTT_THREADTIME_JAR=$(abspath $(JVMTI_JAR)) >/dev/null && \
 	cmake --build $(JVMTI_BUILD)
 
 # The newest JDK compiles the tests; each Java 21+ found (a runtime without
@@ -54,6 +58,11 @@ test-jvmti: jvmti-agent java-install
 	done; \
 	java/jdks.sh runtime 21 >/dev/null 2>&1 || echo "test-jvmti: no Java 21 here; not tested on it"
 
-bench-jvmti: jvmti-agent java-install
+# On Java 21 and the newest JDK: the yield loop (yield.sh: ns per mount+unmount,
+# with `threadtime bench` sched_self in the same run), then the million threads.
+bench-jvmti: jvmti-agent java-install build
 	@$(JVMTI_NEWEST); \
-	jvmti/bench/run.sh $$newest $(JVMTI_AGENT) $(JVMTI_JAR) $(JVMTI_BENCH_RUNS) $(JVMTI_BENCH_THREADS)
+	for home in $$(java/jdks.sh runtime 21 2>/dev/null) $$newest; do \
+	  TOOLS_HOME=$$newest jvmti/bench/yield.sh $$home $(JVMTI_AGENT) $(abspath $(JVMTI_JAR)) $(THREADTIME) $(JVMTI_YIELD_RUNS); \
+	  TOOLS_HOME=$$newest jvmti/bench/run.sh $$home $(JVMTI_AGENT) $(JVMTI_JAR) $(JVMTI_BENCH_RUNS) $(JVMTI_BENCH_THREADS); \
+	done

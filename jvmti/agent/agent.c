@@ -177,27 +177,34 @@ typedef struct agent_options {
 } agent_options;
 
 /* "mode=exact|mounted" and "events=on|off|empty", comma-separated, in any
- * order. */
+ * order, each at most once: "mode=exact,mode=mounted" is refused like an
+ * unknown option rather than letting the last one win. */
 static int parse_options(const char *text, agent_options *o)
 {
     *o = (agent_options){.mode = VT_MODE_EXACT, .events = EVENTS_ON};
     if (text == NULL)
         return 0;
+    int modes = 0, events = 0;
     const char *p = text;
     while (*p) {
         size_t n = strcspn(p, ",");
+        int ok = 1;
         if (n == 10 && strncmp(p, "mode=exact", n) == 0)
-            o->mode = VT_MODE_EXACT;
+            o->mode = VT_MODE_EXACT, ok = modes++ == 0;
         else if (n == 12 && strncmp(p, "mode=mounted", n) == 0)
-            o->mode = VT_MODE_MOUNTED;
+            o->mode = VT_MODE_MOUNTED, ok = modes++ == 0;
         else if (n == 9 && strncmp(p, "events=on", n) == 0)
-            o->events = EVENTS_ON;
+            o->events = EVENTS_ON, ok = events++ == 0;
         else if (n == 10 && strncmp(p, "events=off", n) == 0)
-            o->events = EVENTS_OFF;
+            o->events = EVENTS_OFF, ok = events++ == 0;
         else if (n == 12 && strncmp(p, "events=empty", n) == 0)
-            o->events = EVENTS_EMPTY;
-        else if (n > 0) {
-            say("unknown option '%.*s' (expected mode=exact|mounted, events=on|off|empty)", (int)n, p);
+            o->events = EVENTS_EMPTY, ok = events++ == 0;
+        else
+            ok = n == 0;
+        if (!ok) {
+            say("unknown or conflicting option '%.*s' in '%s' (expected mode=exact|mounted, "
+                "events=on|off|empty, each at most once)",
+                (int)n, p, text);
             return -1;
         }
         p += n;
@@ -277,11 +284,94 @@ static int enable_pair(jvmtiEnv *jvmti, jint mount, jvmtiExtensionEvent on_m, ji
     return -1;
 }
 
-static int enable_events(jvmtiEnv *jvmti, jint mount, jint unmount)
+/* ---- HotSpot's transition path ---- */
+
+#define TRANSITIONS_FLAG "DoJVMTIVirtualThreadTransitions"
+
+/* The extension indexes, for switching the events off again. */
+static jint g_mount = -1, g_unmount = -1;
+
+/* 1 if HotSpot's experimental flag DoJVMTIVirtualThreadTransitions is
+ * false, 0 if it is true, -1 if it cannot be read. Read through
+ * HotSpotDiagnosticMXBean, the flag's one public reader (JVMTI's system
+ * properties do not hold flags). That bean hides an experimental flag until
+ * -XX:+UnlockExperimentalVMOptions: hidden, the flag has its default, true. */
+static int transitions_off(JNIEnv *jni)
+{
+    jclass factory = (*jni)->FindClass(jni, "java/lang/management/ManagementFactory");
+    jclass diag = factory ? (*jni)->FindClass(jni, "com/sun/management/HotSpotDiagnosticMXBean") : NULL;
+    jclass option = diag ? (*jni)->FindClass(jni, "com/sun/management/VMOption") : NULL;
+    jclass hidden = option ? (*jni)->FindClass(jni, "java/lang/IllegalArgumentException") : NULL;
+    if (hidden == NULL) {
+        (*jni)->ExceptionClear(jni);
+        return -1;
+    }
+    jmethodID get_bean = (*jni)->GetStaticMethodID(jni, factory, "getPlatformMXBean",
+                                                   "(Ljava/lang/Class;)Ljava/lang/management/PlatformManagedObject;");
+    jmethodID get_option =
+        (*jni)->GetMethodID(jni, diag, "getVMOption", "(Ljava/lang/String;)Lcom/sun/management/VMOption;");
+    jmethodID get_value = (*jni)->GetMethodID(jni, option, "getValue", "()Ljava/lang/String;");
+    jstring name = (*jni)->NewStringUTF(jni, TRANSITIONS_FLAG);
+    jobject bean = get_bean && get_option && get_value && name
+                       ? (*jni)->CallStaticObjectMethod(jni, factory, get_bean, diag)
+                       : NULL;
+    jobject value = NULL;
+    if (bean != NULL) {
+        jobject opt = (*jni)->CallObjectMethod(jni, bean, get_option, name);
+        jthrowable e = (*jni)->ExceptionOccurred(jni);
+        if (e != NULL) {
+            (*jni)->ExceptionClear(jni);
+            return (*jni)->IsInstanceOf(jni, e, hidden) ? 0 : -1;
+        }
+        value = (*jni)->CallObjectMethod(jni, opt, get_value);
+    }
+    if (value == NULL) {
+        (*jni)->ExceptionClear(jni);
+        return -1;
+    }
+    const char *v = (*jni)->GetStringUTFChars(jni, value, NULL);
+    if (v == NULL) {
+        (*jni)->ExceptionClear(jni);
+        return -1;
+    }
+    int off = strcmp(v, "false") == 0;
+    (*jni)->ReleaseStringUTFChars(jni, value, v);
+    return off;
+}
+
+/* With the flag false HotSpot posts no virtual-thread event: the agent
+ * would report its mode and charge 0 to every thread. It stops charging
+ * instead, so every figure reads -1, and says why. */
+static void check_transitions(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    int off = transitions_off(jni);
+    if (off < 0)
+        say("could not read the flag " TRANSITIONS_FLAG " through HotSpotDiagnosticMXBean; assuming it is on");
+    if (off != 1)
+        return;
+    __atomic_store_n(&g_state, VT_STATE_PASSIVE, __ATOMIC_RELEASE);
+    disable_extension(jvmti, g_mount);
+    disable_extension(jvmti, g_unmount);
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_VIRTUAL_THREAD_END, NULL);
+    say("refusing to start: -XX:-" TRANSITIONS_FLAG " switches off the virtual-thread events this agent "
+        "counts on, so every virtual thread would read 0; virtual threads read -1 instead. Use "
+        "-javaagent:threadtime.jar, which works with that flag, or drop the flag");
+}
+
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)thread;
+    check_transitions(jvmti, jni);
+}
+
+/* at_init: also check the flag at VMInit (a load at start-up; an attach
+ * checks at once). */
+static int enable_events(jvmtiEnv *jvmti, jint mount, jint unmount, int at_init)
 {
     jvmtiEventCallbacks cb;
     memset(&cb, 0, sizeof cb);
     cb.VirtualThreadEnd = on_end;
+    cb.VMInit = on_vm_init;
     /* VirtualThreadEnd first: no account is handed out before its owner's
      * end can recycle it. */
     if ((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb) != JVMTI_ERROR_NONE ||
@@ -292,13 +382,17 @@ static int enable_events(jvmtiEnv *jvmti, jint mount, jint unmount)
         (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_VIRTUAL_THREAD_END, NULL);
         return -1;
     }
+    g_mount = mount;
+    g_unmount = unmount;
+    if (at_init)
+        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
     return 0;
 }
 
 /* Shared by -agentpath (OnLoad) and a late attach (OnAttach). Returns
  * JNI_ERR only for options the user got wrong; anything the JVM lacks
  * leaves the agent passive and the JVM running. */
-static jint start(JavaVM *vm, const char *text)
+static jint start(JavaVM *vm, const char *text, int attach)
 {
     agent_options o;
     if (parse_options(text, &o) != 0)
@@ -342,24 +436,27 @@ static jint start(JavaVM *vm, const char *text)
         return JNI_OK;
     }
     vt_clock_init(o.mode);
-    if (enable_events(jvmti, mount, unmount) != 0) {
+    if (enable_events(jvmti, mount, unmount, !attach) != 0) {
         say("could not enable the virtual-thread events; staying passive");
         return JNI_OK;
     }
     __atomic_store_n(&g_state, o.mode == VT_MODE_EXACT ? VT_STATE_EXACT : VT_STATE_MOUNTED, __ATOMIC_RELEASE);
+    JNIEnv *jni = NULL;
+    if (attach && (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) == JNI_OK)
+        check_transitions(jvmti, jni);
     return JNI_OK;
 }
 
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
     (void)reserved;
-    return start(vm, options);
+    return start(vm, options, 0);
 }
 
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
 {
     (void)reserved;
-    return start(vm, options);
+    return start(vm, options, 1);
 }
 
 /* ---- what Java calls (io.threadtime.VirtualThreadAgent) ---- */

@@ -1,19 +1,33 @@
 #!/bin/sh
-# How the agent loads: an unknown option stops the JVM with a message; a JVM
-# without virtual threads (older than 21) runs on with one line saying the
-# agent stays passive; a good load prints nothing.
-#   load_test.sh AGENT_SO JDK_21_PLUS_HOME [OLDER_JDK_HOME]
-agent=$1 jdk=$2 old=${3:-}
+# How the two agents load.
+# JVMTI agent: an unknown or repeated option stops the JVM with a message; a
+# JVM without virtual threads (older than 21) runs on with one line saying the
+# agent stays passive; under -XX:-DoJVMTIVirtualThreadTransitions it refuses
+# to start, with a message; a good load prints nothing.
+# -javaagent (the threadtime JAR), if given: the same for options, and one
+# line on a JVM older than 21; with the flag a good load prints nothing, and
+# without it one line gives the transition path's price.
+#   load_test.sh AGENT_SO JDK_21_PLUS_HOME [OLDER_JDK_HOME] [THREADTIME_JAR]
+agent=$1 jdk=$2 old=${3:-} jar=${4:-}
 failed=0
 fail() { echo "FAIL: $*"; failed=1; }
+flag="-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions"
 
-if out=$("$jdk/bin/java" "-agentpath:$agent=mode=bogus" -version 2>&1); then
-  fail "a bad option did not stop the JVM"
-fi
-echo "$out" | grep -q "threadtime-vthreads: unknown option 'mode=bogus'" || fail "no message for a bad option: $out"
+for bad in mode=bogus mode=exact,mode=mounted events=off,events=on; do
+  if out=$("$jdk/bin/java" "-agentpath:$agent=$bad" -version 2>&1); then
+    fail "option $bad did not stop the JVM"
+  fi
+  echo "$out" | grep -q "threadtime-vthreads: unknown or conflicting option '[a-z=]*' in '$bad'" ||
+    fail "no message for option $bad: $out"
+done
 
 out=$("$jdk/bin/java" "-agentpath:$agent=mode=mounted,events=on" -version 2>&1) || fail "a good load failed: $out"
 echo "$out" | grep -q "threadtime-vthreads" && fail "a good load printed: $out"
+
+# shellcheck disable=SC2086 # $flag is two options
+out=$("$jdk/bin/java" $flag "-agentpath:$agent" -version 2>&1) || fail "the JVM did not run on under the flag: $out"
+echo "$out" | grep -q "threadtime-vthreads: refusing to start: -XX:-DoJVMTIVirtualThreadTransitions" ||
+  fail "no refusal under the flag: $out"
 
 if [ -n "$old" ]; then
   out=$("$old/bin/java" "-agentpath:$agent" -version 2>&1) || fail "JDK $old did not run on with the agent: $out"
@@ -21,6 +35,31 @@ if [ -n "$old" ]; then
     fail "no passive message on $old: $out"
 else
   echo "no JDK older than 21 given: the passive load is not checked"
+fi
+
+if [ -n "$jar" ]; then
+  for bad in mode=bogus mode=exact,mode=mounted events=on,events=off; do
+    if out=$("$jdk/bin/java" "-javaagent:$jar=$bad" -version 2>&1); then
+      fail "-javaagent option $bad did not stop the JVM"
+    fi
+    echo "$out" | grep -q "threadtime: unknown or conflicting option '[a-z=]*' in '$bad'" ||
+      fail "no -javaagent message for option $bad: $out"
+  done
+  # shellcheck disable=SC2086
+  out=$("$jdk/bin/java" $flag -Xshare:off --enable-native-access=ALL-UNNAMED "-javaagent:$jar=mode=exact" -version 2>&1) ||
+    fail "a good -javaagent load failed: $out"
+  echo "$out" | grep -q "threadtime" && fail "a good -javaagent load under the flag printed: $out"
+  out=$("$jdk/bin/java" -Xshare:off --enable-native-access=ALL-UNNAMED "-javaagent:$jar" -version 2>&1) ||
+    fail "a -javaagent load without the flag failed: $out"
+  [ "$(echo "$out" | grep -c "^threadtime: HotSpot's JVMTI transition path is on: .* ns")" = 1 ] ||
+    fail "no single line giving the transition path's price: $out"
+  if [ -n "$old" ]; then
+    out=$("$old/bin/java" "-javaagent:$jar" -version 2>&1) || fail "JDK $old did not run on with the -javaagent: $out"
+    [ "$(echo "$out" | grep -c "^threadtime:")" = 1 ] && echo "$out" | grep -q "^threadtime: JDK .* has no virtual threads" ||
+      fail "not one passive line on $old: $out"
+  fi
+else
+  echo "no threadtime JAR given: the -javaagent's loading is not checked"
 fi
 [ "$failed" = 0 ] && echo "load_test: ok"
 exit "$failed"

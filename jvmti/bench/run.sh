@@ -1,29 +1,44 @@
 #!/usr/bin/env bash
-# The virtual-thread agent's benchmark: RUNS rounds, each running the five
-# configurations in turn (interleaved, so drift on a shared machine hits all
+# The virtual-thread agents' benchmark: RUNS rounds, each running every
+# configuration in turn (interleaved, so drift on a shared machine hits all
 # alike), then the median wall time of each and its ratio to no agent:
-# no agent; loaded with events off (the capability only); events delivered
-# to callbacks that do nothing (HotSpot's cost of posting them); mounted and
-# exact mode.
+# no agent, with and without HotSpot's transition flag
+# (-XX:-DoJVMTIVirtualThreadTransitions); the JVMTI agent loaded with events
+# off (the capability only), with the events delivered to callbacks that do
+# nothing (HotSpot's cost of posting them), in mounted and exact mode; the
+# -javaagent with no hooks (events=off), in mounted and exact mode, with the
+# flag and without.
 #   run.sh JAVA_HOME AGENT_SO API_JAR [RUNS=5] [THREADS=1000000] [YIELDS=4]
+# JAVA_HOME may be a runtime without javac: TOOLS_HOME=/a/jdk compiles.
 # Prints a Markdown table of wall time and of the JVM's CPU time over the
-# timed run; every run's figures go to stderr as they come.
+# timed run, and the extra JVM CPU per mount+unmount against no agent; every
+# run's figures go to stderr as they come.
 set -euo pipefail
 java_home=$1 agent=$2 jar=$3 runs=${4:-5} threads=${5:-1000000} yields=${6:-4}
 here=$(cd "$(dirname "$0")" && pwd)
 classes=$(mktemp -d)
 trap 'rm -rf "$classes"' EXIT
-"$java_home/bin/javac" -d "$classes" -cp "$jar" "$here/VThreadBench.java"
+"${TOOLS_HOME:-$java_home}/bin/javac" --release 21 -d "$classes" -cp "$jar" "$here/VThreadBench.java"
 
-configs=(none events-off events-empty mounted exact)
-declare -A option=([none]= [events-off]="=events=off" [events-empty]="=events=empty" [mounted]="=mode=mounted"
-  [exact]="=mode=exact")
+flag="-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions"
+ja="-javaagent:$jar"
+configs=(none none+flag events-off events-empty mounted exact
+  javaagent-empty+flag javaagent-mounted+flag javaagent-exact+flag javaagent-mounted javaagent-exact)
+declare -A option=([none]= [none+flag]="$flag" [events-off]="-agentpath:$agent=events=off"
+  [events-empty]="-agentpath:$agent=events=empty" [mounted]="-agentpath:$agent=mode=mounted"
+  [exact]="-agentpath:$agent=mode=exact" [javaagent-empty+flag]="$flag $ja=events=off"
+  [javaagent-mounted+flag]="$flag $ja=mode=mounted" [javaagent-exact+flag]="$flag $ja=mode=exact"
+  [javaagent-mounted]="$ja=mode=mounted" [javaagent-exact]="$ja=mode=exact")
+# CONFIGS="none javaagent-mounted+flag ..." runs only those (no agent is always kept).
+if [ -n "${CONFIGS:-}" ]; then
+  read -r -a configs <<<"none ${CONFIGS/none /}"
+fi
 declare -A wall cpu
 for ((r = 1; r <= runs; r++)); do
   for c in "${configs[@]}"; do
-    agentarg=()
-    [ "$c" != none ] && agentarg=("-agentpath:$agent${option[$c]}")
-    out=$("$java_home/bin/java" -Xms1g -Xmx1g "${agentarg[@]}" -cp "$jar:$classes" VThreadBench "$threads" "$yields")
+    # shellcheck disable=SC2086 # the configuration's options are words
+    out=$("$java_home/bin/java" -Xms1g -Xmx1g --enable-native-access=ALL-UNNAMED ${option[$c]} \
+      -cp "$jar:$classes" VThreadBench "$threads" "$yields" 2>/dev/null)
     echo "run $r $c: $out" >&2
     wall[$c]+="$(echo "$out" | awk '{print $2}') "
     cpu[$c]+="$(echo "$out" | awk '{print $3}') "
@@ -36,11 +51,12 @@ cpu_base=$(echo "${cpu[none]}" | median)
 version=$("$java_home/bin/java" -version 2>&1 | head -n 1)
 echo "$threads virtual threads x $yields yields, $runs interleaved runs, $version, $(nproc) CPUs"
 echo
-echo "| configuration | median wall ms | x no agent | median JVM CPU ms | x no agent | wall, each run (ms) |"
-echo "|---|---:|---:|---:|---:|---|"
+echo "| configuration | median wall ms | x no agent | median JVM CPU ms | x no agent | extra CPU ns per mount+unmount | wall, each run (ms) | CPU, each run (ms) |"
+echo "|---|---:|---:|---:|---:|---:|---|---|"
 for c in "${configs[@]}"; do
   w=$(echo "${wall[$c]}" | median)
   u=$(echo "${cpu[$c]}" | median)
-  printf '| %s | %.0f | %.2f | %.0f | %.2f | %s|\n' "$c" "$w" "$(echo "$w / $wall_base" | bc -l)" \
-    "$u" "$(echo "$u / $cpu_base" | bc -l)" "${wall[$c]}"
+  printf '| %s | %.0f | %.2f | %.0f | %.2f | %.0f | %s| %s|\n' "$c" "$w" "$(echo "$w / $wall_base" | bc -l)" \
+    "$u" "$(echo "$u / $cpu_base" | bc -l)" "$(echo "($u - $cpu_base) * 1000000 / ($threads * ($yields + 1))" | bc -l)" \
+    "${wall[$c]}" "${cpu[$c]}"
 done

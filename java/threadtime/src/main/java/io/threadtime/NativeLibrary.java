@@ -127,10 +127,19 @@ final class NativeLibrary {
         } catch (IOException e) {
             throw new UncheckedIOException("threadtime: reading " + resource, e);
         }
+        return install("lib" + name, ".so", bytes, otherwise);
+    }
+
+    /**
+     * {@code bytes} as the file {@code <prefix>-<version>-<crc><suffix>} in
+     * the extraction directory, written there unless it already is (see the
+     * class comment); its path.
+     */
+    static Path install(String prefix, String suffix, byte[] bytes, String otherwise) {
         CRC32 crc = new CRC32();
         crc.update(bytes);
         String copy = property("copy", "");
-        String file = String.format("lib%s-%s%s-%08x.so", name, version(), copy.isEmpty() ? "" : "-" + copy, crc.getValue());
+        String file = String.format("%s-%s%s-%08x%s", prefix, version(), copy.isEmpty() ? "" : "-" + copy, crc.getValue(), suffix);
         try {
             Path dir = privateDirectory();
             Path target = dir.resolve(file);
@@ -145,7 +154,7 @@ final class NativeLibrary {
             }
             return target;
         } catch (IOException e) {
-            throw new UncheckedIOException("threadtime: extracting lib" + name + ".so to "
+            throw new UncheckedIOException("threadtime: extracting " + file + " to "
                     + System.getProperty("java.io.tmpdir") + " failed; to use a copy installed elsewhere, " + otherwise, e);
         }
     }

@@ -64,7 +64,8 @@ final class ThreadMap {
 
     /** Maps the calling thread if it is not yet; false on a virtual thread. */
     static boolean mapSelf() {
-        return SELF.get() != VIRTUAL;
+        // A virtual thread asks first: its ThreadLocal would cost it a map of its own.
+        return !isVirtual(Thread.currentThread()) && SELF.get() != VIRTUAL;
     }
 
     /**

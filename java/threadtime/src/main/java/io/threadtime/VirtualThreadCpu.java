@@ -1,26 +1,44 @@
 package io.threadtime;
 
+import io.threadtime.boot.VtConfig;
+import io.threadtime.boot.VtHooks;
 import java.nio.file.Path;
 
 /**
  * CPU time of virtual threads, which {@code ThreadMXBean} reports as -1.
  * <p>
- * The figures come from the virtual-thread JVMTI agent, which this JAR
- * carries: start the JVM with
+ * The figures come from one of two agents this JAR carries (see
+ * {@link #mechanism()}):
+ * <ul>
+ * <li>the {@code java.lang.instrument} agent, the JAR itself:
+ * <pre>{@code
+ * java -XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions \
+ *      -javaagent:threadtime.jar=mode=exact ...
+ * }</pre>
+ * It hooks {@code java.lang.VirtualThread}'s mount and unmount, and costs
+ * the clock reads and a table lookup per mount and unmount. The flag
+ * switches off HotSpot's JVMTI transition path, which any
+ * {@code -javaagent} otherwise pays for on every mount and unmount (see
+ * {@link #transitionPathOff()});</li>
+ * <li>the JVMTI agent, for JVMs where the hooks do not apply and for
+ * attaching to a running JVM:
  * <pre>{@code
  * java -agentpath:$(java -cp threadtime.jar io.threadtime.VirtualThreadCpu)=mode=exact ...
  * }</pre>
- * (the class's {@code main} extracts the agent and prints its path; options
- * {@code mode=exact|mounted}, {@code events=on|off|empty}). At every mount the
- * agent notes the carrier's clock, at every unmount it adds the difference
- * to the virtual thread's own account, so a thread's figure follows it
- * across parks, sleeps, blocking I/O and moves between carriers. This class
- * looks for the agent once, when it is first used.
+ * (the class's {@code main} extracts it and prints its path; options
+ * {@code mode=exact|mounted}, {@code events=on|off|empty}). It needs
+ * HotSpot's transition path, and refuses to start without it.</li>
+ * </ul>
+ * Either way, at every mount the carrier's clock is noted and at every
+ * unmount the difference is added to the virtual thread's own account, so a
+ * thread's figure follows it across parks, sleeps, blocking I/O and moves
+ * between carriers. This class looks for the agents once, when it is first
+ * used.
  * <p>
  * {@link ThreadTimeMXBean} answers through here for a virtual current thread,
  * so its {@code getCurrentThreadCpuTime()} is real on a virtual thread while
- * the agent charges. For a platform thread every method answers what the
- * platform bean does (read through threadtime, so fast). Without the agent,
+ * an agent charges. For a platform thread every method answers what the
+ * platform bean does (read through threadtime, so fast). Without an agent,
  * virtual threads get -1, as from the platform; so do all threads while CPU
  * time measurement is switched off in the platform bean.
  */
@@ -51,10 +69,38 @@ public final class VirtualThreadCpu {
         }
     }
 
-    private static final Mode MODE = modeOf(VirtualThreadAgent.probe());
+    /** Which agent charges virtual threads. */
+    public enum Mechanism {
+        /** Neither agent is loaded. */
+        NONE,
+        /** The {@code java.lang.instrument} agent ({@code -javaagent:threadtime.jar}). */
+        JAVAAGENT,
+        /** The JVMTI agent ({@code -agentpath:libthreadtime_vthreads.so}). */
+        JVMTI
+    }
+
+    private static final int HOOKS = VtConfig.state();
+    private static final Mechanism MECHANISM;
+    private static final Mode MODE;
+
+    static {
+        if (HOOKS != VtConfig.ABSENT) {
+            MECHANISM = Mechanism.JAVAAGENT;
+            MODE = modeOf(HOOKS);
+        } else {
+            int jvmti = VirtualThreadAgent.probe();
+            MECHANISM = jvmti == VirtualThreadAgent.ABSENT ? Mechanism.NONE : Mechanism.JVMTI;
+            MODE = modeOf(jvmti);
+        }
+    }
 
     private VirtualThreadCpu() {}
 
+    private static boolean hooks() {
+        return MECHANISM == Mechanism.JAVAAGENT;
+    }
+
+    /** The JVMTI agent's and the hooks' states share their numbers. */
     private static Mode modeOf(int state) {
         switch (state) {
             case VirtualThreadAgent.EVENTS_OFF: return Mode.EVENTS_OFF;
@@ -70,11 +116,39 @@ public final class VirtualThreadCpu {
         return MODE;
     }
 
+    /** Which agent is loaded (and, if {@link #mode()} charges, charging). */
+    public static Mechanism mechanism() {
+        return MECHANISM;
+    }
+
+    /**
+     * True when HotSpot's JVMTI transition path for virtual threads is
+     * switched off ({@code -XX:+UnlockExperimentalVMOptions
+     * -XX:-DoJVMTIVirtualThreadTransitions}): the {@code -javaagent} then
+     * costs only its own work, and the JVMTI agent cannot work (it refuses to
+     * start). False when it is on, or on a JVM without that flag.
+     */
+    public static boolean transitionPathOff() {
+        return Boolean.FALSE.equals(ThreadTimeAgent.transitionsOn());
+    }
+
+    /** How many times a hook of the {@code -javaagent} failed inside
+     * {@code VirtualThread} (each failure is swallowed; the first is reported
+     * on stderr); 0 with the JVMTI agent or none. */
+    public static long hookFailures() {
+        return hooks() ? VtHooks.failures() : 0;
+    }
+
     /** The clock virtual threads are charged with: "thread-cpu" (exact mode),
-     * "tsc" or "cntvct" (the cycle counter), "monotonic-raw" (mounted mode where
-     * the counter is not trusted), or "none" when nothing is charged. */
+     * "tsc" or "cntvct" (the cycle counter), "monotonic-raw" (the JVMTI
+     * agent's mounted mode where the counter is not trusted), "monotonic"
+     * ({@code System.nanoTime()}: the {@code -javaagent}'s mounted mode there),
+     * or "none" when nothing is charged. */
     public static String clock() {
-        return MODE.charging() ? VirtualThreadAgent.clock() : "none";
+        if (!MODE.charging()) {
+            return "none";
+        }
+        return hooks() ? VtConfig.clockName() : VirtualThreadAgent.clock();
     }
 
     /**
@@ -89,7 +163,10 @@ public final class VirtualThreadCpu {
 
     /** The calling virtual thread's figure, for the bean. */
     static long currentVirtual() {
-        return MODE.charging() ? VirtualThreadAgent.currentCpuTime() : -1;
+        if (!MODE.charging()) {
+            return -1;
+        }
+        return hooks() ? VtHooks.self(Thread.currentThread().getId()) : VirtualThreadAgent.currentCpuTime();
     }
 
     /**
@@ -110,13 +187,16 @@ public final class VirtualThreadCpu {
         if (!MODE.charging() || !bean.isThreadCpuTimeEnabled() || !thread.isAlive()) {
             return -1;
         }
-        return VirtualThreadAgent.cpuTime(thread, thread.getId());
+        return hooks() ? VtHooks.other(thread.getId()) : VirtualThreadAgent.cpuTime(thread, thread.getId());
     }
 
     /** Bytes the agent's accounts occupy (64 per live virtual thread plus each
      * carrier's spares); 0 when nothing is charged. */
     public static long accountMemoryBytes() {
-        return MODE.charging() ? VirtualThreadAgent.accountBytes() : 0;
+        if (!MODE.charging()) {
+            return 0;
+        }
+        return hooks() ? VtHooks.accountBytes() : VirtualThreadAgent.accountBytes();
     }
 
     /**

@@ -77,6 +77,19 @@ class VirtualThreadCpuTest {
     void aBadAgentOptionStopsTheChild() throws Exception {
         ChildJvm bad = ChildJvm.run(List.of(ChildJvm.GRANT, "-agentpath:" + VirtualThreadCpu.agentPath() + "=mode=bogus"));
         assertTrue(bad.exit() != 0, bad.toString());
-        assertTrue(bad.err().contains("threadtime-vthreads: unknown option 'mode=bogus'"), bad.toString());
+        assertTrue(bad.err().contains("threadtime-vthreads: unknown or conflicting option 'mode=bogus'"), bad.toString());
+    }
+
+    /** Issue 11 item 8: a repeated option is refused as an unknown one is, by both agents. */
+    @Test
+    void conflictingAgentOptionsStopTheChild() throws Exception {
+        ChildJvm jvmti = ChildJvm.run(List.of(ChildJvm.GRANT,
+                "-agentpath:" + VirtualThreadCpu.agentPath() + "=mode=exact,mode=mounted"));
+        assertTrue(jvmti.exit() != 0, jvmti.toString());
+        assertTrue(jvmti.err().contains("threadtime-vthreads: unknown or conflicting option 'mode=mounted'"), jvmti.toString());
+        String jar = Path.of(VirtualThreadCpu.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+        ChildJvm javaagent = ChildJvm.run(List.of(ChildJvm.GRANT, "-javaagent:" + jar + "=mode=mounted,mode=exact"));
+        assertTrue(javaagent.exit() != 0, javaagent.toString());
+        assertTrue(javaagent.err().contains("threadtime: unknown or conflicting option 'mode=exact'"), javaagent.toString());
     }
 }

@@ -38,6 +38,7 @@ class AgentAbsentTest {
     @Test
     void virtualThreadsReadMinusOne() throws Exception {
         assertEquals(VirtualThreadCpu.Mode.ABSENT, VirtualThreadCpu.mode());
+        assertEquals(VirtualThreadCpu.Mechanism.NONE, VirtualThreadCpu.mechanism());
         assertEquals("none", VirtualThreadCpu.clock());
         virtualThreadsReadAsFromThePlatform();
     }

@@ -35,6 +35,9 @@ class ExactModeTest {
     void modeIsExact() {
         assertEquals(VirtualThreadCpu.Mode.EXACT, VirtualThreadCpu.mode());
         assertEquals("thread-cpu", VirtualThreadCpu.clock());
+        assertEquals(Work.mechanism(), VirtualThreadCpu.mechanism());
+        assertEquals(Work.transitionPathOff(), VirtualThreadCpu.transitionPathOff());
+        assertEquals(0, VirtualThreadCpu.hookFailures(), "hooks failed");
     }
 
     @Test

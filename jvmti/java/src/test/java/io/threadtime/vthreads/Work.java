@@ -1,5 +1,6 @@
 package io.threadtime.vthreads;
 
+import io.threadtime.VirtualThreadCpu;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -40,6 +41,17 @@ final class Work {
     }
 
     private Work() {}
+
+    /** The mechanism this JVM was started with, as the pom says
+     * (-Dthreadtime.test.mechanism=JVMTI|JAVAAGENT|NONE; JVMTI by default). */
+    static VirtualThreadCpu.Mechanism mechanism() {
+        return VirtualThreadCpu.Mechanism.valueOf(System.getProperty("threadtime.test.mechanism", "JVMTI"));
+    }
+
+    /** Whether this JVM runs with HotSpot's transition path switched off, as the pom says. */
+    static boolean transitionPathOff() {
+        return Boolean.getBoolean("threadtime.test.transitions.off");
+    }
 
     /** The carrier the calling virtual thread is mounted on. */
     static Thread carrier() {

@@ -1,0 +1,286 @@
+package io.threadtime.boot;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The virtual threads' accounts, keyed by thread id, for the
+ * {@code java.lang.instrument} agent's hooks (see {@link VtHooks}).
+ * <p>
+ * {@code java.lang.VirtualThread} is loaded before any agent runs, so a
+ * retransformation cannot give it a field; a {@code ThreadLocal} would make
+ * a map per virtual thread. Instead: 64 segments, chosen by a hash of the
+ * thread id, each an open-addressing index (id to account number) over a
+ * store of 64-byte accounts that never moves (chunks of 64 accounts, only
+ * ever added). Mounts and unmounts find the account without a lock or a
+ * shared write: the index is read through a volatile reference and only its
+ * owner thread's carrier writes an account. A thread's first mount and its
+ * end take its segment's lock, to insert or remove its id and to take or
+ * give back an account; growing the index copies it under that lock and
+ * publishes the copy, so a concurrent reader of the old copy still finds
+ * the same account number. Ended threads' accounts are reused, never freed.
+ * <p>
+ * An account is eight longs: the closed total, the mark of the open
+ * stretch, the open stretch's carrier (its thread id, 0 while unmounted),
+ * the owner's thread id, and a sequence count that is odd while its owner's
+ * carrier writes, so that another thread reads a consistent figure.
+ */
+final class VtAccounts {
+    static final int TOTAL = 0, MARK = 1, CARRIER = 2, OWNER = 3, SEQ = 4;
+    private static final int STRIDE_SHIFT = 3; // 8 longs, 64 bytes: one cache line each
+    private static final int CHUNK_SHIFT = 6;  // 64 accounts per chunk
+    private static final int CHUNK = 1 << CHUNK_SHIFT;
+    private static final int SEGMENT_SHIFT = 6;
+    private static final Segment[] SEGMENTS = new Segment[1 << SEGMENT_SHIFT];
+    private static final long GONE = -1; // an index key whose thread ended
+    private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
+
+    static {
+        for (int i = 0; i < SEGMENTS.length; i++) {
+            SEGMENTS[i] = new Segment();
+        }
+    }
+
+    private VtAccounts() {}
+
+    /** An id to account number map; keys 0 (free) and GONE (ended) hold no thread. */
+    private static final class Index {
+        final long[] keys;
+        final int[] accounts;
+        int used; // keys that are not 0: live ids plus GONE ones (under the segment's lock)
+
+        Index(int capacity) {
+            keys = new long[capacity];
+            accounts = new int[capacity];
+        }
+    }
+
+    private static final class Segment {
+        volatile Index index = new Index(64);
+        volatile long maxId;      // the highest id ever given an account here
+        volatile long[][] chunks = new long[4][];
+        int created;              // accounts ever made here (under the lock)
+        int live;                 // ids in the index (under the lock)
+        int[] spare = new int[16];
+        int spares;
+    }
+
+    /**
+     * The id itself: ids are handed out in sequence, so consecutive threads
+     * land in consecutive segments (the low bits) and, 64 apart, in
+     * consecutive slots of a segment's index (the bits above). A scheduler
+     * runs threads in about the order they started, so mounts touch
+     * neighbouring cache lines; a scrambling hash made every mount of a
+     * million live threads a cache miss. The run of slots this builds is
+     * harmless: a new id (above every id the segment has seen) is known to
+     * be absent without a search, and takes the first free or ended slot.
+     */
+    private static int hash(long id) {
+        return (int) id;
+    }
+
+    private static Segment segment(int h) {
+        return SEGMENTS[h & (SEGMENTS.length - 1)];
+    }
+
+    /** The account chunk holding account {@code a} of the segment of {@code id}. */
+    static long[] chunk(long id, int a) {
+        return segment(hash(id)).chunks[a >>> CHUNK_SHIFT];
+    }
+
+    /** Offset of account {@code a} in its chunk. */
+    static int offset(int a) {
+        return (a & (CHUNK - 1)) << STRIDE_SHIFT;
+    }
+
+    /** The account of thread {@code id}, made at its first mount. */
+    static int account(long id) {
+        int h = hash(id);
+        Segment s = segment(h);
+        if (id <= s.maxId) {
+            int a = find(s, h, id);
+            if (a >= 0) {
+                return a;
+            }
+        }
+        return adopt(s, h, id);
+    }
+
+    /** Account number of thread {@code id}, or -1 if it has none. No lock, no write. */
+    static int find(long id) {
+        int h = hash(id);
+        return find(segment(h), h, id);
+    }
+
+    private static int find(Segment s, int h, long id) {
+        Index ix = s.index;
+        long[] keys = ix.keys;
+        int mask = keys.length - 1;
+        for (int i = (h >>> SEGMENT_SHIFT) & mask;; i = (i + 1) & mask) {
+            long k = keys[i];
+            if (k == id) {
+                return ix.accounts[i];
+            }
+            if (k == 0) {
+                return -1;
+            }
+        }
+    }
+
+    private static int adopt(Segment s, int h, long id) {
+        synchronized (s) {
+            int a = id <= s.maxId ? find(s, h, id) : -1;
+            if (a >= 0) {
+                return a;
+            }
+            a = s.spares > 0 ? s.spare[--s.spares] : newAccount(s);
+            long[] c = s.chunks[a >>> CHUNK_SHIFT];
+            int o = offset(a);
+            c[o + TOTAL] = 0;
+            c[o + CARRIER] = 0;
+            LONGS.setRelease(c, o + OWNER, id);
+            // At most half full, ended ids included: a search for an id that
+            // is not there (every thread's first mount) then ends after ~2.5
+            // slots on average, mostly in the same cache line.
+            Index ix = s.index;
+            if ((ix.used + 1) * 2 > ix.keys.length) {
+                ix = rehash(ix, s.live + 1);
+            }
+            // Known absent: the first free or ended slot from its home will do.
+            long[] keys = ix.keys;
+            int mask = keys.length - 1;
+            int i = (h >>> SEGMENT_SHIFT) & mask;
+            while (keys[i] != 0 && keys[i] != GONE) {
+                i = (i + 1) & mask;
+            }
+            ix.used += keys[i] == 0 ? 1 : 0;
+            ix.accounts[i] = a;
+            LONGS.setRelease(keys, i, id); // the account number is visible before the key
+            s.live++;
+            s.index = ix;
+            if (id > s.maxId) {
+                s.maxId = id;
+            }
+            return a;
+        }
+    }
+
+    private static int newAccount(Segment s) {
+        int a = s.created++;
+        long[][] chunks = s.chunks;
+        int c = a >>> CHUNK_SHIFT;
+        if (c == chunks.length) {
+            long[][] more = new long[chunks.length * 2][];
+            System.arraycopy(chunks, 0, more, 0, chunks.length);
+            chunks = more;
+        }
+        if (chunks[c] == null) {
+            chunks[c] = new long[CHUNK << STRIDE_SHIFT];
+        }
+        s.chunks = chunks;
+        return a;
+    }
+
+    /** A fresh index for {@code live} ids, without the ended ones, a quarter
+     * full at most (so that the next copy is as many insertions away); it is
+     * published by the caller. The old one stays valid for readers. */
+    private static Index rehash(Index old, int live) {
+        int capacity = 64;
+        while (capacity < live * 4) {
+            capacity <<= 1;
+        }
+        Index ix = new Index(capacity);
+        int mask = capacity - 1;
+        for (int j = 0; j < old.keys.length; j++) {
+            long k = old.keys[j];
+            if (k != 0 && k != GONE) {
+                int i = (hash(k) >>> SEGMENT_SHIFT) & mask;
+                while (ix.keys[i] != 0) {
+                    i = (i + 1) & mask;
+                }
+                ix.keys[i] = k;
+                ix.accounts[i] = old.accounts[j];
+                ix.used++;
+            }
+        }
+        return ix;
+    }
+
+    /** Thread {@code id} ended: its account is no longer its, and becomes a spare. */
+    static void release(long id) {
+        int h = hash(id);
+        Segment s = segment(h);
+        synchronized (s) {
+            Index ix = s.index;
+            long[] keys = ix.keys;
+            int mask = keys.length - 1;
+            for (int i = (h >>> SEGMENT_SHIFT) & mask;; i = (i + 1) & mask) {
+                long k = keys[i];
+                if (k == 0) {
+                    return; // never mounted while the hooks were in
+                }
+                if (k == id) {
+                    int a = ix.accounts[i];
+                    long[] c = s.chunks[a >>> CHUNK_SHIFT];
+                    int o = offset(a);
+                    long seq = c[o + SEQ];
+                    c[o + SEQ] = seq + 1;
+                    VarHandle.storeStoreFence();
+                    c[o + OWNER] = 0;
+                    c[o + CARRIER] = 0;
+                    LONGS.setRelease(c, o + SEQ, seq + 2);
+                    keys[i] = GONE;
+                    s.live--;
+                    if (s.spares == s.spare.length) {
+                        int[] more = new int[s.spare.length * 2];
+                        System.arraycopy(s.spare, 0, more, 0, s.spares);
+                        s.spare = more;
+                    }
+                    s.spare[s.spares++] = a;
+                    return;
+                }
+            }
+        }
+    }
+
+    /** Opens a stretch at {@code mark} on {@code carrier}: the owner's carrier only. */
+    static void open(long[] c, int o, long mark, long carrier) {
+        long seq = c[o + SEQ];
+        c[o + SEQ] = seq + 1;
+        VarHandle.storeStoreFence();
+        c[o + MARK] = mark;
+        c[o + CARRIER] = carrier;
+        LONGS.setRelease(c, o + SEQ, seq + 2);
+    }
+
+    /** Closes the open stretch at {@code now}; nothing if none is open (the
+     * thread was mounted before the hooks went in). The owner's carrier only. */
+    static void close(long[] c, int o, long now) {
+        if (c[o + CARRIER] == 0) {
+            return;
+        }
+        long seq = c[o + SEQ];
+        c[o + SEQ] = seq + 1;
+        VarHandle.storeStoreFence();
+        long stretch = now - c[o + MARK];
+        c[o + TOTAL] += stretch > 0 ? stretch : 0;
+        c[o + CARRIER] = 0;
+        LONGS.setRelease(c, o + SEQ, seq + 2);
+    }
+
+    /** The sequence count of an account, read with acquire semantics. */
+    static long seq(long[] c, int o) {
+        return (long) LONGS.getAcquire(c, o + SEQ);
+    }
+
+    /** Bytes the accounts and the indexes occupy. */
+    static long bytes() {
+        long n = 0;
+        for (Segment s : SEGMENTS) {
+            synchronized (s) {
+                n += ((long) s.created << (STRIDE_SHIFT + 3)) + s.index.keys.length * 12L;
+            }
+        }
+        return n;
+    }
+}

@@ -1,0 +1,57 @@
+package io.threadtime.boot;
+
+import java.lang.invoke.MethodHandle;
+
+/**
+ * What the {@code java.lang.instrument} agent hands to {@link VtHooks} before
+ * that class is initialized, where its constants come from (constants, so
+ * that the JIT compiles the clock read into the hooks). Also the agent's
+ * state, which any class loader can read.
+ */
+public final class VtConfig {
+    /** Not installed: this JVM runs without the agent (or without its hooks). */
+    public static final int ABSENT = -1;
+    /** Installed but not charging: this JDK's VirtualThread has another shape,
+     * or the hooks could not be put in; the agent said why on stderr. */
+    public static final int PASSIVE = 0;
+    /** Loaded with {@code events=off}: no hooks, nothing charged. */
+    public static final int EVENTS_OFF = 1;
+    /** Charging the carrier's CPU clock. */
+    public static final int EXACT = 2;
+    /** Charging time mounted. */
+    public static final int MOUNTED = 3;
+
+    static MethodHandle clock;        // ()J, the clock stretches are measured with
+    static MethodHandle carrierClock; // (J)J, that clock read for a carrier by thread id
+    static MethodHandle current;      // ()J, the threadtime API's current-thread CPU time
+    static String clockName = "none";
+    static double nsPerTick = 1;      // the clock's unit, in ns
+    private static volatile int state = ABSENT;
+
+    private VtConfig() {}
+
+    /** Called once by the agent, before the hooks are put in. */
+    public static void install(MethodHandle clock, MethodHandle carrierClock, MethodHandle current, String clockName,
+            double nsPerTick) {
+        VtConfig.nsPerTick = nsPerTick;
+        VtConfig.clock = clock;
+        VtConfig.carrierClock = carrierClock;
+        VtConfig.current = current;
+        VtConfig.clockName = clockName;
+    }
+
+    /** Set by the agent once it knows whether the hooks are in. */
+    public static void state(int s) {
+        state = s;
+    }
+
+    /** One of the constants above. */
+    public static int state() {
+        return state;
+    }
+
+    /** The clock's name: "thread-cpu", "tsc", "monotonic", or "none". */
+    public static String clockName() {
+        return state == EXACT || state == MOUNTED ? clockName : "none";
+    }
+}

@@ -1,0 +1,169 @@
+package io.threadtime.boot;
+
+import java.lang.invoke.MethodHandle;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What {@code java.lang.VirtualThread} calls once the threadtime agent
+ * ({@code -javaagent:threadtime.jar}) has instrumented it, and what any class
+ * loader calls to read the figures. The agent appends this package to the
+ * boot class path, so {@code java.base} can call it and every loader sees the
+ * same copy: {@code Class.forName("io.threadtime.boot.VtHooks", false, null)}.
+ * <p>
+ * On the carrier, the end of {@code mount()} calls {@link #mount} (the thread
+ * is now current: its stretch starts), the start of {@code unmount()} calls
+ * {@link #unmount} (it is still current: its stretch ends) and the start of
+ * {@code afterDone} calls {@link #end}. A hook never throws: a failure is
+ * counted ({@link #failures()}), reported once on stderr, and the thread's
+ * figure misses at most that stretch.
+ */
+public final class VtHooks {
+    private static final MethodHandle CLOCK = VtConfig.clock;
+    private static final MethodHandle CARRIER_CLOCK = VtConfig.carrierClock;
+    private static final MethodHandle CURRENT = VtConfig.current;
+    private static final double NS_PER_TICK = VtConfig.nsPerTick;
+    private static final AtomicLong FAILURES = new AtomicLong();
+
+    private VtHooks() {}
+
+    /** End of {@code mount()}: {@code vthread} is mounted on {@code carrier}. */
+    public static void mount(Thread vthread, Thread carrier) {
+        try {
+            long id = vthread.getId();
+            int a = VtAccounts.account(id);
+            long now = (long) CLOCK.invokeExact();
+            if (now >= 0) {
+                VtAccounts.open(VtAccounts.chunk(id, a), VtAccounts.offset(a), now, carrier.getId());
+            } else {
+                failed(new IllegalStateException("the clock failed: " + now));
+            }
+        } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
+    /** Start of {@code unmount()}: {@code vthread} is about to leave its carrier. */
+    public static void unmount(Thread vthread) {
+        try {
+            long now = (long) CLOCK.invokeExact();
+            long id = vthread.getId();
+            int a = VtAccounts.find(id);
+            if (a >= 0 && now >= 0) {
+                VtAccounts.close(VtAccounts.chunk(id, a), VtAccounts.offset(a), now);
+            }
+        } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
+    /** Start of {@code afterDone}: {@code vthread} has ended; its account is recycled. */
+    public static void end(Thread vthread) {
+        try {
+            VtAccounts.release(vthread.getId());
+        } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
+    private static void failed(Throwable t) {
+        try {
+            if (FAILURES.getAndIncrement() == 0) {
+                System.err.println("threadtime: a virtual-thread hook failed (" + t
+                        + "); that stretch is not charged, and further failures are only counted");
+            }
+        } catch (Throwable ignored) {
+            // nothing may escape into VirtualThread
+        }
+    }
+
+    /** Failures inside the hooks since start-up. */
+    public static long failures() {
+        return FAILURES.get();
+    }
+
+    /**
+     * CPU time of the calling thread, ns, virtual or platform: what
+     * {@code io.threadtime.VirtualThreadCpu.currentThreadCpuTime()} answers,
+     * reachable from any class loader through this boot class. -1 where that
+     * answers -1.
+     */
+    public static long currentThreadCpuTime() {
+        try {
+            return CURRENT == null ? -1 : (long) CURRENT.invokeExact();
+        } catch (Throwable t) {
+            return -1;
+        }
+    }
+
+    /** The calling virtual thread's account, ns; -1 without one. */
+    public static long self(long id) {
+        int a = VtAccounts.find(id);
+        if (a < 0) {
+            return -1;
+        }
+        long[] c = VtAccounts.chunk(id, a);
+        int o = VtAccounts.offset(a);
+        long total = c[o + VtAccounts.TOTAL];
+        if (c[o + VtAccounts.CARRIER] == 0) {
+            return ns(total);
+        }
+        try {
+            long now = (long) CLOCK.invokeExact();
+            long open = now - c[o + VtAccounts.MARK];
+            return now < 0 ? -1 : ns(total + (open > 0 ? open : 0));
+        } catch (Throwable t) {
+            return -1;
+        }
+    }
+
+    /**
+     * Another virtual thread's account, ns, with its open stretch read on
+     * the clock of the carrier it is on; -1 if it has none or has ended.
+     */
+    public static long other(long id) {
+        int a = VtAccounts.find(id);
+        if (a < 0) {
+            return -1;
+        }
+        long[] c = VtAccounts.chunk(id, a);
+        int o = VtAccounts.offset(a);
+        for (int spins = 0;; spins++) {
+            long seq = VtAccounts.seq(c, o);
+            if ((seq & 1) == 0) {
+                long owner = c[o + VtAccounts.OWNER];
+                long total = c[o + VtAccounts.TOTAL];
+                long mark = c[o + VtAccounts.MARK];
+                long carrier = c[o + VtAccounts.CARRIER];
+                long now = 0;
+                if (carrier != 0) {
+                    try {
+                        now = (long) CARRIER_CLOCK.invokeExact(carrier);
+                    } catch (Throwable t) {
+                        now = -1;
+                    }
+                }
+                java.lang.invoke.VarHandle.loadLoadFence();
+                if (VtAccounts.seq(c, o) == seq) {
+                    if (owner != id) {
+                        return -1;
+                    }
+                    long open = carrier == 0 || now < 0 ? 0 : now - mark;
+                    return ns(total + (open > 0 ? open : 0));
+                }
+            }
+            if (spins > 64) {
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    /** Clock units to ns (the cycle counter's ticks; other clocks are in ns). */
+    private static long ns(long units) {
+        return NS_PER_TICK == 1 ? units : (long) (units * NS_PER_TICK);
+    }
+
+    /** Bytes the accounts and their indexes occupy. */
+    public static long accountBytes() {
+        return VtAccounts.bytes();
+    }
+}

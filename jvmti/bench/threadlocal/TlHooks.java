@@ -1,0 +1,33 @@
+package io.threadtime.bench;
+
+/**
+ * The ThreadLocal route, for comparison only (jvmti/bench/yield.sh): the same
+ * hook points as the -javaagent, time mounted from System.nanoTime(), kept in
+ * a ThreadLocal<long[]> {total, mark} of each virtual thread. Appended to the
+ * boot class path by ThreadLocalRoute.
+ */
+public final class TlHooks {
+    private static final ThreadLocal<long[]> ACCOUNT = ThreadLocal.withInitial(() -> new long[2]);
+
+    private TlHooks() {}
+
+    public static void mount(Thread vthread, Thread carrier) {
+        try {
+            ACCOUNT.get()[1] = System.nanoTime();
+        } catch (Throwable t) {
+            // never into VirtualThread
+        }
+    }
+
+    public static void unmount(Thread vthread) {
+        try {
+            long[] a = ACCOUNT.get();
+            a[0] += System.nanoTime() - a[1];
+        } catch (Throwable t) {
+            // never into VirtualThread
+        }
+    }
+
+    public static void end(Thread vthread) {
+    }
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# What a mount plus an unmount costs, per configuration: YieldBench (one
+# virtual thread, Thread.yield(), one carrier, 300,000 yields, best of 5
+# rounds) in one JVM per configuration, RUNS rounds interleaved, medians; and
+# `threadtime bench` sched_self (the exact mode's clock read) once per round,
+# in the same run. none+flag+2reads: no agent, the loop itself reading the
+# carrier's CPU clock around each yield as the exact mode's hooks do.
+#   yield.sh JAVA_HOME AGENT_SO THREADTIME_JAR THREADTIME_CLI [RUNS=5]
+# JAVA_HOME may be a runtime without javac: TOOLS_HOME=/a/jdk compiles.
+# Prints a Markdown table; every run's figures go to stderr as they come.
+set -euo pipefail
+java_home=$1 agent=$2 jar=$3 cli=$4 runs=${5:-5}
+tools=${TOOLS_HOME:-$java_home}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$tools/bin/javac" --release 21 -d "$work/classes" -cp "$jar" "$here/YieldBench.java"
+# The ThreadLocal route: a benchmark-only agent, the JAR's transformer calling TlHooks.
+"$tools/bin/javac" --release 21 -d "$work/tl-hooks" "$here/threadlocal/TlHooks.java"
+"$tools/bin/jar" cf "$work/tl-hooks.jar" -C "$work/tl-hooks" .
+"$tools/bin/javac" --release 21 -d "$work/tl-agent" -cp "$jar" "$here/threadlocal/ThreadLocalRoute.java"
+printf 'Premain-Class: io.threadtime.ThreadLocalRoute\nCan-Retransform-Classes: true\n' >"$work/manifest"
+"$tools/bin/jar" cfm "$work/tl-agent.jar" "$work/manifest" -C "$work/tl-agent" .
+
+flag="-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions"
+ja="-javaagent:$jar"
+configs=(none none+flag none+flag+2reads empty-javaagent empty-javaagent+flag
+  javaagent-mounted javaagent-mounted+flag javaagent-exact javaagent-exact+flag threadlocal-mounted+flag
+  jvmti-events-empty jvmti-mounted jvmti-exact)
+declare -A args=([none]="" [none+flag]="$flag" [none+flag+2reads]="$flag"
+  [empty-javaagent]="$ja=events=off" [empty-javaagent+flag]="$flag $ja=events=off"
+  [javaagent-mounted]="$ja=mode=mounted" [javaagent-mounted+flag]="$flag $ja=mode=mounted"
+  [javaagent-exact]="$ja=mode=exact" [javaagent-exact+flag]="$flag $ja=mode=exact"
+  [threadlocal-mounted+flag]="$flag -javaagent:$work/tl-agent.jar=$work/tl-hooks.jar"
+  [jvmti-events-empty]="-agentpath:$agent=events=empty" [jvmti-mounted]="-agentpath:$agent=mode=mounted"
+  [jvmti-exact]="-agentpath:$agent=mode=exact")
+declare -A ns
+sched=""
+for ((r = 1; r <= runs; r++)); do
+  for c in "${configs[@]}"; do
+    # shellcheck disable=SC2086 # the configuration's options are words
+    out=$("$java_home/bin/java" -Xshare:auto -Djdk.virtualThreadScheduler.parallelism=1 \
+      --enable-native-access=ALL-UNNAMED ${args[$c]} -cp "$jar:$work/classes" YieldBench 300000 5 \
+      $([ "$c" = none+flag+2reads ] && echo reads) 2>/dev/null)
+    echo "run $r $c: $out" >&2
+    ns[$c]+="$(echo "$out" | awk '{print $3}') "
+  done
+  s=$("$cli" bench --quick --methods sched_self --threads 1 --json |
+    sed -n 's/.*"method": "sched_self".*"p50_ns": \([0-9.]*\).*/\1/p')
+  echo "run $r sched_self p50: $s" >&2
+  sched+="$s "
+done
+
+median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+base=$(echo "${ns[none]}" | median)
+version=$("$java_home/bin/java" -version 2>&1 | head -n 1)
+echo "Thread.yield() on one carrier, best of 5 rounds of 300,000 per JVM, $runs interleaved JVMs, $version, $(nproc) CPUs"
+echo "sched_self (threadtime bench, p50, median of $runs): $(echo "$sched" | median) ns"
+echo
+echo "| configuration | median ns/yield | over no agent | each run |"
+echo "|---|---:|---:|---|"
+for c in "${configs[@]}"; do
+  m=$(echo "${ns[$c]}" | median)
+  printf '| %s | %.0f | %+.0f | %s|\n' "$c" "$m" "$(echo "$m - $base" | bc -l)" "${ns[$c]}"
+done

@@ -1,0 +1,33 @@
+package io.threadtime.vthreads;
+
+import static io.threadtime.vthreads.Work.MS;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import io.threadtime.VirtualThreadCpu;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The -javaagent beside the OpenTelemetry Java agent, loaded before or after
+ * it (the pom runs both orders, with HotSpot's transition path off): both
+ * are in, and virtual threads are charged as without it.
+ */
+class CoexistenceTest {
+    @Test
+    void bothAgentsAreInAndThreadsAreCharged() throws Exception {
+        // The OpenTelemetry agent's bootstrap classes are the boot loader's.
+        Class<?> otel = Class.forName("io.opentelemetry.javaagent.bootstrap.AgentInitializer", false, null);
+        assertNull(otel.getClassLoader());
+        assertEquals(VirtualThreadCpu.Mechanism.JAVAAGENT, VirtualThreadCpu.mechanism());
+        assertEquals(VirtualThreadCpu.Mode.EXACT, VirtualThreadCpu.mode());
+        Work.onVirtualThreads(4, i -> {
+            long start = VirtualThreadCpu.currentThreadCpuTime(), burned = 0;
+            for (int turn = 0; turn < 4; turn++) {
+                burned += Work.burn(4 * MS);
+                Work.pause(turn + i);
+            }
+            ExactModeTest.assertCharged(burned, VirtualThreadCpu.currentThreadCpuTime() - start, "beside OpenTelemetry " + i);
+        });
+        assertEquals(0, VirtualThreadCpu.hookFailures());
+    }
+}
