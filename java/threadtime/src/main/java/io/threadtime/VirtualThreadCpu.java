@@ -202,11 +202,15 @@ public final class VirtualThreadCpu {
     /**
      * Accounts held now: one per virtual thread that has been mounted and has
      * not yet ended; 0 when nothing is charged. A count that keeps growing
-     * while the number of live virtual threads does not is a leak. Takes a
-     * lock the agent uses only when a carrier's spare accounts run out.
+     * while the number of live virtual threads does not is a leak. Takes the
+     * locks the agents take only when a thread starts or ends (the JVMTI
+     * agent: when a carrier's spare accounts run out).
      */
     public static long accountsInUse() {
-        return MODE.charging() ? VirtualThreadAgent.accountsInUse() : 0;
+        if (!MODE.charging()) {
+            return 0;
+        }
+        return hooks() ? VtHooks.accountsInUse() : VirtualThreadAgent.accountsInUse();
     }
 
     /**

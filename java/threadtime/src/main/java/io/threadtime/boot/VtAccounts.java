@@ -273,6 +273,17 @@ final class VtAccounts {
         return (long) LONGS.getAcquire(c, o + SEQ);
     }
 
+    /** Accounts held by live threads: ids in the indexes (each segment under its lock). */
+    static long inUse() {
+        long n = 0;
+        for (Segment s : SEGMENTS) {
+            synchronized (s) {
+                n += s.live;
+            }
+        }
+        return n;
+    }
+
     /** Bytes the accounts and the indexes occupy. */
     static long bytes() {
         long n = 0;

@@ -166,4 +166,9 @@ public final class VtHooks {
     public static long accountBytes() {
         return VtAccounts.bytes();
     }
+
+    /** Accounts held by virtual threads now (for {@code VirtualThreadCpu}). */
+    public static long accountsInUse() {
+        return VtAccounts.inUse();
+    }
 }
