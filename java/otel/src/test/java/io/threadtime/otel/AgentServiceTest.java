@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.threadtime.ThreadTime;
 import io.threadtime.VirtualThreadCpu;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -56,8 +57,25 @@ class AgentServiceTest {
     @Test
     void virtualThreadsWithJvmtiAccounting() throws Exception {
         assumeTrue(FEATURE >= 21, "virtual threads need JDK 21+");
-        List<String> jvm = List.of("-agentpath:" + VirtualThreadCpu.agentPath() + "=mode=exact");
-        try (Service s = Service.start("vthreads-jvmti", jvm, "virtual")) {
+        assertVirtualThreadsCharged("vthreads-jvmti", List.of("-agentpath:" + VirtualThreadCpu.agentPath() + "=mode=exact"));
+    }
+
+    /** The threadtime JAR as a {@code -javaagent} with HotSpot's transition
+     * path off, the recommended set-up; the extension reads the accounts
+     * through the boot class path. */
+    @Test
+    void virtualThreadsWithTheJavaagent() throws Exception {
+        assumeTrue(FEATURE >= 21, "virtual threads need JDK 21+");
+        Path jar = Path.of(ThreadTime.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        assertTrue(Files.isRegularFile(jar), "the tests run against the packaged threadtime JAR, not " + jar);
+        assertVirtualThreadsCharged("vthreads-javaagent", List.of("-XX:+UnlockExperimentalVMOptions",
+                "-XX:-DoJVMTIVirtualThreadTransitions", "-javaagent:" + jar + "=mode=exact"));
+    }
+
+    /** Every server span on a virtual thread carries what its request burned,
+     * within the bound, and no user/system split; handed-off spans none. */
+    private static void assertVirtualThreadsCharged(String name, List<String> jvm) throws Exception {
+        try (Service s = Service.start(name, jvm, "virtual")) {
             Map<Integer, Long> burned = s.burnRequests();
             s.handoff(2);
             Map<String, Map<String, String>> spans = s.awaitServerSpans(burned.keySet());
