@@ -8,7 +8,13 @@
  *                  read raw: the kernel credits a whole tick (4 ms at HZ=250)
  *                  to whatever mode the thread was in when the tick fired. Raw
  *                  user time can exceed the precise total, and raw PROF can be
- *                  far above or below it. Cheapest; good for sampling ratios.
+ *                  far above or below it. Under load they are biased, not
+ *                  just coarse: a thread that makes system calls often (a
+ *                  clock read every few us) is preempted between ticks and
+ *                  the tick rarely finds it running. 300 ms of pure user CPU
+ *                  read 176-261 ms VIRT beside one busy loop per CPU and
+ *                  56-67 ms beside 1.5, where getrusage() said 282-296 ms.
+ *                  Cheapest; good for sampling ratios of a quiet run.
  *  - tt_times      A consistent split: user_ns + system_ns == total_ns
  *                  exactly, user and system each never decrease from one read
  *                  to the next (per thread, per handle), and user <= total. This
