@@ -1,6 +1,7 @@
 package io.threadtime;
 
 import io.threadtime.boot.VtConfig;
+import io.threadtime.boot.VtHooks;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
@@ -141,6 +142,18 @@ public final class ThreadTimeAgent {
                     MethodType.methodType(long.class));
             VtConfig.install(clock, carrierClock, current, clockName, nsPerTick);
             Class.forName("io.threadtime.boot.VtHooks", true, null); // its constants, before any hook runs
+            // Nothing may be loaded, initialized or linked for the first time
+            // inside a hook: a carrier runs them in the middle of a mount, and
+            // with HotSpot's transition path on, a class being initialized by a
+            // thread that waits for that mount to end deadlocks (seen once:
+            // a carrier in mount() waiting for VtAccounts' initializer, whose
+            // thread waited in the VM). One round trip through the hooks on
+            // this thread, under its own id, which no virtual thread has,
+            // does all of it now.
+            Thread self = Thread.currentThread();
+            VtHooks.mount(self, self);
+            VtHooks.unmount(self);
+            VtHooks.end(self);
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             say("could not set up the clock (" + e + "); the agent stays passive");
             VtConfig.state(VtConfig.PASSIVE);
