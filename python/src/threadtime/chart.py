@@ -207,15 +207,19 @@ def _svg(fig: Figure) -> str:
     return svg[svg.index("<svg"):]
 
 
-def write(bench: Bench, outdir: Path, stem: str = "bench") -> tuple[Path, Path]:
-    """Writes <stem>.png and <stem>.html into outdir; returns both paths."""
+def _write_pair(fig, page_of_svg, outdir: Path, stem: str) -> tuple[Path, Path]:
+    """Writes fig as <stem>.png and page_of_svg(its SVG) as <stem>.html into outdir."""
     outdir.mkdir(parents=True, exist_ok=True)
-    fig = figure(bench)
     png = outdir / f"{stem}.png"
     fig.savefig(png, dpi=110)
     page = outdir / f"{stem}.html"
-    page.write_text(html_page(bench, _svg(fig)))
+    page.write_text(page_of_svg(_svg(fig)))
     return png, page
+
+
+def write(bench: Bench, outdir: Path, stem: str = "bench") -> tuple[Path, Path]:
+    """Writes <stem>.png and <stem>.html into outdir; returns both paths."""
+    return _write_pair(figure(bench), lambda svg: html_page(bench, svg), outdir, stem)
 
 
 # ---- a trace ----
@@ -337,13 +341,7 @@ figure svg {{ max-width: 100%; height: auto; }}
 
 def write_trace(trace: Trace, outdir: Path, stem: str = "trace") -> tuple[Path, Path]:
     """Writes <stem>.png and <stem>.html of a trace into outdir."""
-    outdir.mkdir(parents=True, exist_ok=True)
-    fig = trace_figure(trace)
-    png = outdir / f"{stem}.png"
-    fig.savefig(png, dpi=110)
-    page = outdir / f"{stem}.html"
-    page.write_text(trace_html_page(trace, _svg(fig)))
-    return png, page
+    return _write_pair(trace_figure(trace), lambda svg: trace_html_page(trace, svg), outdir, stem)
 
 
 def is_trace(path: str) -> bool:
