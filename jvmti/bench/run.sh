@@ -8,13 +8,14 @@
 # nothing (HotSpot's cost of posting them), in mounted and exact mode; the
 # -javaagent with no hooks (events=off), in mounted and exact mode, with the
 # flag and without.
-#   run.sh JAVA_HOME AGENT_SO API_JAR [RUNS=5] [THREADS=1000000] [YIELDS=4]
+#   run.sh JAVA_HOME AGENT_SO API_JAR [RUNS=5] [THREADS=1000000] [YIELDS=4] [IN_FLIGHT=10000]
+# IN_FLIGHT bounds the threads alive at once (0: none); see VThreadBench.java.
 # JAVA_HOME may be a runtime without javac: TOOLS_HOME=/a/jdk compiles.
 # Prints a Markdown table of wall time and of the JVM's CPU time over the
 # timed run, and the extra JVM CPU per mount+unmount against no agent; every
 # run's figures go to stderr as they come.
 set -euo pipefail
-java_home=$1 agent=$2 jar=$3 runs=${4:-5} threads=${5:-1000000} yields=${6:-4}
+java_home=$1 agent=$2 jar=$3 runs=${4:-5} threads=${5:-1000000} yields=${6:-4} in_flight=${7:-10000}
 here=$(cd "$(dirname "$0")" && pwd)
 classes=$(mktemp -d)
 trap 'rm -rf "$classes"' EXIT
@@ -38,7 +39,7 @@ for ((r = 1; r <= runs; r++)); do
   for c in "${configs[@]}"; do
     # shellcheck disable=SC2086 # the configuration's options are words
     out=$("$java_home/bin/java" -Xms1g -Xmx1g --enable-native-access=ALL-UNNAMED ${option[$c]} \
-      -cp "$jar:$classes" VThreadBench "$threads" "$yields" 2>/dev/null)
+      -cp "$jar:$classes" VThreadBench "$threads" "$yields" "$in_flight" 2>/dev/null)
     echo "run $r $c: $out" >&2
     wall[$c]+="$(echo "$out" | awk '{print $2}') "
     cpu[$c]+="$(echo "$out" | awk '{print $3}') "
@@ -49,7 +50,7 @@ median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{v[NR]=$1} END {print (NR 
 wall_base=$(echo "${wall[none]}" | median)
 cpu_base=$(echo "${cpu[none]}" | median)
 version=$("$java_home/bin/java" -version 2>&1 | head -n 1)
-echo "$threads virtual threads x $yields yields, $runs interleaved runs, $version, $(nproc) CPUs"
+echo "$threads virtual threads x $yields yields, at most $in_flight alive at once, $runs interleaved runs, $version, $(nproc) CPUs"
 echo
 echo "| configuration | median wall ms | x no agent | median JVM CPU ms | x no agent | extra CPU ns per mount+unmount | wall, each run (ms) | CPU, each run (ms) |"
 echo "|---|---:|---:|---:|---:|---:|---|---|"
