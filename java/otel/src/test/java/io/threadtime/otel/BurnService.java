@@ -4,6 +4,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.Tracer;
 import io.threadtime.ThreadTime;
 import java.io.IOException;
 import java.io.InputStream;
@@ -51,6 +52,7 @@ public final class BurnService {
     private static final ExecutorService HANDOFF = Executors.newSingleThreadExecutor();
     private static volatile long sink;
     private static URI backend;
+    private static Tracer tracer;
 
     private BurnService() {}
 
@@ -61,6 +63,13 @@ public final class BurnService {
         if (ThreadTime.currentThreadCpuTime() <= 0) {
             throw new IllegalStateException("the application's threadtime does not read its own CPU time");
         }
+        // The OpenTelemetry agent bridges this application's API to its own
+        // when the API's classes load. Once (a soak run of make test, JDK 25,
+        // the -javaagent accounting), first loaded by a request's virtual
+        // thread, the API stayed unbridged: it logged that it had no
+        // configuration, and the /handoff spans went nowhere. So the API
+        // loads here, on the main thread, before any request.
+        tracer = GlobalOpenTelemetry.getTracer("threadtime-test");
         InetAddress lo = InetAddress.getLoopbackAddress();
         HttpServer back = HttpServer.create(new InetSocketAddress(lo, 0), 64);
         back.createContext("/wait", ex -> {
@@ -117,7 +126,7 @@ public final class BurnService {
     }
 
     private static void handoff(HttpExchange ex) throws IOException {
-        Span span = GlobalOpenTelemetry.getTracer("threadtime-test").spanBuilder("handoff").startSpan();
+        Span span = tracer.spanBuilder("handoff").startSpan();
         Future<?> done = HANDOFF.submit(() -> span.end());
         try {
             done.get();
