@@ -1,4 +1,5 @@
 import io.threadtime.VirtualThreadCpu;
+import java.lang.invoke.MethodHandle;
 import java.lang.management.ManagementFactory;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
@@ -24,6 +25,11 @@ import java.util.concurrent.Semaphore;
  * 31 in the next (1.6 s and 7.5 s of JVM CPU, no agent): the collector, not
  * the mounts, made the figure. With 10,000 in flight every run does the same
  * 3 collections.
+ * <p>
+ * {@code -Dbench.reads=cpu} or {@code counter} (run with no agent): each thread
+ * reads that clock ({@link BenchClocks}) where the hooks would, once after
+ * each mount and once before each unmount: the reads alone, the floor under
+ * the agent's modes (exact reads {@code cpu}, mounted {@code counter}).
  */
 public final class VThreadBench {
     public static void main(String[] args) throws InterruptedException {
@@ -39,13 +45,36 @@ public final class VThreadBench {
     }
 
     private static volatile long lastCharged;
+    private static volatile long sink;
+    /** Constant, as the hooks' handles are, so the JIT inlines the read. */
+    private static final MethodHandle CLOCK = clock();
+
+    private static MethodHandle clock() {
+        try {
+            return BenchClocks.named(System.getProperty("bench.reads", "none"));
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
+    }
 
     private static long run(int threads, int yields, int inFlight) throws InterruptedException {
         CountDownLatch done = new CountDownLatch(threads);
         Semaphore slots = new Semaphore(inFlight > 0 ? inFlight : Integer.MAX_VALUE);
         Runnable task = () -> {
-            for (int i = 0; i < yields; i++)
+            long reads = 0;
+            if (CLOCK != null)
+                reads += BenchClocks.read(CLOCK);
+            for (int i = 0; i < yields; i++) {
+                if (CLOCK != null)
+                    reads += BenchClocks.read(CLOCK);
                 Thread.yield();
+                if (CLOCK != null)
+                    reads += BenchClocks.read(CLOCK);
+            }
+            if (CLOCK != null)
+                reads += BenchClocks.read(CLOCK);
+            if (reads == 42)
+                sink = reads; // keeps the reads, without a shared write per thread
             if (done.getCount() == 1)
                 lastCharged = VirtualThreadCpu.currentThreadCpuTime();
             done.countDown();

@@ -1,8 +1,5 @@
 import io.threadtime.VirtualThreadCpu;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
-import java.lang.reflect.Field;
 
 /**
  * What one mount plus one unmount costs: one virtual thread calling
@@ -20,7 +17,7 @@ public final class YieldBench {
     public static void main(String[] args) throws Exception {
         int yields = args.length > 0 ? Integer.parseInt(args[0]) : 300_000;
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
-        MethodHandle clock = args.length > 2 && args[2].equals("reads") ? carrierClock() : null;
+        MethodHandle clock = args.length > 2 && args[2].equals("reads") ? BenchClocks.named("cpu") : null;
         double[] best = {Double.MAX_VALUE};
         long[] sink = {0};
         Thread t = Thread.ofVirtual().start(() -> {
@@ -28,35 +25,15 @@ public final class YieldBench {
                 long start = System.nanoTime();
                 for (int i = 0; i < yields; i++) {
                     if (clock != null)
-                        sink[0] += read(clock);
+                        sink[0] += BenchClocks.read(clock);
                     Thread.yield();
                     if (clock != null)
-                        sink[0] += read(clock);
+                        sink[0] += BenchClocks.read(clock);
                 }
                 best[0] = Math.min(best[0], (System.nanoTime() - start) / (double) yields);
             }
         });
         t.join();
         System.out.printf("%s %s %.1f%n", VirtualThreadCpu.mechanism(), VirtualThreadCpu.mode(), best[0]);
-    }
-
-    /** threadtime's backend's selfTotal(), as a ()J handle (the backend is not public API). */
-    private static MethodHandle carrierClock() throws ReflectiveOperationException {
-        Class<?> nativeClass = Class.forName("io.threadtime.Native");
-        Field b = nativeClass.getDeclaredField("B");
-        b.setAccessible(true);
-        Object backend = b.get(null);
-        Class<?> api = Class.forName("io.threadtime.Backend");
-        MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(api, MethodHandles.lookup());
-        return lookup.findVirtual(api, "selfTotal", MethodType.methodType(long.class)).bindTo(backend)
-                .asType(MethodType.methodType(long.class));
-    }
-
-    private static long read(MethodHandle clock) {
-        try {
-            return (long) clock.invokeExact();
-        } catch (Throwable e) {
-            throw new AssertionError(e);
-        }
     }
 }

@@ -7,7 +7,9 @@
 # off (the capability only), with the events delivered to callbacks that do
 # nothing (HotSpot's cost of posting them), in mounted and exact mode; the
 # -javaagent with no hooks (events=off), in mounted and exact mode, with the
-# flag and without.
+# flag and without; and no agent with the threads themselves reading the
+# clock the mounted mode (counter) or the exact mode (cpu) reads, where the
+# hooks would: the floor under each mode.
 #   run.sh JAVA_HOME AGENT_SO API_JAR [RUNS=5] [THREADS=1000000] [YIELDS=4] [IN_FLIGHT=10000]
 # IN_FLIGHT bounds the threads alive at once (0: none); see VThreadBench.java.
 # JAVA_HOME may be a runtime without javac: TOOLS_HOME=/a/jdk compiles.
@@ -19,13 +21,14 @@ java_home=$1 agent=$2 jar=$3 runs=${4:-5} threads=${5:-1000000} yields=${6:-4} i
 here=$(cd "$(dirname "$0")" && pwd)
 classes=$(mktemp -d)
 trap 'rm -rf "$classes"' EXIT
-"${TOOLS_HOME:-$java_home}/bin/javac" --release 21 -d "$classes" -cp "$jar" "$here/VThreadBench.java"
+"${TOOLS_HOME:-$java_home}/bin/javac" --release 21 -d "$classes" -cp "$jar" "$here/VThreadBench.java" "$here/BenchClocks.java"
 
 flag="-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions"
 ja="-javaagent:$jar"
-configs=(none none+flag events-off events-empty mounted exact
+configs=(none none+flag none+flag+counter-reads none+flag+cpu-reads events-off events-empty mounted exact
   javaagent-empty+flag javaagent-mounted+flag javaagent-exact+flag javaagent-mounted javaagent-exact)
-declare -A option=([none]= [none+flag]="$flag" [events-off]="-agentpath:$agent=events=off"
+declare -A option=([none]= [none+flag]="$flag" [none+flag+counter-reads]="$flag -Dbench.reads=counter"
+  [none+flag+cpu-reads]="$flag -Dbench.reads=cpu" [events-off]="-agentpath:$agent=events=off"
   [events-empty]="-agentpath:$agent=events=empty" [mounted]="-agentpath:$agent=mode=mounted"
   [exact]="-agentpath:$agent=mode=exact" [javaagent-empty+flag]="$flag $ja=events=off"
   [javaagent-mounted+flag]="$flag $ja=mode=mounted" [javaagent-exact+flag]="$flag $ja=mode=exact"

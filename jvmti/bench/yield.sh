@@ -14,7 +14,7 @@ tools=${TOOLS_HOME:-$java_home}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$tools/bin/javac" --release 21 -d "$work/classes" -cp "$jar" "$here/YieldBench.java"
+"$tools/bin/javac" --release 21 -d "$work/classes" -cp "$jar" "$here/YieldBench.java" "$here/BenchClocks.java"
 # The ThreadLocal route: a benchmark-only agent, the JAR's transformer calling TlHooks.
 "$tools/bin/javac" --release 21 -d "$work/tl-hooks" "$here/threadlocal/TlHooks.java"
 "$tools/bin/jar" cf "$work/tl-hooks.jar" -C "$work/tl-hooks" .
