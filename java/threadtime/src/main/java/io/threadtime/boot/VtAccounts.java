@@ -15,8 +15,9 @@ import java.lang.invoke.VarHandle;
  * ever added). Mounts and unmounts find the account without a lock or a
  * shared write: the index is read through a volatile reference and only its
  * owner thread's carrier writes an account. A thread's first mount and its
- * end take its segment's lock, to insert or remove its id and to take or
- * give back an account; growing the index copies it under that lock and
+ * end take its segment's lock (on a {@link Pool} of its own, away from what
+ * the mounts read), to insert or remove its id and to take or give back an
+ * account; growing the index copies it under that lock and
  * publishes the copy, so a concurrent reader of the old copy still finds
  * the same account number. Ended threads' accounts are reused, never freed.
  * <p>
@@ -32,12 +33,16 @@ final class VtAccounts {
     private static final int CHUNK = 1 << CHUNK_SHIFT;
     private static final int SEGMENT_SHIFT = 6;
     private static final Segment[] SEGMENTS = new Segment[1 << SEGMENT_SHIFT];
+    private static final Pool[] POOLS = new Pool[SEGMENTS.length];
     private static final long GONE = -1; // an index key whose thread ended
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
 
     static {
         for (int i = 0; i < SEGMENTS.length; i++) {
             SEGMENTS[i] = new Segment();
+        }
+        for (int i = 0; i < POOLS.length; i++) {
+            POOLS[i] = new Pool();
         }
     }
 
@@ -55,12 +60,21 @@ final class VtAccounts {
         }
     }
 
+    /**
+     * What a mount reads: written only when the index is copied or a chunk
+     * added. Kept apart from the segment's {@link Pool}, whose lock word and
+     * counters change at every first mount and every end: on one cache line
+     * they made the next mount on the other carrier miss.
+     */
     private static final class Segment {
         volatile Index index = new Index(64);
-        volatile long maxId;      // the highest id ever given an account here
         volatile long[][] chunks = new long[4][];
-        int created;              // accounts ever made here (under the lock)
-        int live;                 // ids in the index (under the lock)
+    }
+
+    /** The segment's lock and its free accounts (all under the lock). */
+    private static final class Pool {
+        int created;              // accounts ever made here
+        int live;                 // ids in the index
         int[] spare = new int[16];
         int spares;
     }
@@ -72,8 +86,9 @@ final class VtAccounts {
      * runs threads in about the order they started, so mounts touch
      * neighbouring cache lines; a scrambling hash made every mount of a
      * million live threads a cache miss. The run of slots this builds is
-     * harmless: a new id (above every id the segment has seen) is known to
-     * be absent without a search, and takes the first free or ended slot.
+     * harmless: the index is at most half full, so the search that finds a
+     * new id absent ends within a few slots, and its insertion takes the
+     * first free or ended one.
      */
     private static int hash(long id) {
         return (int) id;
@@ -96,14 +111,8 @@ final class VtAccounts {
     /** The account of thread {@code id}, made at its first mount. */
     static int account(long id) {
         int h = hash(id);
-        Segment s = segment(h);
-        if (id <= s.maxId) {
-            int a = find(s, h, id);
-            if (a >= 0) {
-                return a;
-            }
-        }
-        return adopt(s, h, id);
+        int a = find(segment(h), h, id);
+        return a >= 0 ? a : adopt(h, id);
     }
 
     /** Account number of thread {@code id}, or -1 if it has none. No lock, no write. */
@@ -127,13 +136,13 @@ final class VtAccounts {
         }
     }
 
-    private static int adopt(Segment s, int h, long id) {
-        synchronized (s) {
-            int a = id <= s.maxId ? find(s, h, id) : -1;
-            if (a >= 0) {
-                return a;
-            }
-            a = s.spares > 0 ? s.spare[--s.spares] : newAccount(s);
+    /** A first mount: {@code id} is known absent, as only the carrier it is
+     * mounted on inserts it. */
+    private static int adopt(int h, long id) {
+        Segment s = segment(h);
+        Pool p = POOLS[h & (POOLS.length - 1)];
+        synchronized (p) {
+            int a = p.spares > 0 ? p.spare[--p.spares] : newAccount(s, p);
             long[] c = s.chunks[a >>> CHUNK_SHIFT];
             int o = offset(a);
             c[o + TOTAL] = 0;
@@ -144,7 +153,8 @@ final class VtAccounts {
             // slots on average, mostly in the same cache line.
             Index ix = s.index;
             if ((ix.used + 1) * 2 > ix.keys.length) {
-                ix = rehash(ix, s.live + 1);
+                ix = rehash(ix, p.live + 1);
+                s.index = ix;
             }
             // Known absent: the first free or ended slot from its home will do.
             long[] keys = ix.keys;
@@ -156,17 +166,13 @@ final class VtAccounts {
             ix.used += keys[i] == 0 ? 1 : 0;
             ix.accounts[i] = a;
             LONGS.setRelease(keys, i, id); // the account number is visible before the key
-            s.live++;
-            s.index = ix;
-            if (id > s.maxId) {
-                s.maxId = id;
-            }
+            p.live++;
             return a;
         }
     }
 
-    private static int newAccount(Segment s) {
-        int a = s.created++;
+    private static int newAccount(Segment s, Pool p) {
+        int a = p.created++;
         long[][] chunks = s.chunks;
         int c = a >>> CHUNK_SHIFT;
         if (c == chunks.length) {
@@ -176,8 +182,8 @@ final class VtAccounts {
         }
         if (chunks[c] == null) {
             chunks[c] = new long[CHUNK << STRIDE_SHIFT];
+            s.chunks = chunks; // publishes the new chunk (and a grown array)
         }
-        s.chunks = chunks;
         return a;
     }
 
@@ -210,7 +216,8 @@ final class VtAccounts {
     static void release(long id) {
         int h = hash(id);
         Segment s = segment(h);
-        synchronized (s) {
+        Pool p = POOLS[h & (POOLS.length - 1)];
+        synchronized (p) {
             Index ix = s.index;
             long[] keys = ix.keys;
             int mask = keys.length - 1;
@@ -230,13 +237,13 @@ final class VtAccounts {
                     c[o + CARRIER] = 0;
                     LONGS.setRelease(c, o + SEQ, seq + 2);
                     keys[i] = GONE;
-                    s.live--;
-                    if (s.spares == s.spare.length) {
-                        int[] more = new int[s.spare.length * 2];
-                        System.arraycopy(s.spare, 0, more, 0, s.spares);
-                        s.spare = more;
+                    p.live--;
+                    if (p.spares == p.spare.length) {
+                        int[] more = new int[p.spare.length * 2];
+                        System.arraycopy(p.spare, 0, more, 0, p.spares);
+                        p.spare = more;
                     }
-                    s.spare[s.spares++] = a;
+                    p.spare[p.spares++] = a;
                     return;
                 }
             }
@@ -276,9 +283,9 @@ final class VtAccounts {
     /** Accounts held by live threads: ids in the indexes (each segment under its lock). */
     static long inUse() {
         long n = 0;
-        for (Segment s : SEGMENTS) {
-            synchronized (s) {
-                n += s.live;
+        for (Pool p : POOLS) {
+            synchronized (p) {
+                n += p.live;
             }
         }
         return n;
@@ -287,9 +294,9 @@ final class VtAccounts {
     /** Bytes the accounts and the indexes occupy. */
     static long bytes() {
         long n = 0;
-        for (Segment s : SEGMENTS) {
-            synchronized (s) {
-                n += ((long) s.created << (STRIDE_SHIFT + 3)) + s.index.keys.length * 12L;
+        for (int i = 0; i < SEGMENTS.length; i++) {
+            synchronized (POOLS[i]) {
+                n += ((long) POOLS[i].created << (STRIDE_SHIFT + 3)) + SEGMENTS[i].index.keys.length * 12L;
             }
         }
         return n;
