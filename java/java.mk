@@ -23,12 +23,13 @@ JMH_JAR := $(JAVA_DIR)/benchmarks/target/benchmarks.jar
 java-toolchains:
 	$(JAVA_DIR)/jdks.sh toolchains $(JAVA_TOOLCHAINS)
 
-# clean: failsafe merges new results into an existing summary file. A Java
+# clean: failsafe merges new results into an existing summary file. The
+# probe tests read traces with the CLI, hence `build`. A Java
 # 21 runtime, if jdks.sh finds one (.ci/deps.d/jdk21.sh installs it), runs
 # the tests a third time.
-test-java: java-toolchains
+test-java: java-toolchains build
 	@jdk21=$$($(JAVA_DIR)/jdks.sh runtime 21 2>/dev/null) || echo "test-java: no Java 21 here; testing on $(JDK_OLD) and $(JDK_NEW) only"; \
-	set -x; $(JAVA_MVN) clean verify $${jdk21:+-Djdk21.skip=false -Djdk21.java=$$jdk21/bin/java}
+	set -x; $(JAVA_MVN) clean verify -Dthreadtime.cli=$(abspath $(THREADTIME)) $${jdk21:+-Djdk21.skip=false -Djdk21.java=$$jdk21/bin/java}
 
 # The JAR into the local Maven repository, for jvmti/java's tests (no tests here).
 java-install: java-toolchains
