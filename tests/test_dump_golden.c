@@ -51,7 +51,7 @@ static size_t build_trace(unsigned char *buf)
                                       {2000000, 2000000, INT64_C(1700000000124456789)}},
                           .ring_records = 8};
     memcpy(h.magic, TT__TRACE_MAGIC, TT__TRACE_MAGIC_LEN);
-    size_t off = sizeof h;
+    size_t off = TT__TRACE_HEADER_SIZE_1_0; /* a 1.0 file: older traces must still read */
 
     /* Thread 100 "main": live, nothing lost. */
     put_section(buf, &off, 7, 8, 7, TT__RING_LIVE, 100, "main");
@@ -75,7 +75,7 @@ static size_t build_trace(unsigned char *buf)
     h.strings_size = sizeof g_strings;
     memcpy(buf + off, g_strings, sizeof g_strings);
     off += sizeof g_strings;
-    memcpy(buf, &h, sizeof h);
+    memcpy(buf, &h, TT__TRACE_HEADER_SIZE_1_0);
     return off;
 }
 

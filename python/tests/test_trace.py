@@ -5,6 +5,7 @@ import csv
 import errno
 import io
 import os
+import struct
 import subprocess
 import sys
 import textwrap
@@ -82,7 +83,7 @@ def python_trace(tmp_path) -> Path:
 def test_python_written_trace_reads_back_as_recorded(python_trace):
     trace = threadtime.read_trace(python_trace)
     assert trace.damaged is None and not trace.crash_safe and trace.pid == os.getpid()
-    assert trace.format == "1.0" and trace.end_mono_ns > trace.start_mono_ns
+    assert trace.format == "1.1" and trace.end_mono_ns > trace.start_mono_ns
     main = next(th for th in trace if th.tid == threading.get_native_id())
     assert (main.name, main.state, main.overwritten, main.incomplete) == ("py-main", "live", 0, 0)
     kinds = [(e.kind, e.id) for e in main.events]
@@ -141,7 +142,8 @@ def test_java_written_trace():
 def test_cut_file_gives_its_intact_part_with_the_c_tools_message(python_trace, tmp_path):
     data = python_trace.read_bytes()
     cut = tmp_path / "cut.trace"
-    cut.write_bytes(data[:128 + 128 + 3 * 32 + 5])  # the first section, three records and a bit
+    header_size = struct.unpack_from("<I", data, 12)[0]
+    cut.write_bytes(data[:header_size + 128 + 3 * 32 + 5])  # the first section, three records and a bit
     with pytest.warns(threadtime.TraceDamagedWarning, match="intact part was read"):
         trace = threadtime.read_trace(cut)
     assert "truncated: thread section 1 of 2" in trace.damaged
@@ -159,7 +161,7 @@ def test_cut_file_gives_its_intact_part_with_the_c_tools_message(python_trace, t
 @pytest.mark.parametrize("make, message", [
     (lambda d: b"not a trace at all", "no TTRACE signature"),
     (lambda d: d[:100], "ends inside its 128-byte header"),
-    (lambda d: d[:8] + b"\x07" + d[9:], "trace format version 7.0"),
+    (lambda d: d[:8] + b"\x07" + d[9:], "trace format version 7.1"),
     (lambda d: b"", "no TTRACE signature"),
 ])
 def test_unusable_file_raises_the_c_tools_error(python_trace, tmp_path, make, message):
@@ -174,7 +176,7 @@ def test_unusable_file_raises_the_c_tools_error(python_trace, tmp_path, make, me
 
 def test_damaged_section_signature(python_trace, tmp_path):
     data = bytearray(python_trace.read_bytes())
-    data[128 + 48] ^= 0xFF  # the first section's magic
+    data[struct.unpack_from("<I", data, 12)[0] + 48] ^= 0xFF  # the first section's magic
     bad = tmp_path / "bad.trace"
     bad.write_bytes(data)
     with pytest.warns(threadtime.TraceDamagedWarning):
