@@ -23,6 +23,7 @@ import java.util.stream.Collectors;
  * nothing). Used by the transformer, at class load, never on a probe's path.
  */
 final class ProbeRegistry {
+    private static final String INTRINSIC = "Ljdk/internal/vm/annotation/IntrinsicCandidate;";
     private final List<ProbeFilter> filters = new CopyOnWriteArrayList<>();
     private volatile Set<String> classNames = Set.of();
     private volatile boolean annotations;
@@ -141,6 +142,10 @@ final class ProbeRegistry {
             if (timed || !lines.isEmpty()) {
                 String name = dotted + "::" + m.name
                         + (withCode.get(m.name) > 1 ? "(" + ProbeTransformer.parameters(m.desc) + ")" : "");
+                if (m.annotations.contains(INTRINSIC) && refusals.add(name + INTRINSIC)) {
+                    ThreadTimeAgent.say("probe on " + name + ": a JIT intrinsic (@IntrinsicCandidate); compiled callers "
+                            + "may run the JIT's own code instead of its bytecode, so calls from them can go uncounted");
+                }
                 plans.put(m.key(), new Plan(timed ? id(name) : -1, lines, m.maxLocals));
             }
         }

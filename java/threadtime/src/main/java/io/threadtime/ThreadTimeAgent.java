@@ -69,7 +69,8 @@ public final class ThreadTimeAgent {
     public static void agentmain(String options, Instrumentation inst) {
         Options o = Options.parse(options, true);
         if (!o.filters.isEmpty() || o.out != null || o.ring != 0) {
-            if (!ProbeConfig.installed() && !bootClasses(inst)) {
+            // bootClasses first: it must find ProbeConfig not yet loaded here
+            if (!bootClasses(inst)) {
                 throw new IllegalStateException("threadtime: the probe classes could not be put on the boot class path");
             }
             ProbeAgent.start(o, inst, false);
@@ -502,7 +503,8 @@ public final class ThreadTimeAgent {
         // before (a program that used threadtime before attaching) cannot be.
         for (Class<?> c : List.of(ProbeConfig.class, Probes.class)) {
             if (Class.forName(c.getName(), false, null) != c) {
-                say(c.getName() + " was already loaded from the class path; the agent stays passive");
+                say(c.getName() + " was already loaded from the class path, not the boot class path: "
+                        + "no hooks or probes (load threadtime as -javaagent, or attach before the program uses it)");
                 return false;
             }
         }
