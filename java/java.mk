@@ -88,3 +88,15 @@ otel-screenshot:
 	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1100,330 \
 		--screenshot=$(CURDIR)/docs/cpu-per-request.png file://$(CURDIR)/$(OTEL_DIR)/target/span.html
 .PHONY: otel-screenshot
+
+# ---- probes (issue 15) ----
+#   make bench-probes     what a probe adds per call to a small method on JDK
+#                         $(JDK_OLD) and $(JDK_NEW), beside JFR's jdk.MethodTiming
+#                         (JDK 25+) and `threadtime bench` virt_self, in one run
+#                         (PROBE_BENCH_RUNS interleaved JVMs per row, medians)
+PROBE_BENCH_RUNS ?= 5
+.PHONY: bench-probes
+bench-probes: java-toolchains build
+	$(JAVA_MVN) -pl threadtime -DskipITs package
+	bench/probes/run.sh $(abspath $(JAVA_DIR)/threadtime/target/threadtime-0.1.0.jar) $(abspath $(THREADTIME)) \
+		$(PROBE_BENCH_RUNS) $(JDK_OLD) $(JDK_NEW)

@@ -34,6 +34,8 @@ final class ProbeRegistry {
     private final Set<ProbeFilter> matched = ConcurrentHashMap.newKeySet();
     /** Filters that found their class but not their method or line: what the class had instead. */
     private final Map<ProbeFilter, String> nearMisses = new ConcurrentHashMap<>();
+    /** Those of them whose class lacks the method itself (it may inherit it, or subclasses declare it). */
+    private final Set<ProbeFilter> noMethod = ConcurrentHashMap.newKeySet();
     private final Set<String> refusals = ConcurrentHashMap.newKeySet();
     private final Set<ProbeFilter> refused = ConcurrentHashMap.newKeySet();
 
@@ -164,6 +166,7 @@ final class ProbeRegistry {
                 Set<String> names = methods.stream().map(m -> m.name).collect(Collectors.toCollection(TreeSet::new));
                 nearMisses.put(f, cls.replace('/', '.') + " has no method " + f.method + "; nearest: "
                         + String.join(", ", nearest(f.method, names)));
+                noMethod.add(f);
             } else if (f.isLine()) {
                 String ranges = same.stream().filter(m -> !m.lines.isEmpty())
                         .map(m -> m.lines.first() + "-" + m.lines.last())
@@ -227,6 +230,9 @@ final class ProbeRegistry {
                 continue;
             }
             String miss = nearMisses.get(f);
+            if (miss != null && noMethod.contains(f)) {
+                miss += declaredElsewhere(f, loaded);
+            }
             if (miss == null) {
                 if (loadedNames == null) {
                     loadedNames = new TreeSet<>();
@@ -243,6 +249,56 @@ final class ProbeRegistry {
             lines.add("probe '" + f.text + "' matched nothing: " + miss);
         }
         return lines;
+    }
+
+    /**
+     * Where the method a class lacks is declared instead, among the loaded
+     * classes: the superclass it inherits it from, and subclasses (a probe
+     * goes into the class that declares the method).
+     */
+    private static String declaredElsewhere(ProbeFilter f, Class<?>[] loaded) {
+        String dotted = f.className.replace('/', '.');
+        Class<?> cls = null;
+        for (Class<?> c : loaded) {
+            if (c.getName().equals(dotted)) {
+                cls = c;
+                break;
+            }
+        }
+        if (cls == null) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder();
+        try {
+            for (Class<?> s = cls.getSuperclass(); s != null; s = s.getSuperclass()) {
+                if (declares(s, f.method)) {
+                    b.append("; it inherits it from ").append(s.getName());
+                    break;
+                }
+            }
+            List<String> subclasses = new ArrayList<>();
+            for (Class<?> c : loaded) {
+                if (c != cls && !c.isArray() && cls.isAssignableFrom(c) && declares(c, f.method)) {
+                    subclasses.add(c.getName());
+                }
+            }
+            if (!subclasses.isEmpty()) {
+                b.append("; loaded subclasses declaring it (probe those): ")
+                        .append(String.join(", ", subclasses.subList(0, Math.min(3, subclasses.size()))));
+            }
+        } catch (Throwable t) {
+            // a class whose members cannot be resolved: no more to say
+        }
+        return b.toString();
+    }
+
+    private static boolean declares(Class<?> c, String method) {
+        for (java.lang.reflect.Method m : c.getDeclaredMethods()) {
+            if (m.getName().equals(method)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Up to three names closest to a name (edit distance). */

@@ -40,10 +40,29 @@ record ChildJvm(int exit, String out, String err) {
             pb.directory(dir.toFile());
         }
         Process p = pb.start();
-        CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> drain(p.getErrorStream()));
+        CompletableFuture<String> err = drainAsync(p.getErrorStream());
         String out = drain(p.getInputStream());
         assertTrue(p.waitFor(120, TimeUnit.SECONDS), "child JVM hung");
         return new ChildJvm(p.exitValue(), out, err.get());
+    }
+
+    /**
+     * Reads a stream to its end on a thread of its own (not the common pool:
+     * with one or two CPUs it has one thread, which a child that lives on
+     * would hold).
+     */
+    static CompletableFuture<String> drainAsync(InputStream in) {
+        CompletableFuture<String> f = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                f.complete(drain(in));
+            } catch (RuntimeException e) {
+                f.completeExceptionally(e);
+            }
+        }, "drain");
+        t.setDaemon(true);
+        t.start();
+        return f;
     }
 
     static String drain(InputStream in) {

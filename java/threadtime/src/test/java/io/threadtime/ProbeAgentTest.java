@@ -80,7 +80,7 @@ class ProbeAgentTest {
         assertTrue(cli != null && Files.isExecutable(Path.of(cli)),
                 "the threadtime CLI is needed to read traces (make build; -Dthreadtime.cli=" + cli + ")");
         Process p = new ProcessBuilder(cli, "dump", "--format", "csv", trace.toString()).start();
-        CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> ChildJvm.drain(p.getErrorStream()));
+        CompletableFuture<String> err = ChildJvm.drainAsync(p.getErrorStream());
         String out = ChildJvm.drain(p.getInputStream());
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "threadtime dump hung");
         assertEquals(0, p.exitValue(), () -> "threadtime dump " + trace + ": " + err.join());
@@ -305,7 +305,7 @@ class ProbeAgentTest {
             jvm.add("-XX:+EnableDynamicAgentLoading"); // JEP 451: else a warning on 21+
         }
         Process p = new ProcessBuilder(ChildJvm.command(jvm, APP, "wait")).directory(dir.toFile()).start();
-        CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> ChildJvm.drain(p.getErrorStream()));
+        CompletableFuture<String> err = ChildJvm.drainAsync(p.getErrorStream());
         try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
                 Writer in = new OutputStreamWriter(p.getOutputStream(), StandardCharsets.UTF_8)) {
             assertEquals("ready", out.readLine());
@@ -318,9 +318,10 @@ class ProbeAgentTest {
             assertEquals(0, attach(pid, "probe=off,dump=" + second));
             command(in, out, "calls 5"); // after detach: not recorded
             Path third = dir.resolve("third.ttrace");
-            assertEquals(0, attach(pid, "dump=" + third));
+            assertEquals(0, attachWithCli(pid, "dump=" + third), "threadtime attach, the CLI's form");
             assertNotEquals(0, attach(pid, "mode=exact"), "mode= is refused at attach");
-            command(in, out, "exit");
+            in.write("exit\n");
+            in.flush();
             assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the child did not end");
             assertEquals(7, count(read(first), "begin", WORK));
             assertEquals(9, count(read(second), "end", WORK));
@@ -330,6 +331,16 @@ class ProbeAgentTest {
         }
         String stderr = err.get(60, TimeUnit.SECONDS);
         assertTrue(stderr.contains("probes removed: 1 class(es) back to their own bytecode"), stderr);
+    }
+
+    /** {@code threadtime attach --jar JAR PID options} (the CLI runs the target's own java): its exit status. */
+    static int attachWithCli(String pid, String options) throws Exception {
+        Process p = new ProcessBuilder(System.getProperty("threadtime.cli"), "attach", "--jar", jar(), pid, options)
+                .redirectErrorStream(true).start();
+        String out = ChildJvm.drain(p.getInputStream());
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "threadtime attach hung");
+        assertTrue(out.contains("threadtime: JVM " + pid + " took " + options), out);
+        return p.exitValue();
     }
 
     /** One line to the waiting child, then its "ready". */
