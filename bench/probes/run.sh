@@ -36,7 +36,7 @@ for ((r = 1; r <= runs; r++)); do
     java=$("$root/java/jdks.sh" runtime "$v")/bin/java
     for c in $(configs "$v"); do
       # shellcheck disable=SC2086 # the configuration's options are words
-      out=$("$java" --enable-native-access=ALL-UNNAMED ${args[$c]} -cp "$work/classes" ProbeBench "${calls[$c]}" 7 2>/dev/null)
+      out=$("$java" --enable-native-access=ALL-UNNAMED ${args[$c]} -cp "$work/classes" ProbeBench "${calls[$c]}" 7 2>/dev/null | grep "^ns_per_call")
       echo "run $r jdk$v $c: $out" >&2
       ns[$v/$c]+="$(echo "$out" | awk '{print $2}') "
     done
