@@ -123,14 +123,12 @@ public final class ThreadTimeAgent {
                             : !attach && ATTACH_KEYS.contains(key) && !START_KEYS.contains(key)
                                     ? key + "= works only when attaching to a running JVM"
                                     : (attach ? ATTACH_HELP : OPTIONS_HELP) + ", each at most once";
-                    throw new IllegalArgumentException("threadtime: unknown or conflicting option '" + item
-                            + "' at character " + at + " of '" + text + "' (" + help + ")");
+                    throw new IllegalArgumentException(where(item, text, at) + " (" + help + ")");
                 }
                 try {
                     o.set(key, value, at + key.length() + 1, attach);
                 } catch (IllegalArgumentException e) {
-                    throw new IllegalArgumentException("threadtime: bad option '" + item + "' at character " + at
-                            + " of '" + text + "': " + e.getMessage());
+                    throw new IllegalArgumentException(where(item, text, at) + ": " + e.getMessage());
                 }
             }
             String conflict = null;
@@ -146,6 +144,11 @@ public final class ThreadTimeAgent {
                 throw new IllegalArgumentException("threadtime: conflicting options in '" + text + "': " + conflict);
             }
             return o;
+        }
+
+        /** The start of every option error, worded as the JVMTI agent words it (issue 11). */
+        private static String where(String item, String text, int at) {
+            return "threadtime: unknown or conflicting option '" + item + "' in '" + text + "' at character " + at;
         }
 
         private static final Set<String> START_KEYS = Set.of("mode", "events", "probe", "probes", "probe.cpu", "out", "ring");
