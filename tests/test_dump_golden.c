@@ -5,7 +5,9 @@
  * say what is missing and exit with status 1.
  *
  *   test_dump_golden THREADTIME GOLDEN_DIR      compare
- *   TT_UPDATE_GOLDEN=1 test_dump_golden ...     rewrite the golden files */
+ *   TT_UPDATE_GOLDEN=1 test_dump_golden ...     rewrite the golden files
+ *   TT_FUZZ_SEEDS=DIR test_dump_golden ...      also keep each input trace
+ *                                               there (fuzz/seeds/) */
 #include <string.h>
 #include <sys/wait.h>
 
@@ -206,6 +208,12 @@ static void golden_trace_case(int which, const char *args, const char *golden_na
     fclose(f);
     CHECK_OP(run_cli(args, dir), ==, want_status);
     compare(out, golden_name);
+    const char *seeds = getenv("TT_FUZZ_SEEDS");
+    if (seeds) {
+        char seed[512];
+        snprintf(seed, sizeof seed, "%s/%s.trace", seeds, golden_name);
+        rename(trace, seed);
+    }
     unlink(trace);
     if (!tt_test_failed_checks) {
         unlink(out);
