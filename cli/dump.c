@@ -83,9 +83,11 @@ static void put_us(sink *s, int64_t ns)
     put(s, frac, 4);
 }
 
-/* A JSON string: quotes, backslashes and control bytes escaped; bytes
- * above 0x7f are written as \u00XX so any name yields valid JSON. */
-static void put_json_str(sink *s, const char *p, size_t n)
+/* A JSON string: quotes, backslashes and control bytes escaped. utf8: the
+ * bytes are valid UTF-8 (a name: the reader checked it) and stay as they
+ * are; else bytes above 0x7e are written as \u00XX, so that any text
+ * yields valid JSON. */
+static void put_json_bytes(sink *s, const char *p, size_t n, int utf8)
 {
     static const char hex[] = "0123456789abcdef";
     put(s, "\"", 1);
@@ -94,7 +96,7 @@ static void put_json_str(sink *s, const char *p, size_t n)
         if (c == '"' || c == '\\') {
             char e[2] = {'\\', (char)c};
             put(s, e, 2);
-        } else if (c < 0x20 || c > 0x7e) {
+        } else if (c < 0x20 || c == 0x7f || (c > 0x7f && !utf8)) {
             char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
             put(s, e, 6);
         } else {
@@ -104,26 +106,8 @@ static void put_json_str(sink *s, const char *p, size_t n)
     put(s, "\"", 1);
 }
 
-/* A name (valid UTF-8: the reader checked it) as a JSON string: quotes,
- * backslashes and control bytes escaped, the rest as is. */
-static void put_json_utf8(sink *s, const char *p, size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    put(s, "\"", 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
-            put(s, e, 2);
-        } else if (c < 0x20 || c == 0x7f) {
-            char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            put(s, e, 6);
-        } else {
-            put(s, (const char *)&c, 1);
-        }
-    }
-    put(s, "\"", 1);
-}
+static void put_json_str(sink *s, const char *p, size_t n) { put_json_bytes(s, p, n, 0); }
+static void put_json_utf8(sink *s, const char *p, size_t n) { put_json_bytes(s, p, n, 1); }
 
 /* A CSV field: quoted when it holds a comma, quote or line break. */
 static void put_csv_str(sink *s, const char *p, size_t n)
@@ -363,11 +347,13 @@ static int vref_order(const void *a, const void *b)
     return x->k < y->k ? -1 : x->k > y->k;
 }
 
-/* Every event that belongs to a virtual thread, in (v, time) order.
- * Returns 0 or -ENOMEM. */
-static int vindex_build(vindex *vi, const tt__trace *t)
+/* Calls fn for every committed event of every thread, with the virtual
+ * thread that owns it (0: the thread itself) and the markers before it. */
+typedef void (*owned_fn)(void *ctx, uint32_t thread, uint64_t k, const tt__trace_event *ev, uint64_t owner,
+                         uint64_t markers);
+
+static void for_each_owned(const tt__trace *t, owned_fn fn, void *ctx)
 {
-    memset(vi, 0, sizeof *vi);
     tt__trace_event ev;
     for (uint32_t i = 0; i < t->nthreads; i++) {
         const tt__trace_thread *th = &t->threads[i];
@@ -377,19 +363,46 @@ static int vindex_build(vindex *vi, const tt__trace *t)
             if (!tt__trace_event_at(t, th, k, &ev))
                 continue;
             uint64_t v = owner_step(&w, &ev, &markers);
-            if (!v)
-                continue;
-            if (vi->n == vi->cap) {
-                size_t cap = vi->cap ? vi->cap * 2 : 256;
-                vref *r = realloc(vi->refs, cap * sizeof *r);
-                if (!r)
-                    return -ENOMEM;
-                vi->refs = r;
-                vi->cap = cap;
-            }
-            vi->refs[vi->n++] = (vref){v, rebase(t, &ev), i, k, markers};
+            fn(ctx, i, k, &ev, v, markers);
         }
     }
+}
+
+typedef struct vindex_ctx {
+    vindex *vi;
+    const tt__trace *t;
+    int err;
+} vindex_ctx;
+
+static void vindex_add(void *ctx, uint32_t thread, uint64_t k, const tt__trace_event *ev, uint64_t v,
+                       uint64_t markers)
+{
+    vindex_ctx *c = ctx;
+    vindex *vi = c->vi;
+    if (!v || c->err)
+        return;
+    if (vi->n == vi->cap) {
+        size_t cap = vi->cap ? vi->cap * 2 : 256;
+        vref *r = realloc(vi->refs, cap * sizeof *r);
+        if (!r) {
+            c->err = -ENOMEM;
+            return;
+        }
+        vi->refs = r;
+        vi->cap = cap;
+    }
+    vi->refs[vi->n++] = (vref){v, rebase(c->t, ev), thread, k, markers};
+}
+
+/* Every event that belongs to a virtual thread, in (v, time) order.
+ * Returns 0 or -ENOMEM. */
+static int vindex_build(vindex *vi, const tt__trace *t)
+{
+    memset(vi, 0, sizeof *vi);
+    vindex_ctx c = {vi, t, 0};
+    for_each_owned(t, vindex_add, &c);
+    if (c.err)
+        return c.err;
     if (vi->n)
         qsort(vi->refs, vi->n, sizeof *vi->refs, vref_order);
     for (size_t j = 0; j < vi->n; j++)
@@ -972,30 +985,41 @@ static void pair_event(summary *sm, pairer *p, const tt__trace_event *ev, uint32
         add_pair(sm, &b, ev, thread, markers);
 }
 
+typedef struct pairs_ctx {
+    summary *sm;
+    pairer p;
+    uint32_t thread; /* whose stack p holds */
+} pairs_ctx;
+
+static void pair_own(void *ctx, uint32_t thread, uint64_t k, const tt__trace_event *ev, uint64_t v,
+                     uint64_t markers)
+{
+    (void)k;
+    pairs_ctx *c = ctx;
+    if (thread != c->thread) {
+        c->p.depth = 0;
+        c->thread = thread;
+    }
+    if (!v && !is_marker(ev->kind))
+        pair_event(c->sm, &c->p, ev, thread, markers);
+}
+
 /* The pairs of every thread's own events and of every virtual thread. */
 static void collect_pairs(summary *sm, const vindex *vi)
 {
     const tt__trace *t = sm->t;
-    pairer p = {0};
+    pairs_ctx c = {sm, {0}, 0};
+    for_each_owned(t, pair_own, &c);
+    c.p.depth = 0;
     tt__trace_event ev;
-    for (uint32_t i = 0; i < t->nthreads; i++) {
-        const tt__trace_thread *th = &t->threads[i];
-        owner_walk w = {0, 0};
-        for (uint64_t k = 0; k < th->head - th->first; k++) {
-            uint64_t markers;
-            if (tt__trace_event_at(t, th, k, &ev) && !owner_step(&w, &ev, &markers) && !is_marker(ev.kind))
-                pair_event(sm, &p, &ev, i, markers);
-        }
-        p.depth = 0;
-    }
     for (size_t j = 0; j < vi->n; j++) {
         const vref *r = &vi->refs[j];
         if (j && r->v != vi->refs[j - 1].v)
-            p.depth = 0;
+            c.p.depth = 0;
         if (tt__trace_event_at(t, &t->threads[r->thread], r->k, &ev))
-            pair_event(sm, &p, &ev, r->thread, r->markers);
+            pair_event(sm, &c.p, &ev, r->thread, r->markers);
     }
-    free(p.stack);
+    free(c.p.stack);
 }
 
 /* Fills each row's figures from the accumulators or from its pairs. */
