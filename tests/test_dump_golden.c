@@ -247,6 +247,52 @@ TT_TEST(v11_bad_summary) { golden_trace_case(1 + BAD_SUMMARY, "--summary", "summ
 /* The 1.0 trace has no summary: the pairs in the rings, said so. */
 TT_TEST(v10_summary) { golden_case("--summary", "summary10.txt", 0, 0); }
 
+/* Seeded random damage to the 1.1 trace (flipped bytes, cuts) through every
+ * output: the CLI always ends with status 0, 1 or 2, never a crash or a
+ * sanitizer report (the ASan build runs its own CLI). */
+TT_TEST(random_damage_never_crashes)
+{
+    static const char *const formats[] = {"--format chrome", "--format csv", "--format json", "--summary",
+                                          "--summary --format json"};
+    char dir[256], trace[300], out[300];
+    temp_path(dir, sizeof dir, "golden_fuzz");
+    mkdir(dir, 0700);
+    snprintf(trace, sizeof trace, "%s/input.trace", dir);
+    snprintf(out, sizeof out, "%s/output", dir);
+    unsigned char buf[4096];
+    uint64_t x = 0x2545F4914F6CDD1Du;
+    int bad = 0;
+    for (int round = 0; round < 60 && !bad; round++) {
+        size_t len = build_trace_1_1(buf, INTACT);
+        for (int flips = 0; flips < 1 + round % 6; flips++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            buf[x % len] ^= (unsigned char)(1u << (x >> 61));
+        }
+        if (round % 4 == 3)
+            len = (size_t)(x >> 32) % len;
+        FILE *f = fopen(trace, "wb");
+        if (!f)
+            break;
+        fwrite(buf, 1, len, f);
+        fclose(f);
+        for (size_t k = 0; k < sizeof formats / sizeof *formats; k++) {
+            int st = run_cli(formats[k], dir);
+            unsigned char *text = NULL;
+            long n = read_file(out, &text);
+            int report = n > 0 && text && (memmem(text, (size_t)n, "Sanitizer", 9) || memmem(text, (size_t)n, "runtime error", 13));
+            if (st < 0 || st > 2 || report) {
+                fprintf(stderr, "round %d, %s: status %d%s\n", round, formats[k], st, report ? ", sanitizer report" : "");
+                bad = 1;
+            }
+            free(text);
+        }
+    }
+    CHECK(!bad);
+    unlink(trace);
+    unlink(out);
+    rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
