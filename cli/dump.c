@@ -883,15 +883,23 @@ static int emit(emitter *e)
     return 0;
 }
 
-/* ---- --summary: per id, calls and times, sorted by total ---- */
+/* ---- --summary: per name (or id), calls and times, sorted by total ---- */
 
-/* One id's figures. calls, total, max, thrown and CPU come from the
- * accumulators when the trace has them for this id (every call), else from
- * the begin/end pairs in the rings; the percentiles always come from the
- * pairs (durs). */
+/* Where a row's calls, total, max, thrown and CPU come from. */
+enum { FROM_RINGS = 0, FROM_ACCUMULATORS = 1, FROM_BOTH = 2 };
+
+/* One name's figures (one id's, or those of ids sharing a name, such as
+ * a Java method's overloads). calls, total, max, thrown and CPU come from
+ * the accumulators when the trace has them for the id (every call), else
+ * from the begin/end pairs in the rings; the percentiles always come from
+ * the pairs (durs). */
 typedef struct srow {
-    uint32_t id;
-    int accumulated;
+    uint32_t id;      /* the lowest of its ids */
+    uint32_t *more;   /* the other ids of a merged row */
+    size_t nmore;
+    const char *name; /* NULL: unnamed */
+    size_t name_len;
+    int accumulated;  /* FROM_* */
     uint64_t calls, thrown, cpu_calls, cpu_apart;
     int64_t total, max, cpu_user, cpu_system;
     int64_t *durs;
@@ -1031,7 +1039,7 @@ static void finish_rows(summary *sm)
         srow *r = row_of(sm, en->id);
         if (!r)
             return;
-        r->accumulated = 1;
+        r->accumulated = FROM_ACCUMULATORS;
         r->calls = en->sums.calls;
         r->total = tt__trace_dur_ns(t, en->sums.total);
         r->max = tt__trace_dur_ns(t, en->sums.max);
@@ -1043,6 +1051,7 @@ static void finish_rows(summary *sm)
     }
     for (size_t i = 0; i < sm->n; i++) {
         srow *r = &sm->rows[i];
+        r->name = tt__trace_name_of(t, r->id, &r->name_len);
         if (!r->accumulated) {
             r->calls = r->ndurs;
             r->total = r->pair_total;
@@ -1059,6 +1068,86 @@ static int by_int64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
+}
+
+/* Named rows by name, then id; unnamed rows after them, by id. */
+static int by_name(const void *a, const void *b)
+{
+    const srow *x = a, *y = b;
+    if (!x->name != !y->name)
+        return x->name ? -1 : 1;
+    if (x->name) {
+        int c = memcmp(x->name, y->name, x->name_len < y->name_len ? x->name_len : y->name_len);
+        if (c || x->name_len != y->name_len)
+            return c ? c : x->name_len < y->name_len ? -1 : 1;
+    }
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int same_name(const srow *x, const srow *y)
+{
+    return x->name_len == y->name_len && memcmp(x->name, y->name, x->name_len) == 0;
+}
+
+/* Folds row src into dst (same name). Returns 0 or -ENOMEM. */
+static int row_merge(srow *dst, srow *src)
+{
+    int64_t *durs = realloc(dst->durs, (dst->ndurs + src->ndurs + 1) * sizeof *durs);
+    uint32_t *more = realloc(dst->more, (dst->nmore + 1 + src->nmore) * sizeof *more);
+    if (durs)
+        dst->durs = durs;
+    if (more)
+        dst->more = more;
+    if (!durs || !more)
+        return -ENOMEM;
+    if (src->ndurs)
+        memcpy(dst->durs + dst->ndurs, src->durs, src->ndurs * sizeof *durs);
+    dst->ndurs += src->ndurs;
+    dst->cap = dst->ndurs + 1;
+    dst->more[dst->nmore++] = src->id;
+    if (src->nmore)
+        memcpy(dst->more + dst->nmore, src->more, src->nmore * sizeof *more);
+    dst->nmore += src->nmore;
+    dst->calls += src->calls;
+    dst->total += src->total;
+    dst->max = src->max > dst->max ? src->max : dst->max;
+    dst->thrown += src->thrown;
+    dst->cpu_calls += src->cpu_calls;
+    dst->cpu_user += src->cpu_user;
+    dst->cpu_system += src->cpu_system;
+    dst->cpu_apart += src->cpu_apart;
+    if (dst->accumulated != src->accumulated)
+        dst->accumulated = FROM_BOTH;
+    return 0;
+}
+
+/* One row per name: ids that share a name are summed. */
+static int merge_names(summary *sm)
+{
+    if (sm->n)
+        qsort(sm->rows, sm->n, sizeof *sm->rows, by_name);
+    size_t m = 0;
+    for (size_t i = 0; i < sm->n; i++) {
+        srow *r = &sm->rows[i];
+        if (m && r->name && sm->rows[m - 1].name && same_name(&sm->rows[m - 1], r)) {
+            int rc = row_merge(&sm->rows[m - 1], r);
+            free(r->durs);
+            free(r->more);
+            if (rc) {
+                /* Rows before m are kept, rows m..i merged or freed. */
+                for (size_t j = i + 1; j < sm->n; j++) {
+                    free(sm->rows[j].durs);
+                    free(sm->rows[j].more);
+                }
+                sm->n = m;
+                return rc;
+            }
+        } else {
+            sm->rows[m++] = *r;
+        }
+    }
+    sm->n = m;
+    return 0;
 }
 
 static int by_total(const void *a, const void *b)
@@ -1148,16 +1237,20 @@ static void summary_text(sink *s, const summary *sm)
         cell(s, 12, put_us_or_dash, r->cpu_calls > 0, r->cpu_system);
         cell(s, 11, fill_u, 1, (int64_t)r->cpu_calls);
         puts_(s, "  ");
-        size_t len;
-        const char *name = tt__trace_name_of(t, r->id, &len);
-        if (name) {
-            put(s, name, len);
+        if (r->name) {
+            put(s, r->name, r->name_len);
         } else {
             puts_(s, "id ");
             put_u64(s, r->id);
         }
-        if (!r->accumulated && t->has_summary)
+        if (r->accumulated == FROM_RINGS && t->has_summary)
             puts_(s, "  (from the rings)");
+        else if (r->accumulated == FROM_BOTH)
+            puts_(s, "  (partly from the rings)");
+        if (r->nmore) {
+            snprintf(line, sizeof line, "  (%zu ids)", r->nmore + 1);
+            puts_(s, line);
+        }
         if (r->cpu_apart) {
             snprintf(line, sizeof line, "  (%llu calls' CPU not attributable)", (unsigned long long)r->cpu_apart);
             puts_(s, line);
@@ -1194,17 +1287,20 @@ static void summary_json(sink *s, const summary *sm)
         const srow *r = &sm->rows[i];
         int h50, h99;
         int64_t p50 = percentile(r, 0.50, &h50), p99 = percentile(r, 0.99, &h99);
-        puts_(s, i ? ",\n{\"id\":" : "\n{\"id\":");
+        puts_(s, i ? ",\n{\"ids\":[" : "\n{\"ids\":[");
         put_u64(s, r->id);
-        size_t len;
-        const char *name = tt__trace_name_of(t, r->id, &len);
-        puts_(s, ",\"name\":");
-        if (name)
-            put_json_utf8(s, name, len);
+        for (size_t k = 0; k < r->nmore; k++) {
+            puts_(s, ",");
+            put_u64(s, r->more[k]);
+        }
+        puts_(s, "],\"name\":");
+        if (r->name)
+            put_json_utf8(s, r->name, r->name_len);
         else
             puts_(s, "null");
+        static const char *const from[] = {"rings", "accumulators", "both"};
         puts_(s, ",\"from\":\"");
-        puts_(s, r->accumulated ? "accumulators" : "rings");
+        puts_(s, from[r->accumulated]);
         puts_(s, "\"");
         json_kv(s, "calls", 1, (int64_t)r->calls);
         json_kv(s, "total_ns", 1, r->total);
@@ -1232,7 +1328,7 @@ static int emit_summary(sink *s, const tt__trace *t, int json)
     if (rc == 0) {
         collect_pairs(&sm, &vi);
         finish_rows(&sm);
-        rc = sm.err;
+        rc = sm.err ? sm.err : merge_names(&sm);
     }
     if (rc == 0) {
         for (size_t i = 0; i < sm.n; i++)
@@ -1245,8 +1341,10 @@ static int emit_summary(sink *s, const tt__trace *t, int json)
         else
             summary_text(s, &sm);
     }
-    for (size_t i = 0; i < sm.n; i++)
+    for (size_t i = 0; i < sm.n; i++) {
         free(sm.rows[i].durs);
+        free(sm.rows[i].more);
+    }
     free(sm.rows);
     free(sm.slots);
     vindex_free(&vi);

@@ -94,8 +94,9 @@ static void put_name(unsigned char *buf, size_t *off, uint32_t id, const char *n
 enum { INTACT, BAD_NAME, BAD_SUMMARY };
 
 /* A 1.1 trace: names, a virtual thread whose request begins on one carrier
- * and ends (thrown, with CPU) on another, a platform thread's probes, and a
- * summary that counted more calls than the rings kept. */
+ * and ends (thrown, with CPU) on another, a platform thread's probes, an
+ * interval placed by hand whose name is a probe's too, and a summary that
+ * counted more calls than the rings kept. */
 static size_t build_trace_1_1(unsigned char *buf, int damage)
 {
     memset(buf, 0, 4096);
@@ -134,6 +135,7 @@ static size_t build_trace_1_1(unsigned char *buf, int damage)
     put_name(buf, &off, 9, "java.util.Base64$Encoder::encode");
     put_name(buf, &off, 10, damage == BAD_NAME ? "x" : "tick, \xc3\xa9t\xc3\xa9");
     put_name(buf, &off, 11, "phase");
+    put_name(buf, &off, 12, "java.util.Base64$Encoder::encode"); /* an overload: one row with id 9 */
     h.names_size = off - h.names_offset;
     if (damage == BAD_NAME) /* the third entry claims 300 bytes */
         buf[h.names_offset + 16 + 40 + 4] = 0x2c, buf[h.names_offset + 16 + 40 + 5] = 1;
