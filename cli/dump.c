@@ -83,9 +83,11 @@ static void put_us(sink *s, int64_t ns)
     put(s, frac, 4);
 }
 
-/* A JSON string: quotes, backslashes and control bytes escaped; bytes
- * above 0x7f are written as \u00XX so any name yields valid JSON. */
-static void put_json_str(sink *s, const char *p, size_t n)
+/* A JSON string: quotes, backslashes and control bytes escaped. utf8: the
+ * bytes are valid UTF-8 (a name: the reader checked it) and stay as they
+ * are; else bytes above 0x7e are written as \u00XX, so that any text
+ * yields valid JSON. */
+static void put_json_bytes(sink *s, const char *p, size_t n, int utf8)
 {
     static const char hex[] = "0123456789abcdef";
     put(s, "\"", 1);
@@ -94,7 +96,7 @@ static void put_json_str(sink *s, const char *p, size_t n)
         if (c == '"' || c == '\\') {
             char e[2] = {'\\', (char)c};
             put(s, e, 2);
-        } else if (c < 0x20 || c > 0x7e) {
+        } else if (c < 0x20 || c == 0x7f || (c > 0x7f && !utf8)) {
             char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
             put(s, e, 6);
         } else {
@@ -104,26 +106,8 @@ static void put_json_str(sink *s, const char *p, size_t n)
     put(s, "\"", 1);
 }
 
-/* A name (valid UTF-8: the reader checked it) as a JSON string: quotes,
- * backslashes and control bytes escaped, the rest as is. */
-static void put_json_utf8(sink *s, const char *p, size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    put(s, "\"", 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
-            put(s, e, 2);
-        } else if (c < 0x20 || c == 0x7f) {
-            char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            put(s, e, 6);
-        } else {
-            put(s, (const char *)&c, 1);
-        }
-    }
-    put(s, "\"", 1);
-}
+static void put_json_str(sink *s, const char *p, size_t n) { put_json_bytes(s, p, n, 0); }
+static void put_json_utf8(sink *s, const char *p, size_t n) { put_json_bytes(s, p, n, 1); }
 
 /* A CSV field: quoted when it holds a comma, quote or line break. */
 static void put_csv_str(sink *s, const char *p, size_t n)
@@ -363,11 +347,13 @@ static int vref_order(const void *a, const void *b)
     return x->k < y->k ? -1 : x->k > y->k;
 }
 
-/* Every event that belongs to a virtual thread, in (v, time) order.
- * Returns 0 or -ENOMEM. */
-static int vindex_build(vindex *vi, const tt__trace *t)
+/* Calls fn for every committed event of every thread, with the virtual
+ * thread that owns it (0: the thread itself) and the markers before it. */
+typedef void (*owned_fn)(void *ctx, uint32_t thread, uint64_t k, const tt__trace_event *ev, uint64_t owner,
+                         uint64_t markers);
+
+static void for_each_owned(const tt__trace *t, owned_fn fn, void *ctx)
 {
-    memset(vi, 0, sizeof *vi);
     tt__trace_event ev;
     for (uint32_t i = 0; i < t->nthreads; i++) {
         const tt__trace_thread *th = &t->threads[i];
@@ -377,19 +363,46 @@ static int vindex_build(vindex *vi, const tt__trace *t)
             if (!tt__trace_event_at(t, th, k, &ev))
                 continue;
             uint64_t v = owner_step(&w, &ev, &markers);
-            if (!v)
-                continue;
-            if (vi->n == vi->cap) {
-                size_t cap = vi->cap ? vi->cap * 2 : 256;
-                vref *r = realloc(vi->refs, cap * sizeof *r);
-                if (!r)
-                    return -ENOMEM;
-                vi->refs = r;
-                vi->cap = cap;
-            }
-            vi->refs[vi->n++] = (vref){v, rebase(t, &ev), i, k, markers};
+            fn(ctx, i, k, &ev, v, markers);
         }
     }
+}
+
+typedef struct vindex_ctx {
+    vindex *vi;
+    const tt__trace *t;
+    int err;
+} vindex_ctx;
+
+static void vindex_add(void *ctx, uint32_t thread, uint64_t k, const tt__trace_event *ev, uint64_t v,
+                       uint64_t markers)
+{
+    vindex_ctx *c = ctx;
+    vindex *vi = c->vi;
+    if (!v || c->err)
+        return;
+    if (vi->n == vi->cap) {
+        size_t cap = vi->cap ? vi->cap * 2 : 256;
+        vref *r = realloc(vi->refs, cap * sizeof *r);
+        if (!r) {
+            c->err = -ENOMEM;
+            return;
+        }
+        vi->refs = r;
+        vi->cap = cap;
+    }
+    vi->refs[vi->n++] = (vref){v, rebase(c->t, ev), thread, k, markers};
+}
+
+/* Every event that belongs to a virtual thread, in (v, time) order.
+ * Returns 0 or -ENOMEM. */
+static int vindex_build(vindex *vi, const tt__trace *t)
+{
+    memset(vi, 0, sizeof *vi);
+    vindex_ctx c = {vi, t, 0};
+    for_each_owned(t, vindex_add, &c);
+    if (c.err)
+        return c.err;
     if (vi->n)
         qsort(vi->refs, vi->n, sizeof *vi->refs, vref_order);
     for (size_t j = 0; j < vi->n; j++)
@@ -870,15 +883,23 @@ static int emit(emitter *e)
     return 0;
 }
 
-/* ---- --summary: per id, calls and times, sorted by total ---- */
+/* ---- --summary: per name (or id), calls and times, sorted by total ---- */
 
-/* One id's figures. calls, total, max, thrown and CPU come from the
- * accumulators when the trace has them for this id (every call), else from
- * the begin/end pairs in the rings; the percentiles always come from the
- * pairs (durs). */
+/* Where a row's calls, total, max, thrown and CPU come from. */
+enum { FROM_RINGS = 0, FROM_ACCUMULATORS = 1, FROM_BOTH = 2 };
+
+/* One name's figures (one id's, or those of ids sharing a name, such as
+ * a Java method's overloads). calls, total, max, thrown and CPU come from
+ * the accumulators when the trace has them for the id (every call), else
+ * from the begin/end pairs in the rings; the percentiles always come from
+ * the pairs (durs). */
 typedef struct srow {
-    uint32_t id;
-    int accumulated;
+    uint32_t id;      /* the lowest of its ids */
+    uint32_t *more;   /* the other ids of a merged row */
+    size_t nmore;
+    const char *name; /* NULL: unnamed */
+    size_t name_len;
+    int accumulated;  /* FROM_* */
     uint64_t calls, thrown, cpu_calls, cpu_apart;
     int64_t total, max, cpu_user, cpu_system;
     int64_t *durs;
@@ -972,30 +993,41 @@ static void pair_event(summary *sm, pairer *p, const tt__trace_event *ev, uint32
         add_pair(sm, &b, ev, thread, markers);
 }
 
+typedef struct pairs_ctx {
+    summary *sm;
+    pairer p;
+    uint32_t thread; /* whose stack p holds */
+} pairs_ctx;
+
+static void pair_own(void *ctx, uint32_t thread, uint64_t k, const tt__trace_event *ev, uint64_t v,
+                     uint64_t markers)
+{
+    (void)k;
+    pairs_ctx *c = ctx;
+    if (thread != c->thread) {
+        c->p.depth = 0;
+        c->thread = thread;
+    }
+    if (!v && !is_marker(ev->kind))
+        pair_event(c->sm, &c->p, ev, thread, markers);
+}
+
 /* The pairs of every thread's own events and of every virtual thread. */
 static void collect_pairs(summary *sm, const vindex *vi)
 {
     const tt__trace *t = sm->t;
-    pairer p = {0};
+    pairs_ctx c = {sm, {0}, 0};
+    for_each_owned(t, pair_own, &c);
+    c.p.depth = 0;
     tt__trace_event ev;
-    for (uint32_t i = 0; i < t->nthreads; i++) {
-        const tt__trace_thread *th = &t->threads[i];
-        owner_walk w = {0, 0};
-        for (uint64_t k = 0; k < th->head - th->first; k++) {
-            uint64_t markers;
-            if (tt__trace_event_at(t, th, k, &ev) && !owner_step(&w, &ev, &markers) && !is_marker(ev.kind))
-                pair_event(sm, &p, &ev, i, markers);
-        }
-        p.depth = 0;
-    }
     for (size_t j = 0; j < vi->n; j++) {
         const vref *r = &vi->refs[j];
         if (j && r->v != vi->refs[j - 1].v)
-            p.depth = 0;
+            c.p.depth = 0;
         if (tt__trace_event_at(t, &t->threads[r->thread], r->k, &ev))
-            pair_event(sm, &p, &ev, r->thread, r->markers);
+            pair_event(sm, &c.p, &ev, r->thread, r->markers);
     }
-    free(p.stack);
+    free(c.p.stack);
 }
 
 /* Fills each row's figures from the accumulators or from its pairs. */
@@ -1007,7 +1039,7 @@ static void finish_rows(summary *sm)
         srow *r = row_of(sm, en->id);
         if (!r)
             return;
-        r->accumulated = 1;
+        r->accumulated = FROM_ACCUMULATORS;
         r->calls = en->sums.calls;
         r->total = tt__trace_dur_ns(t, en->sums.total);
         r->max = tt__trace_dur_ns(t, en->sums.max);
@@ -1019,6 +1051,7 @@ static void finish_rows(summary *sm)
     }
     for (size_t i = 0; i < sm->n; i++) {
         srow *r = &sm->rows[i];
+        r->name = tt__trace_name_of(t, r->id, &r->name_len);
         if (!r->accumulated) {
             r->calls = r->ndurs;
             r->total = r->pair_total;
@@ -1035,6 +1068,86 @@ static int by_int64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
+}
+
+/* Named rows by name, then id; unnamed rows after them, by id. */
+static int by_name(const void *a, const void *b)
+{
+    const srow *x = a, *y = b;
+    if (!x->name != !y->name)
+        return x->name ? -1 : 1;
+    if (x->name) {
+        int c = memcmp(x->name, y->name, x->name_len < y->name_len ? x->name_len : y->name_len);
+        if (c || x->name_len != y->name_len)
+            return c ? c : x->name_len < y->name_len ? -1 : 1;
+    }
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int same_name(const srow *x, const srow *y)
+{
+    return x->name_len == y->name_len && memcmp(x->name, y->name, x->name_len) == 0;
+}
+
+/* Folds row src into dst (same name). Returns 0 or -ENOMEM. */
+static int row_merge(srow *dst, srow *src)
+{
+    int64_t *durs = realloc(dst->durs, (dst->ndurs + src->ndurs + 1) * sizeof *durs);
+    uint32_t *more = realloc(dst->more, (dst->nmore + 1 + src->nmore) * sizeof *more);
+    if (durs)
+        dst->durs = durs;
+    if (more)
+        dst->more = more;
+    if (!durs || !more)
+        return -ENOMEM;
+    if (src->ndurs)
+        memcpy(dst->durs + dst->ndurs, src->durs, src->ndurs * sizeof *durs);
+    dst->ndurs += src->ndurs;
+    dst->cap = dst->ndurs + 1;
+    dst->more[dst->nmore++] = src->id;
+    if (src->nmore)
+        memcpy(dst->more + dst->nmore, src->more, src->nmore * sizeof *more);
+    dst->nmore += src->nmore;
+    dst->calls += src->calls;
+    dst->total += src->total;
+    dst->max = src->max > dst->max ? src->max : dst->max;
+    dst->thrown += src->thrown;
+    dst->cpu_calls += src->cpu_calls;
+    dst->cpu_user += src->cpu_user;
+    dst->cpu_system += src->cpu_system;
+    dst->cpu_apart += src->cpu_apart;
+    if (dst->accumulated != src->accumulated)
+        dst->accumulated = FROM_BOTH;
+    return 0;
+}
+
+/* One row per name: ids that share a name are summed. */
+static int merge_names(summary *sm)
+{
+    if (sm->n)
+        qsort(sm->rows, sm->n, sizeof *sm->rows, by_name);
+    size_t m = 0;
+    for (size_t i = 0; i < sm->n; i++) {
+        srow *r = &sm->rows[i];
+        if (m && r->name && sm->rows[m - 1].name && same_name(&sm->rows[m - 1], r)) {
+            int rc = row_merge(&sm->rows[m - 1], r);
+            free(r->durs);
+            free(r->more);
+            if (rc) {
+                /* Rows before m are kept, rows m..i merged or freed. */
+                for (size_t j = i + 1; j < sm->n; j++) {
+                    free(sm->rows[j].durs);
+                    free(sm->rows[j].more);
+                }
+                sm->n = m;
+                return rc;
+            }
+        } else {
+            sm->rows[m++] = *r;
+        }
+    }
+    sm->n = m;
+    return 0;
 }
 
 static int by_total(const void *a, const void *b)
@@ -1124,16 +1237,20 @@ static void summary_text(sink *s, const summary *sm)
         cell(s, 12, put_us_or_dash, r->cpu_calls > 0, r->cpu_system);
         cell(s, 11, fill_u, 1, (int64_t)r->cpu_calls);
         puts_(s, "  ");
-        size_t len;
-        const char *name = tt__trace_name_of(t, r->id, &len);
-        if (name) {
-            put(s, name, len);
+        if (r->name) {
+            put(s, r->name, r->name_len);
         } else {
             puts_(s, "id ");
             put_u64(s, r->id);
         }
-        if (!r->accumulated && t->has_summary)
+        if (r->accumulated == FROM_RINGS && t->has_summary)
             puts_(s, "  (from the rings)");
+        else if (r->accumulated == FROM_BOTH)
+            puts_(s, "  (partly from the rings)");
+        if (r->nmore) {
+            snprintf(line, sizeof line, "  (%zu ids)", r->nmore + 1);
+            puts_(s, line);
+        }
         if (r->cpu_apart) {
             snprintf(line, sizeof line, "  (%llu calls' CPU not attributable)", (unsigned long long)r->cpu_apart);
             puts_(s, line);
@@ -1170,17 +1287,20 @@ static void summary_json(sink *s, const summary *sm)
         const srow *r = &sm->rows[i];
         int h50, h99;
         int64_t p50 = percentile(r, 0.50, &h50), p99 = percentile(r, 0.99, &h99);
-        puts_(s, i ? ",\n{\"id\":" : "\n{\"id\":");
+        puts_(s, i ? ",\n{\"ids\":[" : "\n{\"ids\":[");
         put_u64(s, r->id);
-        size_t len;
-        const char *name = tt__trace_name_of(t, r->id, &len);
-        puts_(s, ",\"name\":");
-        if (name)
-            put_json_utf8(s, name, len);
+        for (size_t k = 0; k < r->nmore; k++) {
+            puts_(s, ",");
+            put_u64(s, r->more[k]);
+        }
+        puts_(s, "],\"name\":");
+        if (r->name)
+            put_json_utf8(s, r->name, r->name_len);
         else
             puts_(s, "null");
+        static const char *const from[] = {"rings", "accumulators", "both"};
         puts_(s, ",\"from\":\"");
-        puts_(s, r->accumulated ? "accumulators" : "rings");
+        puts_(s, from[r->accumulated]);
         puts_(s, "\"");
         json_kv(s, "calls", 1, (int64_t)r->calls);
         json_kv(s, "total_ns", 1, r->total);
@@ -1208,7 +1328,7 @@ static int emit_summary(sink *s, const tt__trace *t, int json)
     if (rc == 0) {
         collect_pairs(&sm, &vi);
         finish_rows(&sm);
-        rc = sm.err;
+        rc = sm.err ? sm.err : merge_names(&sm);
     }
     if (rc == 0) {
         for (size_t i = 0; i < sm.n; i++)
@@ -1221,8 +1341,10 @@ static int emit_summary(sink *s, const tt__trace *t, int json)
         else
             summary_text(s, &sm);
     }
-    for (size_t i = 0; i < sm.n; i++)
+    for (size_t i = 0; i < sm.n; i++) {
         free(sm.rows[i].durs);
+        free(sm.rows[i].more);
+    }
     free(sm.rows);
     free(sm.slots);
     vindex_free(&vi);

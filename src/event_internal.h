@@ -83,6 +83,8 @@ void tt__trace_close(tt__trace *t);
 int tt__trace_event_at(const tt__trace *t, const tt__trace_thread *th, uint64_t k,
                        tt__trace_event *ev);
 
+/* The place of id in t->names, or -1. */
+int32_t tt__trace_name_index(const tt__trace *t, uint32_t id);
 /* The name of id (len bytes, not NUL-terminated), or NULL. */
 const char *tt__trace_name_of(const tt__trace *t, uint32_t id, size_t *len);
 

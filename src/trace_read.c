@@ -225,7 +225,7 @@ static int read_summary(tt__trace *t)
     return 0;
 }
 
-const char *tt__trace_name_of(const tt__trace *t, uint32_t id, size_t *len)
+int32_t tt__trace_name_index(const tt__trace *t, uint32_t id)
 {
     uint32_t lo = 0, hi = t->nnames;
     while (lo < hi) {
@@ -235,10 +235,16 @@ const char *tt__trace_name_of(const tt__trace *t, uint32_t id, size_t *len)
         else
             hi = mid;
     }
-    if (lo == t->nnames || t->names[lo].id != id)
+    return lo < t->nnames && t->names[lo].id == id ? (int32_t)lo : -1;
+}
+
+const char *tt__trace_name_of(const tt__trace *t, uint32_t id, size_t *len)
+{
+    int32_t i = tt__trace_name_index(t, id);
+    if (i < 0)
         return NULL;
-    *len = t->names[lo].len;
-    return t->names[lo].text;
+    *len = t->names[i].len;
+    return t->names[i].text;
 }
 
 static void check_strings(tt__trace *t)

@@ -5,7 +5,9 @@
  * say what is missing and exit with status 1.
  *
  *   test_dump_golden THREADTIME GOLDEN_DIR      compare
- *   TT_UPDATE_GOLDEN=1 test_dump_golden ...     rewrite the golden files */
+ *   TT_UPDATE_GOLDEN=1 test_dump_golden ...     rewrite the golden files
+ *   TT_FUZZ_SEEDS=DIR test_dump_golden ...      also keep each input trace
+ *                                               there (fuzz/seeds/) */
 #include <string.h>
 #include <sys/wait.h>
 
@@ -92,8 +94,9 @@ static void put_name(unsigned char *buf, size_t *off, uint32_t id, const char *n
 enum { INTACT, BAD_NAME, BAD_SUMMARY };
 
 /* A 1.1 trace: names, a virtual thread whose request begins on one carrier
- * and ends (thrown, with CPU) on another, a platform thread's probes, and a
- * summary that counted more calls than the rings kept. */
+ * and ends (thrown, with CPU) on another, a platform thread's probes, an
+ * interval placed by hand whose name is a probe's too, and a summary that
+ * counted more calls than the rings kept. */
 static size_t build_trace_1_1(unsigned char *buf, int damage)
 {
     memset(buf, 0, 4096);
@@ -132,6 +135,7 @@ static size_t build_trace_1_1(unsigned char *buf, int damage)
     put_name(buf, &off, 9, "java.util.Base64$Encoder::encode");
     put_name(buf, &off, 10, damage == BAD_NAME ? "x" : "tick, \xc3\xa9t\xc3\xa9");
     put_name(buf, &off, 11, "phase");
+    put_name(buf, &off, 12, "java.util.Base64$Encoder::encode"); /* an overload: one row with id 9 */
     h.names_size = off - h.names_offset;
     if (damage == BAD_NAME) /* the third entry claims 300 bytes */
         buf[h.names_offset + 16 + 40 + 4] = 0x2c, buf[h.names_offset + 16 + 40 + 5] = 1;
@@ -206,6 +210,12 @@ static void golden_trace_case(int which, const char *args, const char *golden_na
     fclose(f);
     CHECK_OP(run_cli(args, dir), ==, want_status);
     compare(out, golden_name);
+    const char *seeds = getenv("TT_FUZZ_SEEDS");
+    if (seeds) {
+        char seed[512];
+        snprintf(seed, sizeof seed, "%s/%s.trace", seeds, golden_name);
+        rename(trace, seed);
+    }
     unlink(trace);
     if (!tt_test_failed_checks) {
         unlink(out);
@@ -238,6 +248,52 @@ TT_TEST(v11_bad_name) { golden_trace_case(1 + BAD_NAME, "--format csv", "dump11-
 TT_TEST(v11_bad_summary) { golden_trace_case(1 + BAD_SUMMARY, "--summary", "summary11-bad.txt", 0, 1); }
 /* The 1.0 trace has no summary: the pairs in the rings, said so. */
 TT_TEST(v10_summary) { golden_case("--summary", "summary10.txt", 0, 0); }
+
+/* Seeded random damage to the 1.1 trace (flipped bytes, cuts) through every
+ * output: the CLI always ends with status 0, 1 or 2, never a crash or a
+ * sanitizer report (the ASan build runs its own CLI). */
+TT_TEST(random_damage_never_crashes)
+{
+    static const char *const formats[] = {"--format chrome", "--format csv", "--format json", "--summary",
+                                          "--summary --format json"};
+    char dir[256], trace[300], out[300];
+    temp_path(dir, sizeof dir, "golden_fuzz");
+    mkdir(dir, 0700);
+    snprintf(trace, sizeof trace, "%s/input.trace", dir);
+    snprintf(out, sizeof out, "%s/output", dir);
+    unsigned char buf[4096];
+    uint64_t x = 0x2545F4914F6CDD1Du;
+    int bad = 0;
+    for (int round = 0; round < 60 && !bad; round++) {
+        size_t len = build_trace_1_1(buf, INTACT);
+        for (int flips = 0; flips < 1 + round % 6; flips++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            buf[x % len] ^= (unsigned char)(1u << (x >> 61));
+        }
+        if (round % 4 == 3)
+            len = (size_t)(x >> 32) % len;
+        FILE *f = fopen(trace, "wb");
+        if (!f)
+            break;
+        fwrite(buf, 1, len, f);
+        fclose(f);
+        for (size_t k = 0; k < sizeof formats / sizeof *formats; k++) {
+            int st = run_cli(formats[k], dir);
+            unsigned char *text = NULL;
+            long n = read_file(out, &text);
+            int report = n > 0 && text && (memmem(text, (size_t)n, "Sanitizer", 9) || memmem(text, (size_t)n, "runtime error", 13));
+            if (st < 0 || st > 2 || report) {
+                fprintf(stderr, "round %d, %s: status %d%s\n", round, formats[k], st, report ? ", sanitizer report" : "");
+                bad = 1;
+            }
+            free(text);
+        }
+    }
+    CHECK(!bad);
+    unlink(trace);
+    unlink(out);
+    rmdir(dir);
+}
 
 int main(int argc, char **argv)
 {
