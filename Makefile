@@ -68,7 +68,8 @@ demo-events: build
 	@echo "Chrome trace JSON: $(BUILD)/event_demo.json (open it in https://ui.perfetto.dev)"
 
 # Fuzzes the trace reader for FUZZ_SECONDS (needs clang; .ci/deps.d/fuzz.apt).
-# Seeds: a dump and a crash-safe file from the demo, with small rings.
+# Seeds: a dump and a crash-safe file from the demo, with small rings (names,
+# a probe summary, virtual-thread markers), and the golden 1.0 and 1.1 traces.
 FUZZ_SECONDS ?= 60
 test-fuzz: build
 	cmake -S fuzz -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang
@@ -76,6 +77,7 @@ test-fuzz: build
 	mkdir -p build-fuzz/corpus
 	THREADTIME_RING=16 THREADTIME_FILE=build-fuzz/corpus/seed-crash.trace \
 		$(BUILD)/cli/event_demo build-fuzz/corpus/seed-dump.trace >/dev/null
+	cp fuzz/seeds/*.trace build-fuzz/corpus/
 	build-fuzz/fuzz_trace_read -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
 		-artifact_prefix=build-fuzz/ build-fuzz/corpus
 

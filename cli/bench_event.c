@@ -62,6 +62,36 @@ static uint64_t run_event_value(void *state, uint64_t n)
     return n;
 }
 
+/* A begin/end pair through the exported functions (the parentheses stop the
+ * inline macros): what a binding calls, the baseline of probe_begin_end. */
+static uint64_t run_event_begin_end(void *state, uint64_t n)
+{
+    (void)state;
+    for (uint64_t i = 0; i < n; i++) {
+        (tt_event_begin)(4);
+        (tt_event_end)(4);
+    }
+    return n;
+}
+
+/* A probe pair: the same two records plus the end's addition to the
+ * thread's accumulator (a table lookup and five one-instruction adds). */
+static uint64_t run_probe_begin_end(void *state, uint64_t n)
+{
+    (void)state;
+    for (uint64_t i = 0; i < n; i++)
+        tt_probe_end(5, tt_probe_begin(5), 0);
+    return n;
+}
+
+static uint64_t run_probe_cpu(void *state, uint64_t n)
+{
+    (void)state;
+    for (uint64_t i = 0; i < n; i++)
+        tt_probe_end_cpu(6, tt_probe_begin_cpu(6), 0);
+    return n;
+}
+
 /* The design that does not scale: every thread appends to one ring through
  * one atomic index, so the index's cache line moves between cores on every
  * event. Records are {counter, id} like event_int's smallest form. */
@@ -109,6 +139,12 @@ const tt_bench_method tt_bench_event_methods[] = {
      .setup = setup_text, .run = run_event_str16, .global_setup = log_start, .global_teardown = log_stop},
     {.name = "event_value", .description = "tt_event_value(id, 64-bit value)",
      .run = run_event_value, .global_setup = log_start, .global_teardown = log_stop},
+    {.name = "event_begin_end", .description = "tt_event_begin + tt_event_end, exported calls: one op is the pair",
+     .run = run_event_begin_end, .global_setup = log_start, .global_teardown = log_stop},
+    {.name = "probe_begin_end", .description = "tt_probe_begin + tt_probe_end: the pair plus the per-thread accumulator",
+     .run = run_probe_begin_end, .global_setup = log_start, .global_teardown = log_stop},
+    {.name = "probe_cpu", .description = "tt_probe_begin_cpu + tt_probe_end_cpu: with CPU time (six clock reads)",
+     .run = run_probe_cpu, .global_setup = log_start, .global_teardown = log_stop},
     {.name = "shared_ring_atomic", .description = "one ring for all threads, one global atomic index (does not scale)",
      .run = run_shared_ring, .global_setup = shared_setup, .global_teardown = shared_teardown},
     {.name = NULL},

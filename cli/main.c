@@ -6,6 +6,7 @@
 #include "threadtime/threadtime.h"
 
 int tt_cli_dump(int argc, char **argv);
+int tt_cli_attach(int argc, char **argv);
 
 typedef struct subcommand {
     const char *name;
@@ -16,6 +17,7 @@ typedef struct subcommand {
 static const subcommand subcommands[] = {
     {"bench", tt_cli_bench, "measure every CPU-time and event method side by side"},
     {"dump", tt_cli_dump, "print a trace file as text, CSV, JSON or Chrome trace JSON"},
+    {"attach", tt_cli_attach, "add or remove probes in a running JVM, or dump its trace"},
 };
 
 static void usage(FILE *out)

@@ -2,8 +2,11 @@
  *
  * Three workers each run a few rounds of "compute" (CPU-bound) and "wait"
  * (sleeping) intervals recorded with CPU time, so the trace shows where CPU
- * went and where only wall time passed. The main thread dumps the log to
- * the path given as the first argument (default event_demo.trace).
+ * went and where only wall time passed; a probed function counts every call
+ * in the trace's summary, and two "carrier" threads play a virtual thread
+ * that starts a request on one carrier and finishes it on the other. Every
+ * id is named. The main thread dumps the log to the path given as the first
+ * argument (default event_demo.trace).
  *
  *   event_demo out.trace && threadtime dump out.trace
  */
@@ -13,7 +16,15 @@
 
 #include "threadtime/threadtime.h"
 
-enum { EV_ROUND = 1, EV_COMPUTE = 2, EV_WAIT = 3, EV_RESULT = 4, EV_PHASE = 5 };
+enum { EV_ROUND = 1, EV_COMPUTE = 2, EV_WAIT = 3, EV_RESULT = 4, EV_PHASE = 5, EV_CHECKSUM = 6, EV_REQUEST = 7 };
+
+static const char *const names[] = {
+    [EV_ROUND] = "round", [EV_COMPUTE] = "compute", [EV_WAIT] = "wait", [EV_RESULT] = "result",
+    [EV_PHASE] = "phase", [EV_CHECKSUM] = "checksum()", [EV_REQUEST] = "request",
+};
+
+/* The virtual thread the carriers take turns running, a Java thread id. */
+#define VTHREAD 101
 
 #define WORKERS 3
 #define ROUNDS 4
@@ -29,6 +40,36 @@ static uint64_t spin(uint64_t n)
     return x;
 }
 
+/* A probed function: every call counted in the summary, even those the
+ * small rings of the fuzz seeds no longer hold. */
+static uint64_t checksum(uint64_t r)
+{
+    uint64_t t0 = tt_probe_begin(EV_CHECKSUM);
+    uint64_t c = spin(1000 + (r & 0xff));
+    tt_probe_end(EV_CHECKSUM, t0, (c & 7) == 0);
+    return c;
+}
+
+/* Half a request: carrier 0 mounts the virtual thread and begins it (CPU
+ * included), carrier 1 mounts it again later and ends it. */
+static uint64_t g_request_t0;
+
+static void *carrier(void *arg)
+{
+    int second = (int)(intptr_t)arg;
+    tt_log_thread_name(second ? "carrier-1" : "carrier-0");
+    tt_event_mount(VTHREAD);
+    if (!second) {
+        g_request_t0 = tt_probe_begin_cpu(EV_REQUEST);
+        tt_event_text(EV_PHASE, "parked");
+    } else {
+        tt_event_text(EV_PHASE, "resumed");
+        tt_probe_end_cpu(EV_REQUEST, g_request_t0, 0);
+    }
+    tt_event_unmount(VTHREAD);
+    return NULL;
+}
+
 static void *worker(void *arg)
 {
     int me = (int)(intptr_t)arg;
@@ -40,7 +81,7 @@ static void *worker(void *arg)
         tt_event_begin_cpu(EV_COMPUTE);
         uint64_t r = spin(2000000u * (uint64_t)(me + 1));
         tt_event_end_cpu(EV_COMPUTE);
-        tt_event_value(EV_RESULT, r & 0xffff);
+        tt_event_value(EV_RESULT, checksum(r) & 0xffff);
         tt_event_begin_cpu(EV_WAIT);
         struct timespec ts = {0, 2000000L * (me + 1)};
         nanosleep(&ts, NULL);
@@ -62,6 +103,13 @@ int main(int argc, char **argv)
         return 1;
     }
     tt_log_thread_name("main");
+    for (unsigned id = 1; id < sizeof names / sizeof *names; id++)
+        tt_event_name(id, names[id]);
+    for (int i = 0; i < 2; i++) {
+        pthread_t c;
+        pthread_create(&c, NULL, carrier, (void *)(intptr_t)i);
+        pthread_join(c, NULL);
+    }
     tt_event_text(EV_PHASE, "start workers");
     pthread_t th[WORKERS];
     for (int i = 0; i < WORKERS; i++)

@@ -1,6 +1,7 @@
 /* libFuzzer target: the trace reader on arbitrary bytes. It must never
  * read outside the input, never crash or hang, and when it accepts a file
- * every event it yields must point inside the input. */
+ * every event, name and summary entry it yields must point inside the
+ * input (names: valid UTF-8, each id once, in order). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,19 +10,42 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static void inside(const uint8_t *data, size_t size, const void *p, size_t len)
+{
+    const uint8_t *b = p;
+    if (b < data || len > size || b > data + size - len)
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     tt__trace t;
     if (tt__trace_open(&t, data, size) == 0) {
+        for (uint32_t i = 0; i < t.nnames; i++) {
+            const tt__trace_name *n = &t.names[i];
+            inside(data, size, n->text, n->len);
+            if (!n->len || n->len > TT_EVENT_NAME_MAX || !tt__utf8_valid(n->text, n->len) ||
+                (i && n->id <= t.names[i - 1].id))
+                abort();
+        }
+        for (uint32_t i = 0; i < t.nsummary; i++) {
+            if (i && t.summary[i].id <= t.summary[i - 1].id)
+                abort();
+            (void)tt__trace_dur_ns(&t, t.summary[i].sums.total);
+            (void)tt__trace_dur_ns(&t, t.summary[i].sums.max);
+        }
         for (uint32_t i = 0; i < t.nthreads; i++) {
             const tt__trace_thread *th = &t.threads[i];
             tt__trace_event ev;
             for (uint64_t k = 0; k < th->head - th->first; k++) {
-                if (!tt__trace_event_at(&t, th, k, &ev) || !ev.text)
+                if (!tt__trace_event_at(&t, th, k, &ev))
                     continue;
-                const uint8_t *p = (const uint8_t *)ev.text;
-                if (p < data || p + ev.text_len > data + size)
-                    abort();
+                size_t len;
+                const char *name = tt__trace_name_of(&t, ev.id, &len);
+                if (name)
+                    inside(data, size, name, len);
+                if (ev.text)
+                    inside(data, size, ev.text, ev.text_len);
             }
         }
     }

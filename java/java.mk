@@ -23,12 +23,13 @@ JMH_JAR := $(JAVA_DIR)/benchmarks/target/benchmarks.jar
 java-toolchains:
 	$(JAVA_DIR)/jdks.sh toolchains $(JAVA_TOOLCHAINS)
 
-# clean: failsafe merges new results into an existing summary file. A Java
+# clean: failsafe merges new results into an existing summary file. The
+# probe tests read traces with the CLI, hence `build`. A Java
 # 21 runtime, if jdks.sh finds one (.ci/deps.d/jdk21.sh installs it), runs
 # the tests a third time.
-test-java: java-toolchains
+test-java: java-toolchains build
 	@jdk21=$$($(JAVA_DIR)/jdks.sh runtime 21 2>/dev/null) || echo "test-java: no Java 21 here; testing on $(JDK_OLD) and $(JDK_NEW) only"; \
-	set -x; $(JAVA_MVN) clean verify $${jdk21:+-Djdk21.skip=false -Djdk21.java=$$jdk21/bin/java}
+	set -x; $(JAVA_MVN) clean verify -Dthreadtime.cli=$(abspath $(THREADTIME)) $${jdk21:+-Djdk21.skip=false -Djdk21.java=$$jdk21/bin/java}
 
 # The JAR into the local Maven repository, for jvmti/java's tests (no tests here).
 java-install: java-toolchains
@@ -87,3 +88,15 @@ otel-screenshot:
 	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1100,330 \
 		--screenshot=$(CURDIR)/docs/cpu-per-request.png file://$(CURDIR)/$(OTEL_DIR)/target/span.html
 .PHONY: otel-screenshot
+
+# ---- probes (issue 15) ----
+#   make bench-probes     what a probe adds per call to a small method on JDK
+#                         $(JDK_OLD) and $(JDK_NEW), beside JFR's jdk.MethodTiming
+#                         (JDK 25+) and `threadtime bench` virt_self, in one run
+#                         (PROBE_BENCH_RUNS interleaved JVMs per row, medians)
+PROBE_BENCH_RUNS ?= 5
+.PHONY: bench-probes
+bench-probes: java-toolchains build
+	$(JAVA_MVN) -pl threadtime -DskipITs package
+	bench/probes/run.sh $(abspath $(JAVA_DIR)/threadtime/target/threadtime-0.1.0.jar) $(abspath $(THREADTIME)) \
+		$(PROBE_BENCH_RUNS) $(JDK_OLD) $(JDK_NEW)

@@ -52,6 +52,7 @@ typedef struct tt__run {
     unsigned source;        /* TT__TRACE_SOURCE_* */
     double hz;              /* 0 for MONOTONIC_RAW */
     uint64_t order;         /* atomic counter: claim and exit sequence */
+    tt__name_area names;    /* crash-safe runs: the file's name area */
     struct tt__run *retired_next; /* list of retired runs, kept (see run_retire) */
 } tt__run;
 
@@ -185,22 +186,36 @@ static int recording(const tt__run *run)
     return run && atomic_load_explicit(&run->recording, memory_order_relaxed);
 }
 
-void tt__event_slow(uint64_t w1, uint64_t p0, uint64_t p1)
+uint64_t tt__record_slow(uint64_t w1, uint64_t p0, uint64_t p1, uint64_t *run_key)
 {
     tt__run *run = run_current();
     if (!recording(run))
-        return;
+        return 0;
+    *run_key = run->key;
     tt__ring *r = own_ring(run);
-    if (!r)
-        return;
-    uint64_t index;
-    uint64_t *rec = tt__claim_slot((uint64_t *)r, &index);
-    if (run->source == TT__TRACE_SOURCE_MONOTONIC_RAW)
-        __atomic_store_n(&rec[0], (uint64_t)tt__read_clock(CLOCK_MONOTONIC_RAW), __ATOMIC_RELAXED);
-    else
-        tt__counter_store(&rec[0]);
-    tt__commit(rec, index, w1, p0, p1, 2);
+    uint64_t index, *rec = r ? tt__claim_slot((uint64_t *)r, &index) : NULL;
+    uint64_t now = run->source == TT__TRACE_SOURCE_MONOTONIC_RAW ? (uint64_t)tt__read_clock(CLOCK_MONOTONIC_RAW)
+                                                                  : tt__counter_read();
+    if (rec) {
+        __atomic_store_n(&rec[0], now, __ATOMIC_RELAXED);
+        tt__commit(rec, index, w1, p0, p1, 2);
+    }
+    return now ? now : 1;
 }
+
+void tt__event_slow(uint64_t w1, uint64_t p0, uint64_t p1)
+{
+    uint64_t key;
+    (void)tt__record_slow(w1, p0, p1, &key);
+}
+
+uint64_t tt__log_key(void)
+{
+    tt__run *run = run_current();
+    return run ? run->key : 0;
+}
+
+int tt__log_recording(void) { return recording(run_current()); }
 
 /* Thread exit: the ring stays for the next dump, marked with its exit order
  * so that recycling takes the oldest first. */
@@ -332,6 +347,8 @@ static int run_create(const tt_log_options *o, int for_child, tt__run **out)
     run->max_threads = o->max_threads;
     run->ring_bytes = TT__TRACE_SECTION_SIZE + (size_t)o->ring_records * TT__TRACE_RECORD_SIZE;
     run->table_bytes = TT__TRACE_HEADER_SIZE + (size_t)o->max_threads * run->ring_bytes;
+    if (run->crash_path)
+        run->table_bytes += TT__NAME_AREA_SIZE; /* names reach a crash file as they are set */
     run->source = source;
     run->hz = source == TT__TRACE_SOURCE_MONOTONIC_RAW ? 0 : hz;
     if (run->crash_path) {
@@ -379,6 +396,12 @@ static int run_create(const tt_log_options *o, int for_child, tt__run **out)
         r->slot_mask = (uint64_t)(run->ring_records - 1) * TT__TRACE_RECORD_SIZE;
         r->magic = TT__SECTION_MAGIC;
         r->stored = run->ring_records;
+    }
+    if (run->crash_path) {
+        h->names_offset = run->table_bytes - TT__NAME_AREA_SIZE;
+        h->names_size = TT__NAME_AREA_SIZE;
+        run->names = (tt__name_area){run->table + h->names_offset, TT__NAME_AREA_SIZE, 0, &h->names_dropped};
+        tt__names_fill_area(&run->names);
     }
     *out = run;
     return 0;
@@ -464,6 +487,7 @@ static void fork_child(void)
     tt__tls.ring = NULL;
     t_self.denied_key = 0;
     /* The child is single-threaded: nothing else can be using these tables. */
+    tt__acc_fork_child();
     while (g_retired) {
         tt__run *r = g_retired;
         g_retired = r->retired_next;
@@ -485,6 +509,7 @@ static void process_init(void)
     pthread_key_create(&g_exit_key, on_thread_exit);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(at_exit);
+    tt__acc_process_init();
 }
 
 /* ---- public control calls ---- */
@@ -578,10 +603,18 @@ int tt__log_hold(tt__log_view *v)
     v->max_threads = run->max_threads;
     v->source = run->source;
     v->recording = recording(run);
+    v->key = run->key;
     return 0;
 }
 
 void tt__log_release(void) { pthread_mutex_unlock(&g_ctl); }
+
+void tt__log_lock(tt__name_area **area)
+{
+    pthread_mutex_lock(&g_ctl);
+    tt__run *run = run_current();
+    *area = run && run->crash_path ? &run->names : NULL;
+}
 
 /* ---- the recording calls as real symbols ---- */
 

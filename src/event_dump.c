@@ -218,6 +218,48 @@ static void dump_ring(tt__ring *r, uint32_t state, out *o, uint64_t *chunk, strt
     }
 }
 
+/* Zero bytes that bring offset at to a multiple of 8. */
+static uint64_t pad8(out *o, uint64_t at)
+{
+    static const unsigned char zeros[8];
+    size_t n = (size_t)(-at & 7);
+    out_write(o, zeros, n);
+    return at + n;
+}
+
+/* The 1.1 tables after the string table, from byte at: the name table and
+ * the probe summary (each only if it has something to say). */
+static int write_tables(const tt__log_view *run, out *o, tt__trace_header *h, uint64_t at)
+{
+    unsigned char *names;
+    size_t names_len;
+    int rc = tt__names_serialize(&names, &names_len);
+    if (rc)
+        return rc;
+    if (names_len) {
+        at = pad8(o, at);
+        h->names_offset = at;
+        h->names_size = names_len;
+        out_write(o, names, names_len);
+        at += names_len;
+    }
+    free(names);
+    tt__summary_entry *sum;
+    tt__summary_header sh = {.entry_size = sizeof *sum};
+    rc = tt__acc_summary(run->key, &sum, &sh.count, &sh.overflow_calls);
+    if (rc)
+        return rc;
+    if (sh.count || sh.overflow_calls) {
+        at = pad8(o, at);
+        h->summary_offset = at;
+        h->summary_size = sizeof sh + (uint64_t)sh.count * sizeof *sum;
+        out_write(o, &sh, sizeof sh);
+        out_write(o, sum, (size_t)sh.count * sizeof *sum);
+    }
+    free(sum);
+    return 0;
+}
+
 static int write_trace(const tt__log_view *run, out *o, uint32_t *dumped_states, strtab *st)
 {
     /* The fields before the string table change only under the lock we
@@ -226,6 +268,8 @@ static int write_trace(const tt__log_view *run, out *o, uint32_t *dumped_states,
     tt__trace_header h;
     memset(&h, 0, sizeof h);
     memcpy(&h, run->hdr, offsetof(tt__trace_header, strings_offset));
+    h.version_minor = TT__TRACE_VERSION_MINOR;
+    h.header_size = TT__TRACE_HEADER_SIZE;
     h.ring_records = run->ring_records;
     h.flags = TT__TRACE_END_ANCHOR;
     if (run->recording ||
@@ -259,17 +303,22 @@ static int write_trace(const tt__log_view *run, out *o, uint32_t *dumped_states,
     out_flush(o);
     if (o->err)
         return o->err;
+    off_t end = lseek(o->fd, 0, SEEK_END);
+    if (end < 0)
+        return -errno;
+    uint64_t at = (uint64_t)end;
     if (st->len) {
-        off_t end = lseek(o->fd, 0, SEEK_END);
-        if (end < 0)
-            return -errno;
-        h.strings_offset = (uint64_t)end;
+        h.strings_offset = at;
         h.strings_size = st->len;
         out_write(o, st->blob, st->len);
-        out_flush(o);
-        if (o->err)
-            return o->err;
+        at += st->len;
     }
+    int rc = write_tables(run, o, &h, at);
+    if (rc)
+        return rc;
+    out_flush(o);
+    if (o->err)
+        return o->err;
     if (pwrite(o->fd, &h, sizeof h, 0) != (ssize_t)sizeof h)
         return errno ? -errno : -EIO;
     return 0;

@@ -35,6 +35,7 @@ typedef struct tt__trace_event {
     uint64_t p0, p1;  /* payload words */
     const char *text; /* TEXT and LITERAL kinds; not NUL-terminated */
     size_t text_len;
+    int thrown;       /* END and END_CPU of a probe whose call exited by an exception (1.1) */
 } tt__trace_event;
 
 typedef struct tt__trace_thread {
@@ -48,12 +49,25 @@ typedef struct tt__trace_thread {
     uint64_t stored;      /* records present in the body (may be cut short) */
 } tt__trace_thread;
 
+/* One entry of the name table; text points into the file, valid UTF-8. */
+typedef struct tt__trace_name {
+    uint32_t id;
+    uint32_t len;
+    const char *text;
+} tt__trace_name;
+
 typedef struct tt__trace {
     tt__trace_header h;
     const unsigned char *buf;
     size_t len;
     tt__trace_thread *threads;
     uint32_t nthreads;
+    tt__trace_name *names;      /* sorted by id, each id once */
+    uint32_t nnames;
+    tt__summary_entry *summary; /* sorted by id, each id once */
+    uint32_t nsummary;
+    int has_summary;            /* the file has a usable summary (maybe empty) */
+    uint64_t summary_overflow;  /* calls the summary could not hold (ids beyond a thread's table) */
     int damaged;          /* 1 if error[] says what is missing */
     char error[256];
 } tt__trace;
@@ -69,9 +83,22 @@ void tt__trace_close(tt__trace *t);
 int tt__trace_event_at(const tt__trace *t, const tt__trace_thread *th, uint64_t k,
                        tt__trace_event *ev);
 
+/* The place of id in t->names, or -1. */
+int32_t tt__trace_name_index(const tt__trace *t, uint32_t id);
+/* The name of id (len bytes, not NUL-terminated), or NULL. */
+const char *tt__trace_name_of(const tt__trace *t, uint32_t id, size_t *len);
+
+/* A duration in time-word units (a summary's total or max) in ns. */
+int64_t tt__trace_dur_ns(const tt__trace *t, uint64_t ticks);
+
 /* w0 of a record to CLOCK_MONOTONIC_RAW ns: interpolated between the two
  * anchors when the file has both, else extrapolated with counter_hz. */
 int64_t tt__trace_ns(const tt__trace *t, uint64_t time);
+
+/* 1 if the n bytes at s are well-formed UTF-8 (no overlong forms, no
+ * surrogates, nothing past U+10FFFF): names are checked when they are set
+ * and again when a trace is read. */
+int tt__utf8_valid(const char *s, size_t n);
 
 /* Name of a record kind ("instant", "text", ...), or NULL. */
 const char *tt__trace_kind_name(unsigned kind);

@@ -16,6 +16,13 @@ static inline tt__ring *tt__ring_at(unsigned char *table, size_t ring_bytes, uin
     return (tt__ring *)(table + TT__TRACE_HEADER_SIZE + (size_t)i * ring_bytes);
 }
 
+/* A crash-safe file's name area (event_names.c fills it, under the lock). */
+typedef struct tt__name_area {
+    unsigned char *base;    /* in the shared mapping */
+    size_t size, used;
+    uint32_t *dropped;      /* the file header's names_dropped */
+} tt__name_area;
+
 /* The current run, held still: start, stop, fork and other dumps wait
  * until tt__log_release(). Threads keep recording into its rings. */
 typedef struct tt__log_view {
@@ -25,12 +32,42 @@ typedef struct tt__log_view {
     uint32_t ring_records, max_threads;
     unsigned source;        /* TT__TRACE_SOURCE_* */
     int recording;          /* 0 once tt_log_stop ran */
+    uint64_t key;           /* the run's key: what its probe sums are tagged with */
 } tt__log_view;
 
 /* Holds the current run and describes it in *v. Returns 0, or -ESRCH
  * (nothing held) when no log was ever started. */
 int tt__log_hold(tt__log_view *v);
 void tt__log_release(void);
+/* Takes the same lock whether or not a log ever ran; *area is the current
+ * run's name area, or NULL. Release with tt__log_release(). */
+void tt__log_lock(tt__name_area **area);
+
+/* The out-of-line record: stamps and writes the record into the calling
+ * thread's ring (if it has or can take one) and returns its time word, or
+ * returns 0 if the log is not recording. Sets *run_key to the run's key. */
+uint64_t tt__record_slow(uint64_t w1, uint64_t p0, uint64_t p1, uint64_t *run_key);
+/* The current (or last) run's key, 0 if none; 1 while recording. */
+uint64_t tt__log_key(void);
+int tt__log_recording(void);
+
+/* ---- probe accumulators (event_probe.c) ---- */
+
+/* Called once per process from the log's set-up, and in a fork child. */
+void tt__acc_process_init(void);
+void tt__acc_fork_child(void);
+/* The probe sums of run key, merged over every thread (exited ones too),
+ * sorted by id; *out is malloc'd (free it), NULL with *count 0 when there is
+ * nothing. Returns 0 or -ENOMEM. */
+int tt__acc_summary(uint64_t key, tt__summary_entry **out, uint32_t *count, uint64_t *overflow_calls);
+
+/* ---- the name table (event_names.c), used under the log's lock ---- */
+
+/* Writes every name into area (a new crash-safe file). */
+void tt__names_fill_area(tt__name_area *area);
+/* The table in file form (each id once); *out malloc'd, NULL when empty.
+ * Returns 0 or -ENOMEM. */
+int tt__names_serialize(unsigned char **out, size_t *len);
 
 /* What the recorder calls at process exit with a run's exit_dump_path. */
 typedef int (*tt__log_writer)(const char *path);

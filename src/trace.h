@@ -1,10 +1,11 @@
-/* The trace file format (version 1), shared by the writer (event.c: dumps
+/* The trace file format (version 1.1), shared by the writer (event.c: dumps
  * and crash-safe files) and the reader (trace_read.c). docs/trace-format.md
  * is the reference; this header is its C form. All integers little-endian.
  *
  *   file header (128 bytes)
  *   section 0 .. sections-1: section header (128 bytes) + records (32 each)
  *   string table (literal texts, NUL-terminated), if strings_size > 0
+ *   name table, probe summary (1.1), where the header points
  *
  * A crash-safe file is the live ring table itself: every ring is a section
  * laid out as a ring (record of index i at byte (i * 32) & slot_mask of
@@ -20,8 +21,11 @@
 #define TT__TRACE_MAGIC "TTRACE\032\n" /* 8 bytes; \032 stops `type`, \n catches text-mode mangling */
 #define TT__TRACE_MAGIC_LEN 8
 #define TT__TRACE_VERSION_MAJOR 1
-#define TT__TRACE_VERSION_MINOR 0
-#define TT__TRACE_HEADER_SIZE 128
+#define TT__TRACE_VERSION_MINOR 1
+/* 1.0 files have a 128-byte header; 1.1 appends the fields from names_offset
+ * on (readers take what header_size covers and zero the rest). */
+#define TT__TRACE_HEADER_SIZE_1_0 128
+#define TT__TRACE_HEADER_SIZE 192
 #define TT__TRACE_SECTION_SIZE 128
 #define TT__TRACE_RECORD_SIZE 32
 
@@ -60,7 +64,65 @@ typedef struct tt__trace_header {
     uint32_t rings_recycled;  /* exited threads' rings reused before a dump */
     uint32_t ring_records;
     uint32_t reserved;
+    /* ---- 1.1 ---- */
+    uint64_t names_offset;   /* the name table (0 if none) */
+    uint64_t names_size;
+    uint64_t summary_offset; /* the probe summary (0 if none) */
+    uint64_t summary_size;
+    uint32_t names_dropped;  /* names that did not fit in a crash-safe file's name area */
+    uint32_t reserved2[7];
 } tt__trace_header;
+
+/* The name table: entries back to back, each a u64 word (bits 0..31 the id,
+ * 32..39 the name's length, 1..TT_EVENT_NAME_MAX; the rest 0), then the
+ * UTF-8 bytes, zero-padded to a multiple of 8. A zero word ends the table
+ * early (the unused tail of a crash-safe file's name area). A dump writes
+ * each id once; a crash-safe file appends renames, and the last one wins. */
+#define TT__NAME_WORD(id, len) ((uint64_t)(uint32_t)(id) | ((uint64_t)(len) << 32))
+#define TT__NAME_ENTRY_SIZE(len) (8 + (((uint64_t)(len) + 7) & ~UINT64_C(7)))
+/* Bytes of name area a crash-safe file reserves. */
+#define TT__NAME_AREA_SIZE (64u * 1024u)
+
+/* The probe summary: this header, then count entries of entry_size bytes,
+ * sorted by id, each id once. Durations in time-word units (convert like
+ * time words, without the offset); CPU in ns. */
+typedef struct tt__summary_header {
+    uint32_t entry_size;     /* sizeof(tt__summary_entry) in 1.1; larger entries append fields */
+    uint32_t count;
+    uint64_t overflow_calls; /* calls not accumulated: their id found no room in its thread's table */
+    uint64_t reserved[2];
+} tt__summary_header;
+
+/* What the probes add up per id. */
+typedef struct tt__probe_sums {
+    uint64_t calls;         /* tt_probe_end calls with a running begin */
+    uint64_t total;         /* sum of (end - begin), time-word units */
+    uint64_t max;
+    uint64_t thrown;        /* calls that exited by an exception */
+    uint64_t cpu_calls;     /* _cpu calls whose CPU is theirs (same OS thread, no marker between) */
+    uint64_t cpu_user_ns;   /* summed over cpu_calls */
+    uint64_t cpu_system_ns;
+    uint64_t cpu_apart;     /* _cpu calls whose CPU could not be attributed */
+} tt__probe_sums;
+
+typedef struct tt__summary_entry {
+    uint32_t id;
+    uint32_t reserved;
+    tt__probe_sums sums;
+} tt__summary_entry;
+
+/* dst += src (max: the larger). */
+static inline void tt__sums_merge(tt__probe_sums *dst, const tt__probe_sums *src)
+{
+    dst->calls += src->calls;
+    dst->total += src->total;
+    dst->max = src->max > dst->max ? src->max : dst->max;
+    dst->thrown += src->thrown;
+    dst->cpu_calls += src->cpu_calls;
+    dst->cpu_user_ns += src->cpu_user_ns;
+    dst->cpu_system_ns += src->cpu_system_ns;
+    dst->cpu_apart += src->cpu_apart;
+}
 
 /* Section states (also the live ring states). */
 #define TT__RING_FREE 0u
@@ -93,6 +155,7 @@ typedef struct tt__ring {
 
 _Static_assert(sizeof(tt__trace_header) == TT__TRACE_HEADER_SIZE, "file header layout");
 _Static_assert(sizeof(tt__ring) == TT__TRACE_SECTION_SIZE, "section header layout");
+_Static_assert(sizeof(tt__summary_header) == 32 && sizeof(tt__summary_entry) == 72, "summary layout");
 _Static_assert(sizeof(tt__ring) == 8 * TT__RING_HEADER_WORDS, "ring header size the inline path assumes");
 
 #endif /* TT_TRACE_H */

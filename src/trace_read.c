@@ -11,6 +11,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+int tt__utf8_valid(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = p[i];
+        size_t more;
+        uint32_t cp, min;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if (c >= 0xc2 && c <= 0xdf) {
+            more = 1, cp = c & 0x1f, min = 0x80;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            more = 2, cp = c & 0x0f, min = 0x800;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            more = 3, cp = c & 0x07, min = 0x10000;
+        } else {
+            return 0; /* a continuation byte first, or a lead byte UTF-8 never uses */
+        }
+        if (n - i <= more)
+            return 0;
+        for (size_t k = 1; k <= more; k++) {
+            if ((p[i + k] & 0xc0) != 0x80)
+                return 0;
+            cp = (cp << 6) | (p[i + k] & 0x3fu);
+        }
+        /* Overlong forms, UTF-16 surrogates and code points past U+10FFFF. */
+        if (cp < min || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+            return 0;
+        i += more + 1;
+    }
+    return 1;
+}
+
 /* Notes damage; a second note is appended to the first. */
 static void damage(tt__trace *t, const char *fmt, ...)
 {
@@ -41,16 +76,19 @@ static int check_header(tt__trace *t)
     tt__trace_header *h = &t->h;
     if (t->len < TT__TRACE_MAGIC_LEN || memcmp(t->buf, TT__TRACE_MAGIC, TT__TRACE_MAGIC_LEN) != 0)
         return refuse(t, "not a threadtime trace file (no TTRACE signature at the start)");
-    if (t->len < TT__TRACE_HEADER_SIZE)
+    if (t->len < TT__TRACE_HEADER_SIZE_1_0)
         return refuse(t, "truncated: the file ends inside its 128-byte header");
-    memcpy(h, t->buf, sizeof *h);
+    /* The 1.0 part first; what a later minor appended is read below, once
+     * header_size is known to lie inside the file. */
+    memset(h, 0, sizeof *h);
+    memcpy(h, t->buf, TT__TRACE_HEADER_SIZE_1_0);
     if (h->version_major != TT__TRACE_VERSION_MAJOR) {
         snprintf(t->error, sizeof t->error, "trace format version %u.%u; this reader knows %u.x",
                  h->version_major, h->version_minor, TT__TRACE_VERSION_MAJOR);
         t->damaged = 1;
         return -EINVAL;
     }
-    if (h->header_size < TT__TRACE_HEADER_SIZE || h->section_size != TT__TRACE_SECTION_SIZE ||
+    if (h->header_size < TT__TRACE_HEADER_SIZE_1_0 || h->section_size != TT__TRACE_SECTION_SIZE ||
         h->record_size != TT__TRACE_RECORD_SIZE)
         return refuse(t, "damaged header: header, section or record size is not the version 1 value");
     if (h->source < TT__TRACE_SOURCE_TSC || h->source > TT__TRACE_SOURCE_MONOTONIC_RAW)
@@ -64,7 +102,149 @@ static int check_header(tt__trace *t)
         return refuse(t, "damaged header: no usable counter frequency");
     if (h->header_size > t->len)
         return refuse(t, "truncated: the file ends inside its header");
+    if (h->version_minor >= 1) {
+        size_t n = h->header_size < sizeof *h ? h->header_size : sizeof *h;
+        memcpy((unsigned char *)h + TT__TRACE_HEADER_SIZE_1_0, t->buf + TT__TRACE_HEADER_SIZE_1_0,
+               n - TT__TRACE_HEADER_SIZE_1_0);
+    }
     return 0;
+}
+
+/* 1 if [offset, offset + size) lies inside the file (and past the header). */
+static int inside(const tt__trace *t, uint64_t offset, uint64_t size)
+{
+    return offset >= t->h.header_size && offset <= t->len && size <= t->len - offset;
+}
+
+static int name_order(const void *a, const void *b)
+{
+    const tt__trace_name *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    /* Equal ids: file order (the texts lie in the file in that order). */
+    return x->text < y->text ? -1 : x->text > y->text;
+}
+
+/* The name table: entries up to a zero word or the table's end. A damaged
+ * entry stops the table (what came before stays); a name that is not UTF-8
+ * is dropped alone. */
+static int read_names(tt__trace *t)
+{
+    const tt__trace_header *h = &t->h;
+    if (!h->names_size)
+        return 0;
+    if (!inside(t, h->names_offset, h->names_size)) {
+        damage(t, "name table missing or cut off: it should span bytes %llu..%llu of %zu",
+               (unsigned long long)h->names_offset, (unsigned long long)h->names_offset + h->names_size, t->len);
+        return 0;
+    }
+    const unsigned char *base = t->buf + h->names_offset;
+    uint64_t size = h->names_size, off = 0;
+    t->names = calloc(size / 16 + 1, sizeof *t->names); /* an entry takes 16 bytes at least */
+    if (!t->names)
+        return -ENOMEM;
+    uint32_t n = 0;
+    while (size - off >= 8) {
+        uint64_t w;
+        memcpy(&w, base + off, sizeof w);
+        if (!w)
+            break;
+        uint32_t id = (uint32_t)w, len = (uint32_t)(w >> 32);
+        if (len == 0 || len > TT_EVENT_NAME_MAX) {
+            damage(t, "name table damaged at byte %llu: an entry of length %u",
+                   (unsigned long long)(h->names_offset + off), len);
+            break;
+        }
+        if (TT__NAME_ENTRY_SIZE(len) > size - off) {
+            damage(t, "name table cut off at byte %llu (the name of id %u)",
+                   (unsigned long long)(h->names_offset + off), id);
+            break;
+        }
+        const char *text = (const char *)base + off + 8;
+        if (tt__utf8_valid(text, len))
+            t->names[n++] = (tt__trace_name){id, len, text};
+        else
+            damage(t, "name table: the name of id %u is not UTF-8; dropped", id);
+        off += TT__NAME_ENTRY_SIZE(len);
+    }
+    /* Each id once: the last entry wins (a crash-safe file appends renames). */
+    qsort(t->names, n, sizeof *t->names, name_order);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (m && t->names[m - 1].id == t->names[i].id)
+            m--;
+        t->names[m++] = t->names[i];
+    }
+    t->nnames = m;
+    return 0;
+}
+
+/* The probe summary: its header, then entries sorted by id. A damaged
+ * header drops the summary; entries stop at the first one out of order. */
+static int read_summary(tt__trace *t)
+{
+    const tt__trace_header *h = &t->h;
+    if (!h->summary_size)
+        return 0;
+    tt__summary_header sh;
+    if (!inside(t, h->summary_offset, h->summary_size) || h->summary_size < sizeof sh) {
+        damage(t, "probe summary missing or cut off: it should span bytes %llu..%llu of %zu",
+               (unsigned long long)h->summary_offset, (unsigned long long)h->summary_offset + h->summary_size,
+               t->len);
+        return 0;
+    }
+    memcpy(&sh, t->buf + h->summary_offset, sizeof sh);
+    uint64_t room = h->summary_size - sizeof sh;
+    if (sh.entry_size < sizeof(tt__summary_entry) || sh.entry_size % 8 || sh.entry_size > 4096) {
+        damage(t, "probe summary damaged: entries of %u bytes", sh.entry_size);
+        return 0;
+    }
+    uint64_t count = sh.count;
+    if (count > room / sh.entry_size) {
+        damage(t, "probe summary cut off: %llu of its %u entries present",
+               (unsigned long long)(room / sh.entry_size), sh.count);
+        count = room / sh.entry_size;
+    }
+    t->summary = calloc(count ? count : 1, sizeof *t->summary);
+    if (!t->summary)
+        return -ENOMEM;
+    const unsigned char *p = t->buf + h->summary_offset + sizeof sh;
+    uint32_t n = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        memcpy(&t->summary[n], p + i * sh.entry_size, sizeof *t->summary);
+        if (n && t->summary[n].id <= t->summary[n - 1].id) {
+            damage(t, "probe summary damaged: entry %llu (id %u) is out of order; the rest is dropped",
+                   (unsigned long long)i + 1, t->summary[n].id);
+            break;
+        }
+        n++;
+    }
+    t->nsummary = n;
+    t->summary_overflow = sh.overflow_calls;
+    t->has_summary = 1;
+    return 0;
+}
+
+int32_t tt__trace_name_index(const tt__trace *t, uint32_t id)
+{
+    uint32_t lo = 0, hi = t->nnames;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t->names[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->nnames && t->names[lo].id == id ? (int32_t)lo : -1;
+}
+
+const char *tt__trace_name_of(const tt__trace *t, uint32_t id, size_t *len)
+{
+    int32_t i = tt__trace_name_index(t, id);
+    if (i < 0)
+        return NULL;
+    *len = t->names[i].len;
+    return t->names[i].text;
 }
 
 static void check_strings(tt__trace *t)
@@ -150,6 +330,8 @@ int tt__trace_open(tt__trace *t, const void *buf, size_t len)
     if (!t->threads)
         return -ENOMEM;
     check_strings(t);
+    if (read_names(t) || read_summary(t))
+        return -ENOMEM;
     uint64_t offset = h->header_size;
     for (uint32_t k = 0; k < h->sections; k++)
         if (!read_section(t, k, &offset))
@@ -160,8 +342,12 @@ int tt__trace_open(tt__trace *t, const void *buf, size_t len)
 void tt__trace_close(tt__trace *t)
 {
     free(t->threads);
+    free(t->names);
+    free(t->summary);
     t->threads = NULL;
-    t->nthreads = 0;
+    t->names = NULL;
+    t->summary = NULL;
+    t->nthreads = t->nnames = t->nsummary = 0;
 }
 
 const char *tt__trace_kind_name(unsigned kind)
@@ -175,6 +361,8 @@ const char *tt__trace_kind_name(unsigned kind)
     case TT__KIND_BEGIN_CPU: return "begin_cpu";
     case TT__KIND_END_CPU: return "end_cpu";
     case TT__KIND_LITERAL: return "literal";
+    case TT__KIND_MOUNT: return "mount";
+    case TT__KIND_UNMOUNT: return "unmount";
     }
     return NULL;
 }
@@ -189,6 +377,18 @@ static int64_t saturate(long double v)
     if (v <= -9223372036854775808.0L)
         return INT64_MIN;
     return (int64_t)v;
+}
+
+int64_t tt__trace_dur_ns(const tt__trace *t, uint64_t ticks)
+{
+    const tt__trace_header *h = &t->h;
+    if (h->source == TT__TRACE_SOURCE_MONOTONIC_RAW)
+        return saturate((long double)ticks);
+    const tt__anchor *a = &h->anchors[0], *b = &h->anchors[1];
+    if (h->flags & TT__TRACE_END_ANCHOR)
+        return saturate((long double)ticks * ((long double)b->mono_ns - (long double)a->mono_ns) /
+                        (long double)(b->counter - a->counter));
+    return saturate((long double)ticks * 1e9L / (long double)h->counter_hz);
 }
 
 int64_t tt__trace_ns(const tt__trace *t, uint64_t time)
@@ -227,6 +427,13 @@ int tt__trace_event_at(const tt__trace *t, const tt__trace_thread *th, uint64_t 
     ev->kind = kind;
     ev->p0 = w[2];
     ev->p1 = w[3];
+    /* The thrown bits exist from 1.1 on; a 1.0 end's payload is undefined. */
+    if (t->h.version_minor >= 1 && kind == TT__KIND_END) {
+        ev->thrown = (w[2] & TT__END_THROWN) != 0;
+    } else if (kind == TT__KIND_END_CPU && t->h.version_minor >= 1) {
+        ev->thrown = (w[3] & TT__END_CPU_THROWN) != 0;
+        ev->p1 = w[3] & ~TT__END_CPU_THROWN;
+    }
     if (kind == TT__KIND_TEXT) {
         ev->text = (const char *)th->body + pos * TT__TRACE_RECORD_SIZE + 2 * sizeof(uint64_t);
         ev->text_len = strnlen(ev->text, TT_EVENT_TEXT_MAX);

@@ -5,7 +5,9 @@
  * say what is missing and exit with status 1.
  *
  *   test_dump_golden THREADTIME GOLDEN_DIR      compare
- *   TT_UPDATE_GOLDEN=1 test_dump_golden ...     rewrite the golden files */
+ *   TT_UPDATE_GOLDEN=1 test_dump_golden ...     rewrite the golden files
+ *   TT_FUZZ_SEEDS=DIR test_dump_golden ...      also keep each input trace
+ *                                               there (fuzz/seeds/) */
 #include <string.h>
 #include <sys/wait.h>
 
@@ -51,7 +53,7 @@ static size_t build_trace(unsigned char *buf)
                                       {2000000, 2000000, INT64_C(1700000000124456789)}},
                           .ring_records = 8};
     memcpy(h.magic, TT__TRACE_MAGIC, TT__TRACE_MAGIC_LEN);
-    size_t off = sizeof h;
+    size_t off = TT__TRACE_HEADER_SIZE_1_0; /* a 1.0 file: older traces must still read */
 
     /* Thread 100 "main": live, nothing lost. */
     put_section(buf, &off, 7, 8, 7, TT__RING_LIVE, 100, "main");
@@ -75,6 +77,79 @@ static size_t build_trace(unsigned char *buf)
     h.strings_size = sizeof g_strings;
     memcpy(buf + off, g_strings, sizeof g_strings);
     off += sizeof g_strings;
+    memcpy(buf, &h, TT__TRACE_HEADER_SIZE_1_0);
+    return off;
+}
+
+/* A name table entry at *off. */
+static void put_name(unsigned char *buf, size_t *off, uint32_t id, const char *name)
+{
+    uint64_t w = TT__NAME_WORD(id, strlen(name));
+    memcpy(buf + *off, &w, sizeof w);
+    memcpy(buf + *off + 8, name, strlen(name));
+    *off += TT__NAME_ENTRY_SIZE(strlen(name));
+}
+
+/* Damage to build_trace_1_1's tables. */
+enum { INTACT, BAD_NAME, BAD_SUMMARY };
+
+/* A 1.1 trace: names, a virtual thread whose request begins on one carrier
+ * and ends (thrown, with CPU) on another, a platform thread's probes, an
+ * interval placed by hand whose name is a probe's too, and a summary that
+ * counted more calls than the rings kept. */
+static size_t build_trace_1_1(unsigned char *buf, int damage)
+{
+    memset(buf, 0, 4096);
+    tt__trace_header h = {.version_major = 1, .version_minor = 1, .header_size = TT__TRACE_HEADER_SIZE,
+                          .section_size = 128, .record_size = 32, .flags = TT__TRACE_END_ANCHOR,
+                          .source = TT__TRACE_SOURCE_MONOTONIC_RAW, .sections = 3, .pid = 4343,
+                          .anchors = {{1000000, 1000000, INT64_C(1700000000123456789)},
+                                      {2000000, 2000000, INT64_C(1700000000124456789)}},
+                          .ring_records = 8};
+    memcpy(h.magic, TT__TRACE_MAGIC, TT__TRACE_MAGIC_LEN);
+    size_t off = sizeof h;
+
+    put_section(buf, &off, 4, 8, 4, TT__RING_EXITED, 200, "carrier-0");
+    put_record(buf + off, 1001000, TT__KIND_MOUNT, 0, 0, 77, 0), off += 32;
+    put_record(buf + off, 1001100, TT__KIND_BEGIN_CPU, 7, 1, 1000, 200), off += 32;
+    put_text(buf + off, 1001200, 11, 2, "parked"), off += 32;
+    put_record(buf + off, 1001300, TT__KIND_UNMOUNT, 0, 3, 77, 0), off += 32;
+
+    put_section(buf, &off, 4, 8, 4, TT__RING_LIVE, 201, "carrier-1");
+    put_record(buf + off, 1005000, TT__KIND_MOUNT, 0, 0, 77, 0), off += 32;
+    put_record(buf + off, 1005100, TT__KIND_INSTANT, 10, 1, 0, 0), off += 32;
+    put_record(buf + off, 1006000, TT__KIND_END_CPU, 7, 2, 3000, 300 | TT__END_CPU_THROWN), off += 32;
+    put_record(buf + off, 1006100, TT__KIND_UNMOUNT, 0, 3, 77, 0), off += 32;
+
+    put_section(buf, &off, 7, 8, 7, TT__RING_LIVE, 202, "main");
+    put_record(buf + off, 1002000, TT__KIND_BEGIN, 9, 0, 0, 0), off += 32;
+    put_record(buf + off, 1003000, TT__KIND_END, 9, 1, 0, 0), off += 32;
+    put_record(buf + off, 1004000, TT__KIND_BEGIN, 9, 2, 0, 0), off += 32;
+    put_record(buf + off, 1006000, TT__KIND_END, 9, 3, TT__END_THROWN, 0), off += 32;
+    put_record(buf + off, 1007000, TT__KIND_BEGIN, 12, 4, 0, 0), off += 32;
+    put_record(buf + off, 1007500, TT__KIND_END, 12, 5, 0, 0), off += 32;
+    put_record(buf + off, 1008000, TT__KIND_INSTANT, 10, 6, 0, 0), off += 32;
+
+    h.names_offset = off;
+    put_name(buf, &off, 7, "request");
+    put_name(buf, &off, 9, "java.util.Base64$Encoder::encode");
+    put_name(buf, &off, 10, damage == BAD_NAME ? "x" : "tick, \xc3\xa9t\xc3\xa9");
+    put_name(buf, &off, 11, "phase");
+    put_name(buf, &off, 12, "java.util.Base64$Encoder::encode"); /* an overload: one row with id 9 */
+    h.names_size = off - h.names_offset;
+    if (damage == BAD_NAME) /* the third entry claims 300 bytes */
+        buf[h.names_offset + 16 + 40 + 4] = 0x2c, buf[h.names_offset + 16 + 40 + 5] = 1;
+
+    h.summary_offset = off;
+    tt__summary_header sh = {.entry_size = damage == BAD_SUMMARY ? 12 : sizeof(tt__summary_entry), .count = 2,
+                             .overflow_calls = 3};
+    tt__summary_entry se[2] = {
+        {.id = 7, .sums = {.calls = 1, .total = 4900, .max = 4900, .thrown = 1, .cpu_apart = 1}},
+        {.id = 9, .sums = {.calls = 5, .total = 6000, .max = 2000, .thrown = 1}},
+    };
+    memcpy(buf + off, &sh, sizeof sh), off += sizeof sh;
+    memcpy(buf + off, se, sizeof se), off += sizeof se;
+    h.summary_size = off - h.summary_offset;
     memcpy(buf, &h, sizeof h);
     return off;
 }
@@ -115,10 +190,11 @@ static void compare(const char *out, const char *golden_name)
     free(want);
 }
 
-static void golden_case(const char *args, const char *golden_name, size_t cut, int want_status)
+/* which: 0 for the 1.0 trace, else 1 + a damage kind of the 1.1 one. */
+static void golden_trace_case(int which, const char *args, const char *golden_name, size_t cut, int want_status)
 {
     unsigned char buf[4096];
-    size_t len = build_trace(buf);
+    size_t len = which ? build_trace_1_1(buf, which - 1) : build_trace(buf);
     if (cut)
         len = cut;
     char dir[256], trace[300], out[300];
@@ -134,11 +210,22 @@ static void golden_case(const char *args, const char *golden_name, size_t cut, i
     fclose(f);
     CHECK_OP(run_cli(args, dir), ==, want_status);
     compare(out, golden_name);
+    const char *seeds = getenv("TT_FUZZ_SEEDS");
+    if (seeds) {
+        char seed[512];
+        snprintf(seed, sizeof seed, "%s/%s.trace", seeds, golden_name);
+        rename(trace, seed);
+    }
     unlink(trace);
     if (!tt_test_failed_checks) {
         unlink(out);
         rmdir(dir);
     }
+}
+
+static void golden_case(const char *args, const char *golden_name, size_t cut, int want_status)
+{
+    golden_trace_case(0, args, golden_name, cut, want_status);
 }
 
 TT_TEST(text) { golden_case("", "dump.txt", 0, 0); }
@@ -149,6 +236,64 @@ TT_TEST(chrome) { golden_case("--format chrome", "dump.chrome.json", 0, 0); }
  * left of the second, the message, status 1. */
 TT_TEST(truncated) { golden_case("", "dump-truncated.txt", 128 + 128 + 7 * 32 + 128 + 2 * 32 + 5, 1); }
 TT_TEST(not_a_trace) { golden_case("", "dump-not-a-trace.txt", 7, 2); }
+/* 1.1: names in every format, the virtual thread's own track and column,
+ * the summary; damaged tables are reported and the rest printed. */
+TT_TEST(v11_text) { golden_trace_case(1 + INTACT, "", "dump11.txt", 0, 0); }
+TT_TEST(v11_csv) { golden_trace_case(1 + INTACT, "--format csv", "dump11.csv", 0, 0); }
+TT_TEST(v11_json) { golden_trace_case(1 + INTACT, "--format json", "dump11.json", 0, 0); }
+TT_TEST(v11_chrome) { golden_trace_case(1 + INTACT, "--format chrome", "dump11.chrome.json", 0, 0); }
+TT_TEST(v11_summary) { golden_trace_case(1 + INTACT, "--summary", "summary11.txt", 0, 0); }
+TT_TEST(v11_summary_json) { golden_trace_case(1 + INTACT, "--summary --format json", "summary11.json", 0, 0); }
+TT_TEST(v11_bad_name) { golden_trace_case(1 + BAD_NAME, "--format csv", "dump11-bad-name.csv", 0, 1); }
+TT_TEST(v11_bad_summary) { golden_trace_case(1 + BAD_SUMMARY, "--summary", "summary11-bad.txt", 0, 1); }
+/* The 1.0 trace has no summary: the pairs in the rings, said so. */
+TT_TEST(v10_summary) { golden_case("--summary", "summary10.txt", 0, 0); }
+
+/* Seeded random damage to the 1.1 trace (flipped bytes, cuts) through every
+ * output: the CLI always ends with status 0, 1 or 2, never a crash or a
+ * sanitizer report (the ASan build runs its own CLI). */
+TT_TEST(random_damage_never_crashes)
+{
+    static const char *const formats[] = {"--format chrome", "--format csv", "--format json", "--summary",
+                                          "--summary --format json"};
+    char dir[256], trace[300], out[300];
+    temp_path(dir, sizeof dir, "golden_fuzz");
+    mkdir(dir, 0700);
+    snprintf(trace, sizeof trace, "%s/input.trace", dir);
+    snprintf(out, sizeof out, "%s/output", dir);
+    unsigned char buf[4096];
+    uint64_t x = 0x2545F4914F6CDD1Du;
+    int bad = 0;
+    for (int round = 0; round < 60 && !bad; round++) {
+        size_t len = build_trace_1_1(buf, INTACT);
+        for (int flips = 0; flips < 1 + round % 6; flips++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            buf[x % len] ^= (unsigned char)(1u << (x >> 61));
+        }
+        if (round % 4 == 3)
+            len = (size_t)(x >> 32) % len;
+        FILE *f = fopen(trace, "wb");
+        if (!f)
+            break;
+        fwrite(buf, 1, len, f);
+        fclose(f);
+        for (size_t k = 0; k < sizeof formats / sizeof *formats; k++) {
+            int st = run_cli(formats[k], dir);
+            unsigned char *text = NULL;
+            long n = read_file(out, &text);
+            int report = n > 0 && text && (memmem(text, (size_t)n, "Sanitizer", 9) || memmem(text, (size_t)n, "runtime error", 13));
+            if (st < 0 || st > 2 || report) {
+                fprintf(stderr, "round %d, %s: status %d%s\n", round, formats[k], st, report ? ", sanitizer report" : "");
+                bad = 1;
+            }
+            free(text);
+        }
+    }
+    CHECK(!bad);
+    unlink(trace);
+    unlink(out);
+    rmdir(dir);
+}
 
 int main(int argc, char **argv)
 {

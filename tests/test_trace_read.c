@@ -9,6 +9,8 @@
 
 #define MAIN_EVENTS 40
 #define OTHER_EVENTS 25
+#define PROBE_CALLS 3 /* 2 records each, and two markers */
+#define MAIN_PROBE_RECORDS (2 * PROBE_CALLS + 2)
 
 /* A real dump: two threads, values, texts and a literal (string table). */
 static long make_trace(unsigned char **bytes)
@@ -16,8 +18,16 @@ static long make_trace(unsigned char **bytes)
     tt_log_options o = small_log(64, 4);
     if (tt_log_start(&o) != 0)
         return -1;
+    tt_event_name(1, "value");
+    tt_event_name(3, "text");
+    tt_event_name(5, "probe \xe2\x86\x92");
     for (uint64_t i = 0; i < MAIN_EVENTS; i++)
         tt_event_value(1, i);
+    /* Probes give the file a summary; the mount markers frame them. */
+    tt_event_mount(9);
+    for (int i = 0; i < PROBE_CALLS; i++)
+        tt_probe_end(5, tt_probe_begin(5), i == 0);
+    tt_event_unmount(9);
     tt_event_text(3, "some text");
     tt_event_literal(4, "a literal from the string table");
     pthread_t th;
@@ -81,7 +91,7 @@ TT_TEST(intact_file_decodes)
     CHECK(!t.damaged);
     CHECK_OP(t.nthreads, ==, 2);
     int mismatches = 0;
-    CHECK_OP(check_prefix(&t, &t, &mismatches), ==, MAIN_EVENTS + 2 + OTHER_EVENTS);
+    CHECK_OP(check_prefix(&t, &t, &mismatches), ==, MAIN_EVENTS + 2 + MAIN_PROBE_RECORDS + OTHER_EVENTS);
     tt__trace_close(&t);
 }
 
@@ -103,7 +113,7 @@ TT_TEST(truncated_at_every_length)
             if (n < last)
                 mismatches++;
             last = n;
-        } else if (len >= 128) {
+        } else if (len >= TT__TRACE_HEADER_SIZE) { /* the whole 1.1 header is there */
             refused_late++;
         }
         if (!t.damaged || !t.error[0])
@@ -115,7 +125,7 @@ TT_TEST(truncated_at_every_length)
     CHECK_OP(silent, ==, 0);
     CHECK_OP(refused_late, ==, 0);
     /* Cut inside the string table only: all events, only the literal lost. */
-    CHECK_OP(last, ==, MAIN_EVENTS + 2 + OTHER_EVENTS);
+    CHECK_OP(last, ==, MAIN_EVENTS + 2 + MAIN_PROBE_RECORDS + OTHER_EVENTS);
     tt__trace_close(&good);
 }
 
@@ -162,6 +172,80 @@ TT_TEST(broken_second_section_keeps_the_first)
     tt__trace_close(&t);
     tt__trace_close(&good);
     free(copy);
+}
+
+/* Copies the dump and lets damage() change the copy; returns the parse. */
+static int damaged_copy(unsigned char **copy, tt__trace *t, void (*damage)(unsigned char *, tt__trace_header *))
+{
+    *copy = malloc((size_t)g_len);
+    memcpy(*copy, g_bytes, (size_t)g_len);
+    tt__trace_header h;
+    memcpy(&h, *copy, sizeof h);
+    damage(*copy, &h);
+    memcpy(*copy, &h, sizeof h);
+    return tt__trace_open(t, *copy, (size_t)g_len);
+}
+
+static void names_past_the_end(unsigned char *b, tt__trace_header *h) { (void)b, h->names_offset = (uint64_t)g_len - 4; }
+static void names_huge_size(unsigned char *b, tt__trace_header *h) { (void)b, h->names_size = UINT64_MAX - 7; }
+static void name_too_long(unsigned char *b, tt__trace_header *h) { b[h->names_offset + 16 + 5] = 1; }
+static void name_not_utf8(unsigned char *b, tt__trace_header *h) { b[h->names_offset + 8] = 0xc0; }
+static void summary_count_overstated(unsigned char *b, tt__trace_header *h)
+{
+    tt__summary_header sh;
+    memcpy(&sh, b + h->summary_offset, sizeof sh);
+    sh.count = UINT32_MAX;
+    memcpy(b + h->summary_offset, &sh, sizeof sh);
+}
+static void summary_entry_size(unsigned char *b, tt__trace_header *h)
+{
+    tt__summary_header sh;
+    memcpy(&sh, b + h->summary_offset, sizeof sh);
+    sh.entry_size = 8;
+    memcpy(b + h->summary_offset, &sh, sizeof sh);
+}
+static void summary_offset_wraps(unsigned char *b, tt__trace_header *h) { (void)b, h->summary_offset = UINT64_MAX - 8; }
+
+TT_TEST(damaged_names_and_summary_cost_only_themselves)
+{
+    need_trace();
+    tt__trace good;
+    CHECK_OP(tt__trace_open(&good, g_bytes, (size_t)g_len), ==, 0);
+    CHECK(!good.damaged && good.has_summary);
+    CHECK_OP(good.nnames, ==, 3);
+    CHECK_OP(good.nsummary, ==, 1);
+    CHECK(good.nsummary == 1 && good.summary[0].id == 5 && good.summary[0].sums.calls == PROBE_CALLS &&
+          good.summary[0].sums.thrown == 1);
+    static const struct {
+        void (*damage)(unsigned char *, tt__trace_header *);
+        const char *message;
+        uint32_t names, summary;
+    } cases[] = {
+        {names_past_the_end, "name table missing or cut off", 0, 1},
+        {names_huge_size, "name table missing or cut off", 0, 1},
+        {name_too_long, "an entry of length 260", 1, 1}, /* the second entry: the first stays */
+        {name_not_utf8, "is not UTF-8; dropped", 2, 1},
+        {summary_count_overstated, "probe summary cut off", 3, 1},
+        {summary_entry_size, "entries of 8 bytes", 3, 0},
+        {summary_offset_wraps, "probe summary missing or cut off", 3, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        unsigned char *copy;
+        tt__trace t;
+        CHECK_OP(damaged_copy(&copy, &t, cases[c].damage), ==, 0);
+        if (!strstr(t.error, cases[c].message))
+            fprintf(stderr, "case %zu: %s\n", c, t.error);
+        CHECK(t.damaged && strstr(t.error, cases[c].message) != NULL);
+        CHECK_OP(t.nnames, ==, cases[c].names);
+        CHECK_OP(t.nsummary, ==, cases[c].summary);
+        /* Every event is still there, as in the intact file. */
+        int mismatches = 0;
+        CHECK_OP(check_prefix(&good, &t, &mismatches), ==, MAIN_EVENTS + 2 + MAIN_PROBE_RECORDS + OTHER_EVENTS);
+        CHECK_OP(mismatches, ==, 0);
+        tt__trace_close(&t);
+        free(copy);
+    }
+    tt__trace_close(&good);
 }
 
 TT_TEST(random_corruption_never_crashes)

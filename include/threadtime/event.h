@@ -130,6 +130,47 @@ TT_API void tt_event_end(uint32_t id);
 TT_API void tt_event_begin_cpu(uint32_t id);
 TT_API void tt_event_end_cpu(uint32_t id);
 
+/* ---- names, virtual threads, probes (docs/events.md) ---- */
+
+/* Longest name tt_event_name keeps, in bytes (UTF-8, no NUL). */
+#define TT_EVENT_NAME_MAX 255
+
+/* Names an event id in every trace written afterwards: the trace carries an
+ * id -> UTF-8 name table, each id once. Naming an id again replaces its name.
+ * Names live outside the log, so they may be set before tt_log_start and they
+ * survive stop/start; a crash-safe file receives them as they are set.
+ * Thread-safe; not for the recording path (may lock, may allocate).
+ * Returns 0, -EFAULT (name NULL), -EINVAL (empty, longer than
+ * TT_EVENT_NAME_MAX, or not valid UTF-8), -ENOMEM. */
+TT_API int tt_event_name(uint32_t id, const char *name);
+
+/* Virtual-thread markers, written into the calling (carrier) thread's ring,
+ * one counter read each. Events the carrier records after mount(v) and before
+ * unmount(v) belong to virtual thread v (a Java thread id, > 0). */
+TT_API void tt_event_mount(uint64_t vthread_id);
+TT_API void tt_event_unmount(uint64_t vthread_id);
+
+/* Distinct ids one OS thread's probe accumulator holds; calls of further ids
+ * are counted as overflow (the trace's summary says how many). */
+#define TT_PROBE_IDS_PER_THREAD 384u
+
+/* Probe intervals. begin records a begin event (kind 4) and returns its time
+ * word (0 if the log is not running: then end records nothing and
+ * accumulates nothing). end records an end event (kind 5, payload w2 bit 0 =
+ * the call exited by an exception) and adds the call to the calling OS
+ * thread's accumulator for id: calls, total and max wall time (now - t0),
+ * exceptional exits. No lock, no shared atomic, no allocation after the
+ * thread's first probe. The _cpu variants record begin_cpu/end_cpu (kinds
+ * 6/7) instead and also accumulate user/system CPU for calls whose begin and
+ * end ran on the same OS thread with no mount/unmount marker between them
+ * (otherwise the CPU is not that call's; the summary counts such calls
+ * apart). Probes ignore tt_log_options.cpu_on_intervals: the caller picks
+ * the variant. Signal-safe and never blocking, like every recording call. */
+TT_API uint64_t tt_probe_begin(uint32_t id);
+TT_API void tt_probe_end(uint32_t id, uint64_t t0, int thrown);
+TT_API uint64_t tt_probe_begin_cpu(uint32_t id);
+TT_API void tt_probe_end_cpu(uint32_t id, uint64_t t0, int thrown);
+
 /* ---- the ring layout, shared with the inline path (not API) ----
  *
  * A ring is a 128-byte header followed by a power-of-two number of 32-byte
@@ -152,7 +193,13 @@ enum {
     TT__KIND_BEGIN_CPU = 6,
     TT__KIND_END_CPU = 7,
     TT__KIND_LITERAL = 8,
+    TT__KIND_MOUNT = 9,   /* w2: the virtual thread's id */
+    TT__KIND_UNMOUNT = 10, /* w2: the virtual thread's id */
 };
+/* Payload flags of probe ends: bit 0 of an end's w2, bit 63 of an
+ * end_cpu's w3 (its system CPU time never reaches it). */
+#define TT__END_THROWN UINT64_C(1)
+#define TT__END_CPU_THROWN (UINT64_C(1) << 63)
 #define TT__W1_KIND_SHIFT 32
 #define TT__W1_TAG_SHIFT 40
 #define TT__RING_HEADER_WORDS 16
@@ -312,8 +359,8 @@ static inline void tt__event_end_inline(uint32_t id)
 {
     if (__builtin_expect(__atomic_load_n(&tt__cpu_intervals, __ATOMIC_RELAXED), 0))
         tt_event_end_cpu(id);
-    else
-        tt__record(TT__W1(TT__KIND_END, id), 0, 0, 0);
+    else /* w2 = 0: a hand-placed end never carries the probes' thrown bit */
+        tt__record(TT__W1(TT__KIND_END, id), 0, 0, 1);
 }
 
 #if !defined(TT_NO_INLINE) && !defined(TT_BUILDING_LIBRARY)

@@ -597,6 +597,30 @@ static PyObject *py_event(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* event_name(id, name): names an id in every trace written afterwards. */
+static PyObject *py_event_name(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    uint32_t id;
+    if (nargs != 2)
+        return PyErr_Format(PyExc_TypeError, "event_name() takes 2 arguments (%zd given)", nargs);
+    if (as_event_id(args[0], &id))
+        return NULL;
+    if (!PyUnicode_Check(args[1]))
+        return PyErr_Format(PyExc_TypeError, "event name must be str, not %R", (PyObject *)Py_TYPE(args[1]));
+    Py_ssize_t len;
+    const char *name = PyUnicode_AsUTF8AndSize(args[1], &len);
+    if (name == NULL)
+        return NULL;
+    /* The core would stop at an embedded NUL and keep a shorter name. */
+    if (memchr(name, 0, (size_t)len))
+        return PyErr_Format(PyExc_ValueError, "event name contains a NUL character");
+    if (len == 0 || len > TT_EVENT_NAME_MAX)
+        return PyErr_Format(PyExc_ValueError, "event name must be 1 to %d bytes of UTF-8, not %zd",
+                            TT_EVENT_NAME_MAX, len);
+    int rc = tt_event_name(id, name);
+    return rc != 0 ? raise_code(rc) : Py_NewRef(Py_None);
+}
+
 /* ---- interval: begin on enter, end on exit ---- */
 
 typedef struct {
@@ -707,6 +731,7 @@ static PyMethodDef core_methods[] = {
     {"log_thread_name", py_log_thread_name, METH_O, "log_thread_name($module, name, /)\n--\n\nNames the calling thread in the trace (15 bytes kept)."},
     {"log_info", py_log_info, METH_NOARGS, "log_info($module, /)\n--\n\nWhat the running (or last) log uses: LogInfo."},
     {"event", (PyCFunction)(void (*)(void))py_event, METH_FASTCALL, "event($module, id, payload=None, /)\n--\n\nRecords an event; payload: None, str or bytes (16 bytes kept) or an int (64 bits). Records nothing while the log is stopped."},
+    {"event_name", (PyCFunction)(void (*)(void))py_event_name, METH_FASTCALL, "event_name($module, id, name, /)\n--\n\nNames an event id (1 to 255 bytes of UTF-8) in every trace written afterwards; naming it again replaces the name. Works whether or not the log runs."},
     {"_trace_open", ttpy_trace_open, METH_O, "_trace_open($module, path, /)\n--\n\nParses a trace file with the core's reader (threadtime.read_trace wraps it)."},
     {"_trace_columns", ttpy_trace_columns, METH_O, "_trace_columns($module, data, /)\n--\n\nEvery event of a parsed trace as flat columns (for Trace.to_pandas)."},
     {NULL, NULL, 0, NULL},

@@ -21,11 +21,12 @@
 
 #include "event_internal.h"
 
-static PyTypeObject *event_type;  /* Event(t_ns, kind, id, value, text, cpu_user_ns, cpu_system_ns, seq) */
+static PyTypeObject *event_type;  /* Event(t_ns, kind, id, value, text, cpu_user_ns, cpu_system_ns, seq,
+                                    name, vthread, thrown) */
 static PyTypeObject *data_type;   /* TraceData: the file's bytes and the parse */
 static PyTypeObject *events_type; /* Events: one thread's events, decoded on access */
 /* Kind names by TT__KIND_* value, made once: every Event shares them. */
-#define KINDS (TT__KIND_LITERAL + 1)
+#define KINDS (TT__KIND_UNMOUNT + 1)
 static PyObject *kind_names[KINDS];
 
 /* ---- TraceData ---- */
@@ -98,12 +99,20 @@ static int read_all(int fd, unsigned char **out, size_t *out_len)
 
 /* ---- Events: a thread's committed events ---- */
 
+/* A stretch of a thread's records (positions [from, to)) that belongs to
+ * virtual thread v: from a mount(v) marker to the next marker. */
+typedef struct vwindow {
+    uint64_t from, to, v;
+} vwindow;
+
 typedef struct {
     PyObject_HEAD
     DataObject *data;
     const tt__trace_thread *th;
     Py_ssize_t count;
     uint64_t *pos; /* record k of each committed event, or NULL when none is missing */
+    vwindow *windows; /* by position, or NULL when the thread carried no virtual thread */
+    size_t nwindows;
 } EventsObject;
 
 static void events_dealloc(PyObject *o)
@@ -111,6 +120,7 @@ static void events_dealloc(PyObject *o)
     PyTypeObject *type = Py_TYPE(o);
     EventsObject *e = (EventsObject *)o;
     free(e->pos);
+    free(e->windows);
     Py_XDECREF(e->data);
     ((freefunc)PyType_GetSlot(type, Py_tp_free))(o);
     Py_DECREF(type);
@@ -133,14 +143,41 @@ static int64_t rebased(const tt__trace *t, const tt__trace_event *ev)
 
 static PyObject *opt_u64(int present, uint64_t v) { return present ? PyLong_FromUnsignedLongLong(v) : Py_NewRef(Py_None); }
 
-static PyObject *event_new(const tt__trace *t, const tt__trace_event *ev)
+/* The virtual thread that owns an event: a marker's own, else that of the
+ * window holding record k (0: none). */
+static uint64_t owner_of(const vwindow *w, size_t n, uint64_t k, const tt__trace_event *ev)
+{
+    if (ev->kind == TT__KIND_MOUNT || ev->kind == TT__KIND_UNMOUNT)
+        return ev->p0;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w[mid].to <= k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && w[lo].from <= k ? w[lo].v : 0;
+}
+
+/* The name of an event's id as str, or None (markers have none). */
+static PyObject *event_name(const tt__trace *t, const tt__trace_event *ev)
+{
+    size_t len;
+    const char *name = tt__trace_name_of(t, ev->id, &len);
+    if (name == NULL || ev->kind == TT__KIND_MOUNT || ev->kind == TT__KIND_UNMOUNT)
+        return Py_NewRef(Py_None);
+    return PyUnicode_DecodeUTF8(name, (Py_ssize_t)len, "strict"); /* the reader checked it */
+}
+
+static PyObject *event_new(const tt__trace *t, const tt__trace_event *ev, uint64_t vthread)
 {
     PyObject *o = PyStructSequence_New(event_type);
     if (o == NULL)
         return NULL;
     /* Texts are at most 16 bytes (255 for a literal), cut where the writer
      * cut them, possibly inside a UTF-8 sequence: surrogateescape keeps it. */
-    PyObject *items[8] = {
+    PyObject *items[11] = {
         PyLong_FromLongLong(rebased(t, ev)),
         Py_NewRef(kind_names[ev->kind]),
         PyLong_FromUnsignedLong(ev->id),
@@ -149,9 +186,12 @@ static PyObject *event_new(const tt__trace *t, const tt__trace_event *ev)
         opt_u64(has_cpu(ev), ev->p0),
         opt_u64(has_cpu(ev), ev->p1),
         PyLong_FromUnsignedLongLong(ev->index),
+        event_name(t, ev),
+        opt_u64(vthread != 0, vthread),
+        PyBool_FromLong(ev->thrown),
     };
     int failed = 0;
-    for (Py_ssize_t i = 0; i < 8; i++) {
+    for (Py_ssize_t i = 0; i < 11; i++) {
         failed |= items[i] == NULL;
         if (items[i] != NULL)
             PyStructSequence_SetItem(o, i, items[i]);
@@ -169,9 +209,10 @@ static PyObject *events_item(PyObject *o, Py_ssize_t k)
         return NULL;
     }
     tt__trace_event ev;
+    uint64_t at = e->pos ? e->pos[k] : (uint64_t)k;
     /* Cannot fail: the constructor kept only records that decode. */
-    tt__trace_event_at(&e->data->t, e->th, e->pos ? e->pos[k] : (uint64_t)k, &ev);
-    return event_new(&e->data->t, &ev);
+    tt__trace_event_at(&e->data->t, e->th, at, &ev);
+    return event_new(&e->data->t, &ev, owner_of(e->windows, e->nwindows, at, &ev));
 }
 
 static PyObject *events_subscript(PyObject *o, PyObject *key)
@@ -220,6 +261,40 @@ static PyType_Spec events_spec = {
     "threadtime.Events", sizeof(EventsObject), 0, Py_TPFLAGS_DEFAULT, events_slots,
 };
 
+/* The mount windows of th, as the CLI's vthread column sees them: a
+ * mount(v) marker opens one, the next marker closes it. Returns 0 or
+ * -ENOMEM; *out is NULL when there is none. */
+static int windows_make(const tt__trace *t, const tt__trace_thread *th, vwindow **out, size_t *n)
+{
+    vwindow *w = NULL;
+    size_t count = 0, cap = 0;
+    uint64_t total = th->head - th->first, current = 0, from = 0;
+    tt__trace_event ev;
+    for (uint64_t k = 0; k <= total; k++) {
+        int marker = k < total && tt__trace_event_at(t, th, k, &ev) &&
+                     (ev.kind == TT__KIND_MOUNT || ev.kind == TT__KIND_UNMOUNT);
+        if (!marker && k < total)
+            continue;
+        if (current && k > from + 1) {
+            if (count == cap) {
+                cap = cap ? cap * 2 : 16;
+                vwindow *bigger = realloc(w, cap * sizeof *w);
+                if (bigger == NULL) {
+                    free(w);
+                    return -ENOMEM;
+                }
+                w = bigger;
+            }
+            w[count++] = (vwindow){from + 1, k, current};
+        }
+        current = k < total && ev.kind == TT__KIND_MOUNT ? ev.p0 : 0;
+        from = k;
+    }
+    *out = w;
+    *n = count;
+    return 0;
+}
+
 /* The events of thread th: counts what decodes and, only when some record
  * does not (cut off, or overwritten during a live read), keeps the
  * positions of those that do. */
@@ -227,6 +302,8 @@ static PyObject *events_make(DataObject *d, const tt__trace_thread *th, uint64_t
 {
     uint64_t total = th->head - th->first, count = 0;
     uint64_t *pos = NULL;
+    vwindow *windows = NULL;
+    size_t nwindows = 0;
     tt__trace_event ev;
     for (uint64_t k = 0; k < total; k++)
         count += (uint64_t)tt__trace_event_at(&d->t, th, k, &ev);
@@ -238,17 +315,24 @@ static PyObject *events_make(DataObject *d, const tt__trace_thread *th, uint64_t
             if (tt__trace_event_at(&d->t, th, k, &ev))
                 pos[j++] = k;
     }
+    if (windows_make(&d->t, th, &windows, &nwindows) != 0) {
+        free(pos);
+        return PyErr_NoMemory();
+    }
     *missing = total - count;
     d->events += (Py_ssize_t)count;
     EventsObject *e = (EventsObject *)((allocfunc)PyType_GetSlot(events_type, Py_tp_alloc))(events_type, 0);
     if (e == NULL) {
         free(pos);
+        free(windows);
         return NULL;
     }
     e->data = (DataObject *)Py_NewRef((PyObject *)d);
     e->th = th;
     e->count = (Py_ssize_t)count;
     e->pos = pos;
+    e->windows = windows;
+    e->nwindows = nwindows;
     return (PyObject *)e;
 }
 
@@ -279,7 +363,7 @@ static PyObject *thread_tuple(DataObject *d, const tt__trace_thread *th)
  *          header is None if nothing in it is usable;
  *   header: (format, pid, source, counter_hz, start_mono_ns,
  *            start_realtime_ns, end_mono_ns or None, threads_dropped,
- *            rings_recycled, crash_safe_layout);
+ *            rings_recycled, crash_safe_layout, names {id: str});
  *   threads: [(tid, name, state, overwritten, incomplete, Events)];
  *   data: the TraceData the Events read from (for _trace_columns). */
 PyObject *ttpy_trace_open(PyObject *m, PyObject *arg)
@@ -320,11 +404,21 @@ PyObject *ttpy_trace_open(PyObject *m, PyObject *arg)
     }
     const tt__trace_header *h = &t->h;
     PyObject *end = (h->flags & TT__TRACE_END_ANCHOR) ? PyLong_FromLongLong(h->anchors[1].mono_ns) : Py_NewRef(Py_None);
-    PyObject *header = Py_BuildValue(
-        "(NIsdLLNIIO)", PyUnicode_FromFormat("%u.%u", (unsigned)h->version_major, (unsigned)h->version_minor),
+    PyObject *names = PyDict_New();
+    for (uint32_t i = 0; names != NULL && i < t->nnames; i++) {
+        PyObject *k = PyLong_FromUnsignedLong(t->names[i].id);
+        PyObject *v = PyUnicode_DecodeUTF8(t->names[i].text, (Py_ssize_t)t->names[i].len, "strict");
+        if (k == NULL || v == NULL || PyDict_SetItem(names, k, v) != 0)
+            Py_CLEAR(names);
+        Py_XDECREF(k);
+        Py_XDECREF(v);
+    }
+    PyObject *header = names == NULL ? NULL : Py_BuildValue(
+        "(NIsdLLNIIOO)", PyUnicode_FromFormat("%u.%u", (unsigned)h->version_major, (unsigned)h->version_minor),
         (unsigned)h->pid, source_name(h->source), h->counter_hz, (long long)h->anchors[0].mono_ns,
         (long long)h->anchors[0].real_ns, end, (unsigned)h->threads_dropped, (unsigned)h->rings_recycled,
-        (h->flags & TT__TRACE_RING_LAYOUT) ? Py_True : Py_False);
+        (h->flags & TT__TRACE_RING_LAYOUT) ? Py_True : Py_False, names);
+    Py_XDECREF(names);
     PyObject *threads = PyList_New(t->nthreads);
     for (uint32_t i = 0; threads != NULL && i < t->nthreads; i++) {
         PyObject *th = thread_tuple(d, &t->threads[i]);
@@ -409,7 +503,9 @@ static int32_t text_code(texts *tx, const char *p, size_t len)
  * (uint64), t_ns (int64), kind (uint8, TT__KIND_*), id (uint32), value
  * (uint64) and has_value (uint8), cpu_user_ns, cpu_system_ns (uint64) and
  * has_cpu (uint8), text (int32: a code into texts, -1 for none), texts
- * (list of str). */
+ * (list of str), name (int32: the id's place in the trace's sorted name
+ * table, -1 for none), vthread (uint64) and has_vthread (uint8), thrown
+ * (uint8). */
 PyObject *ttpy_trace_columns(PyObject *m, PyObject *arg)
 {
     if (!PyObject_TypeCheck(arg, data_type))
@@ -420,8 +516,10 @@ PyObject *ttpy_trace_columns(PyObject *m, PyObject *arg)
     static const struct { const char *name; size_t size; } spec[] = {
         {"thread", 4}, {"seq", 8}, {"t_ns", 8}, {"kind", 1}, {"id", 4}, {"value", 8},
         {"has_value", 1}, {"cpu_user_ns", 8}, {"cpu_system_ns", 8}, {"has_cpu", 1}, {"text", 4},
+        {"name", 4}, {"vthread", 8}, {"has_vthread", 1}, {"thrown", 1},
     };
-    enum { C_THREAD, C_INDEX, C_T, C_KIND, C_ID, C_VALUE, C_HASV, C_CU, C_CS, C_HASC, C_TEXT, NCOL };
+    enum { C_THREAD, C_INDEX, C_T, C_KIND, C_ID, C_VALUE, C_HASV, C_CU, C_CS, C_HASC, C_TEXT, C_NAME, C_VT, C_HASVT,
+           C_THROWN, NCOL };
     PyObject *cols[NCOL] = {NULL};
     void *p[NCOL];
     texts *tx = calloc(1, sizeof *tx);
@@ -438,9 +536,14 @@ PyObject *ttpy_trace_columns(PyObject *m, PyObject *arg)
     Py_ssize_t row = 0;
     for (uint32_t i = 0; i < t->nthreads; i++) {
         const tt__trace_thread *th = &t->threads[i];
+        uint64_t mounted = 0;
         for (uint64_t k = 0; k < th->head - th->first; k++) {
             if (!tt__trace_event_at(t, th, k, &ev)) /* the same records events_make counted */
                 continue;
+            int marker = ev.kind == TT__KIND_MOUNT || ev.kind == TT__KIND_UNMOUNT;
+            if (marker)
+                mounted = ev.kind == TT__KIND_MOUNT ? ev.p0 : 0;
+            uint64_t vthread = marker ? ev.p0 : mounted;
             int cpu = has_cpu(&ev), value = ev.kind == TT__KIND_VALUE;
             int32_t text = ev.text ? text_code(tx, ev.text, ev.text_len) : -1;
             if (text == -2)
@@ -456,6 +559,11 @@ PyObject *ttpy_trace_columns(PyObject *m, PyObject *arg)
             ((uint64_t *)p[C_CS])[row] = cpu ? ev.p1 : 0;
             ((uint8_t *)p[C_HASC])[row] = (uint8_t)cpu;
             ((int32_t *)p[C_TEXT])[row] = text;
+            /* The code is the name's place in the trace's sorted table. */
+            ((int32_t *)p[C_NAME])[row] = marker ? -1 : tt__trace_name_index(t, ev.id);
+            ((uint64_t *)p[C_VT])[row] = vthread;
+            ((uint8_t *)p[C_HASVT])[row] = vthread != 0;
+            ((uint8_t *)p[C_THROWN])[row] = (uint8_t)ev.thrown;
             row++;
         }
     }
@@ -465,6 +573,17 @@ PyObject *ttpy_trace_columns(PyObject *m, PyObject *arg)
             Py_CLEAR(result);
     if (result != NULL && PyDict_SetItemString(result, "texts", tx->list) != 0)
         Py_CLEAR(result);
+    PyObject *names = PyList_New(t->nnames);
+    for (uint32_t i = 0; names != NULL && i < t->nnames; i++) {
+        PyObject *v = PyUnicode_DecodeUTF8(t->names[i].text, (Py_ssize_t)t->names[i].len, "strict");
+        if (v == NULL)
+            Py_CLEAR(names);
+        else
+            PyList_SetItem(names, i, v);
+    }
+    if (result != NULL && (names == NULL || PyDict_SetItemString(result, "names", names) != 0))
+        Py_CLEAR(result);
+    Py_XDECREF(names);
 done:
     for (int c = 0; c < NCOL; c++)
         Py_XDECREF(cols[c]);
@@ -478,18 +597,22 @@ done:
 
 static PyStructSequence_Field event_fields[] = {
     {"t_ns", "ns since the trace started (CLOCK_MONOTONIC_RAW)"},
-    {"kind", "'instant', 'text', 'value', 'begin', 'end', 'begin_cpu', 'end_cpu' or 'literal'"},
+    {"kind", "'instant', 'text', 'value', 'begin', 'end', 'begin_cpu', 'end_cpu', 'literal', 'mount' or 'unmount'"},
     {"id", "the event id (32 bits)"},
     {"value", "the 64-bit value of a 'value' event, else None"},
     {"text", "the text of a 'text' or 'literal' event, else None"},
     {"cpu_user_ns", "the thread's user CPU time at a 'begin_cpu' or 'end_cpu' event, else None"},
     {"cpu_system_ns", "the thread's system CPU time at a 'begin_cpu' or 'end_cpu' event, else None"},
     {"seq", "the record's sequence number in its thread's ring (the CLI's index column)"},
+    {"name", "the name the trace gives the event's id, else None (markers have none)"},
+    {"vthread", "the virtual thread the event belongs to (the one a mount marker started on this\n"
+                "carrier thread; a marker's own), else None"},
+    {"thrown", "True for the end of a probe whose call exited by an exception"},
     {NULL, NULL},
 };
 
 static PyStructSequence_Desc event_desc = {
-    "threadtime.Event", "One event of a trace file.", event_fields, 8,
+    "threadtime.Event", "One event of a trace file.", event_fields, 11,
 };
 
 int ttpy_trace_init(PyObject *mod)

@@ -202,3 +202,48 @@ def test_event_rejects_bad_arguments(args, error):
 def test_interval_rejects_bad_ids(args, error):
     with pytest.raises(error):
         threadtime.interval(*args)
+
+
+def name_table(path: Path) -> dict[int, str]:
+    """The name table of a 1.1 trace, read from the documented layout: the
+    header's names_offset and names_size (bytes 128..143), then entries of
+    a u64 word (id, length) and the UTF-8 bytes padded to 8."""
+    data = path.read_bytes()
+    minor, header_size = struct.unpack_from("<HI", data, 10)
+    assert minor >= 1 and header_size >= 192
+    offset, size = struct.unpack_from("<QQ", data, 128)
+    names, off = {}, offset
+    while off + 8 <= offset + size:
+        (word,) = struct.unpack_from("<Q", data, off)
+        if word == 0:
+            break
+        length = word >> 32
+        names[word & 0xFFFFFFFF] = data[off + 8:off + 8 + length].decode("utf-8")
+        off += 8 + (length + 7) // 8 * 8
+    return names
+
+
+def test_event_name_reaches_the_trace(tmp_path):
+    threadtime.event_name(900, "before the start")
+    threadtime.start_log(ring_records=64)
+    try:
+        threadtime.event_name(901, "caf\u00e9 \U0001F600")
+        threadtime.event_name(900, "renamed")
+        threadtime.event(900)
+    finally:
+        threadtime.stop_log()
+    path = tmp_path / "names.trace"
+    threadtime.dump(path)
+    names = name_table(path)
+    assert names[900] == "renamed"
+    assert names[901] == "caf\u00e9 \U0001F600"
+
+
+@pytest.mark.parametrize(
+    "args, error",
+    [((1,), TypeError), ((1, b"bytes"), TypeError), ((2**32, "x"), OverflowError), ((1, ""), ValueError),
+     ((1, "x" * 256), ValueError), ((1, "a\0b"), ValueError), ((1, "\udc80"), UnicodeEncodeError)],
+)
+def test_event_name_rejects_bad_arguments(args, error):
+    with pytest.raises(error):
+        threadtime.event_name(*args)

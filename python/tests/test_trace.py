@@ -5,6 +5,7 @@ import csv
 import errno
 import io
 import os
+import struct
 import subprocess
 import sys
 import textwrap
@@ -37,11 +38,11 @@ def as_csv_rows(trace: threadtime.Trace) -> list[list[str]]:
     for th in trace:
         prev = None
         for ev in th.events:
-            rows.append([str(th.tid), th.name, str(ev.seq), str(ev.t_ns),
-                         str(ev.t_ns - prev if prev is not None else 0), ev.kind, str(ev.id),
-                         "" if ev.value is None else str(ev.value), ev.text or "",
+            rows.append([str(th.tid), th.name, "" if ev.vthread is None else str(ev.vthread), str(ev.seq),
+                         str(ev.t_ns), str(ev.t_ns - prev if prev is not None else 0), ev.kind, str(ev.id),
+                         ev.name or "", "" if ev.value is None else str(ev.value), ev.text or "",
                          "" if ev.cpu_user_ns is None else str(ev.cpu_user_ns),
-                         "" if ev.cpu_system_ns is None else str(ev.cpu_system_ns)])
+                         "" if ev.cpu_system_ns is None else str(ev.cpu_system_ns), "1" if ev.thrown else ""])
             prev = ev.t_ns
     return rows
 
@@ -82,7 +83,7 @@ def python_trace(tmp_path) -> Path:
 def test_python_written_trace_reads_back_as_recorded(python_trace):
     trace = threadtime.read_trace(python_trace)
     assert trace.damaged is None and not trace.crash_safe and trace.pid == os.getpid()
-    assert trace.format == "1.0" and trace.end_mono_ns > trace.start_mono_ns
+    assert trace.format == "1.1" and trace.end_mono_ns > trace.start_mono_ns
     main = next(th for th in trace if th.tid == threading.get_native_id())
     assert (main.name, main.state, main.overwritten, main.incomplete) == ("py-main", "live", 0, 0)
     kinds = [(e.kind, e.id) for e in main.events]
@@ -141,7 +142,8 @@ def test_java_written_trace():
 def test_cut_file_gives_its_intact_part_with_the_c_tools_message(python_trace, tmp_path):
     data = python_trace.read_bytes()
     cut = tmp_path / "cut.trace"
-    cut.write_bytes(data[:128 + 128 + 3 * 32 + 5])  # the first section, three records and a bit
+    header_size = struct.unpack_from("<I", data, 12)[0]
+    cut.write_bytes(data[:header_size + 128 + 3 * 32 + 5])  # the first section, three records and a bit
     with pytest.warns(threadtime.TraceDamagedWarning, match="intact part was read"):
         trace = threadtime.read_trace(cut)
     assert "truncated: thread section 1 of 2" in trace.damaged
@@ -159,7 +161,7 @@ def test_cut_file_gives_its_intact_part_with_the_c_tools_message(python_trace, t
 @pytest.mark.parametrize("make, message", [
     (lambda d: b"not a trace at all", "no TTRACE signature"),
     (lambda d: d[:100], "ends inside its 128-byte header"),
-    (lambda d: d[:8] + b"\x07" + d[9:], "trace format version 7.0"),
+    (lambda d: d[:8] + b"\x07" + d[9:], "trace format version 7.1"),
     (lambda d: b"", "no TTRACE signature"),
 ])
 def test_unusable_file_raises_the_c_tools_error(python_trace, tmp_path, make, message):
@@ -174,7 +176,7 @@ def test_unusable_file_raises_the_c_tools_error(python_trace, tmp_path, make, me
 
 def test_damaged_section_signature(python_trace, tmp_path):
     data = bytearray(python_trace.read_bytes())
-    data[128 + 48] ^= 0xFF  # the first section's magic
+    data[struct.unpack_from("<I", data, 12)[0] + 48] ^= 0xFF  # the first section's magic
     bad = tmp_path / "bad.trace"
     bad.write_bytes(data)
     with pytest.warns(threadtime.TraceDamagedWarning):
@@ -230,9 +232,10 @@ def test_to_pandas(python_trace):
     trace = threadtime.read_trace(python_trace)
     df = trace.to_pandas()
     assert len(df) == trace.events
-    assert list(df.columns) == ["tid", "thread", "seq", "t_ns", "kind", "id", "value", "text",
-                                "cpu_user_ns", "cpu_system_ns"]
-    rows = [(th.tid, th.name, e.seq, e.t_ns, e.kind, e.id, e.value, e.text, e.cpu_user_ns, e.cpu_system_ns)
+    assert list(df.columns) == ["tid", "thread", "vthread", "seq", "t_ns", "kind", "id", "name", "value", "text",
+                                "cpu_user_ns", "cpu_system_ns", "thrown"]
+    rows = [(th.tid, th.name, e.vthread, e.seq, e.t_ns, e.kind, e.id, e.name, e.value, e.text, e.cpu_user_ns,
+             e.cpu_system_ns, e.thrown)
             for th in trace for e in th.events]
     got = [tuple(None if v is pd.NA or (isinstance(v, float) and v != v) else v for v in r)
            for r in df.itertuples(index=False)]
@@ -283,3 +286,33 @@ def test_any_damage_gives_an_answer_or_trace_error(python_trace, tmp_path):
         assert all(ev.kind in threadtime.trace.KINDS for ev in events)
         cols = threadtime._core._trace_columns(trace._data)
         assert len(cols["t_ns"]) == 8 * len(events) and len(cols["text"]) == 4 * len(events)
+
+
+@needs_cli
+@pytest.mark.skipif(not EVENT_DEMO, reason="THREADTIME_EVENT_DEMO is not set (make test-python sets it)")
+def test_names_virtual_threads_and_thrown_ends(tmp_path):
+    """A 1.1 trace from the C demo: every id named, a virtual thread whose
+    request starts on one carrier and ends on another; read_trace and
+    to_pandas agree with the CLI's CSV, names and vthread columns included."""
+    path = tmp_path / "demo.trace"
+    subprocess.run([EVENT_DEMO, str(path)], check=True, capture_output=True)
+    trace = threadtime.read_trace(path)
+    assert trace.format == "1.1" and trace.names[7] == "request" and trace.names[6] == "checksum()"
+    carriers = {th.name: th for th in trace if th.name.startswith("carrier-")}
+    assert set(carriers) == {"carrier-0", "carrier-1"}
+    for th in carriers.values():
+        assert [e.kind for e in th.events][0] == "mount" and [e.kind for e in th.events][-1] == "unmount"
+        assert all(e.vthread == 101 for e in th.events)
+    begin = [e for e in carriers["carrier-0"].events if e.kind == "begin_cpu"]
+    end = [e for e in carriers["carrier-1"].events if e.kind == "end_cpu"]
+    assert [(e.id, e.name) for e in begin + end] == [(7, "request"), (7, "request")]
+    assert not end[0].thrown
+    main = next(th for th in trace if th.name == "main")
+    assert all(e.vthread is None for e in main.events)
+    assert_same_as_cli(path, trace)
+    pd = pytest.importorskip("pandas")
+    df = trace.to_pandas()
+    assert set(df[df["thread"].isin(["carrier-0", "carrier-1"])]["vthread"]) == {101}
+    assert df["vthread"].isna().sum() == len(df) - 8
+    assert set(df["name"].dropna()) <= set(trace.names.values())
+    assert (df[df["id"] == 6]["name"] == "checksum()").all()

@@ -28,6 +28,16 @@ static inline uint64_t tt__claim(uint64_t *p)
     return __atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
 }
 
+/* Adds v to *p as one access a signal handler cannot split (a relaxed
+ * atomic add, for the reason given at tt__claim). */
+static inline void tt__add(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+
+/* Stores desired in *p if it holds expected; returns 1 if it stored. */
+static inline int tt__cas_local(uint64_t *p, uint64_t expected, uint64_t desired)
+{
+    return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 /* Store-store and load-load ordering: real barriers here (dmb ishst /
  * dmb ishld), as the memory model is weak. */
 static inline void tt__fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }

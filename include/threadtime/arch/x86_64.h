@@ -43,6 +43,23 @@ static inline uint64_t tt__claim(uint64_t *p)
     return v;
 }
 
+/* Adds v to *p in one instruction (no lock prefix, for the reason given at
+ * tt__claim): the probes' per-thread sums, which only their thread writes. */
+static inline void tt__add(uint64_t *p, uint64_t v)
+{
+    __asm__ __volatile__("addq %1, %0" : "+m"(*p) : "r"(v) : "memory");
+}
+
+/* Stores desired in *p if it holds expected, in one instruction (cmpxchg
+ * without lock: atomic against a signal handler on this thread, which is
+ * all a thread-private word needs). Returns 1 if it stored. */
+static inline int tt__cas_local(uint64_t *p, uint64_t expected, uint64_t desired)
+{
+    uint64_t prev = expected;
+    __asm__ __volatile__("cmpxchgq %2, %1" : "+a"(prev), "+m"(*p) : "r"(desired) : "memory", "cc");
+    return prev == expected;
+}
+
 /* Store-store and load-load ordering. x86-64 never reorders a store with
  * an older store nor a load with an older load (TSO), so release and
  * acquire fences only have to stop the compiler; a signal fence does exactly

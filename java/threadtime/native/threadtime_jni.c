@@ -222,3 +222,52 @@ JNIEXPORT void FN(eventEnd)(JNIEnv *env, jobject self, jint id)
     (void)env, (void)self;
     tt_event_end((uint32_t)id);
 }
+
+JNIEXPORT jint FN(eventName)(JNIEnv *env, jobject self, jint id, jbyteArray name)
+{
+    (void)self;
+    const char *s = get_cstring(env, name);
+    if (s == NULL)
+        return -ENOMEM;
+    int rc = tt_event_name((uint32_t)id, s);
+    release_cstring(env, name, s);
+    return rc;
+}
+
+/* ---- virtual-thread markers and probes: the -javaagent's hot path ---- */
+
+JNIEXPORT void FN(eventMount)(JNIEnv *env, jobject self, jlong vthread_id)
+{
+    (void)env, (void)self;
+    tt_event_mount((uint64_t)vthread_id);
+}
+
+JNIEXPORT void FN(eventUnmount)(JNIEnv *env, jobject self, jlong vthread_id)
+{
+    (void)env, (void)self;
+    tt_event_unmount((uint64_t)vthread_id);
+}
+
+JNIEXPORT jlong FN(probeBegin)(JNIEnv *env, jobject self, jint id)
+{
+    (void)env, (void)self;
+    return (jlong)tt_probe_begin((uint32_t)id);
+}
+
+JNIEXPORT void FN(probeEnd)(JNIEnv *env, jobject self, jint id, jlong t0, jboolean thrown)
+{
+    (void)env, (void)self;
+    tt_probe_end((uint32_t)id, (uint64_t)t0, thrown);
+}
+
+JNIEXPORT jlong FN(probeBeginCpu)(JNIEnv *env, jobject self, jint id)
+{
+    (void)env, (void)self;
+    return (jlong)tt_probe_begin_cpu((uint32_t)id);
+}
+
+JNIEXPORT void FN(probeEndCpu)(JNIEnv *env, jobject self, jint id, jlong t0, jboolean thrown)
+{
+    (void)env, (void)self;
+    tt_probe_end_cpu((uint32_t)id, (uint64_t)t0, thrown);
+}

@@ -10,8 +10,8 @@ Three kinds of answer, named so they are not confused:
   total_ns`` and each part monotonic, as /proc and getrusage report it.
 
 The event log: ``start_log()``, ``event(id[, text or value])``, ``with
-interval(id):``, ``dump(path)``, ``stop_log()``; each event costs about one
-cycle-counter read in C plus the Python call.
+interval(id):``, ``event_name(id, name)``, ``dump(path)``, ``stop_log()``;
+each event costs about one cycle-counter read in C plus the Python call.
 
 Trace files: ``read_trace(path)`` parses one with the core's reader, and
 ``Trace.to_pandas()`` gives its events as a DataFrame (pandas optional).
@@ -27,6 +27,7 @@ from ._core import (
     __version__,
     dump,
     event,
+    event_name,
     interval,
     log_info,
     log_thread_name,
@@ -68,6 +69,7 @@ __all__ = [
     "__version__",
     "dump",
     "event",
+    "event_name",
     "interval",
     "log_info",
     "log_thread_name",

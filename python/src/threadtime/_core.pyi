@@ -104,6 +104,9 @@ def log_thread_name(name: str, /) -> None: ...
 def log_info() -> LogInfo: ...
 # Records nothing (and raises nothing) while the log is stopped.
 def event(id: int, payload: str | bytes | int | None = None, /) -> None: ...
+# Names an id in every trace written afterwards (1 to 255 bytes of UTF-8);
+# naming it again replaces the name. Works whether or not the log runs.
+def event_name(id: int, name: str, /) -> None: ...
 
 @final
 class interval:
@@ -123,14 +126,17 @@ class interval:
 
 # Trace files (threadtime.read_trace wraps these).
 @final
-class Event(structseq[int | str | None], tuple[int, str, int, int | None, str | None, int | None, int | None, int]):
+class Event(structseq[int | str | bool | None],
+            tuple[int, str, int, int | None, str | None, int | None, int | None, int, str | None, int | None, bool]):
     """One event of a trace file."""
 
-    __match_args__: Final = ("t_ns", "kind", "id", "value", "text", "cpu_user_ns", "cpu_system_ns", "seq")
+    __match_args__: Final = ("t_ns", "kind", "id", "value", "text", "cpu_user_ns", "cpu_system_ns", "seq", "name",
+                             "vthread", "thrown")
     @property
     def t_ns(self) -> int: ...
     @property
-    def kind(self) -> Literal["instant", "text", "value", "begin", "end", "begin_cpu", "end_cpu", "literal"]: ...
+    def kind(self) -> Literal["instant", "text", "value", "begin", "end", "begin_cpu", "end_cpu", "literal", "mount",
+                              "unmount"]: ...
     @property
     def id(self) -> int: ...
     @property
@@ -143,6 +149,12 @@ class Event(structseq[int | str | None], tuple[int, str, int, int | None, str | 
     def cpu_system_ns(self) -> int | None: ...
     @property
     def seq(self) -> int: ...
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def vthread(self) -> int | None: ...
+    @property
+    def thrown(self) -> bool: ...
 
 @final
 class Events(Sequence[Event]):

@@ -21,7 +21,7 @@ from ._core import Event, Events, _trace_columns, _trace_open
 if TYPE_CHECKING:
     import pandas
 
-KINDS = ("instant", "text", "value", "begin", "end", "begin_cpu", "end_cpu", "literal")
+KINDS = ("instant", "text", "value", "begin", "end", "begin_cpu", "end_cpu", "literal", "mount", "unmount")
 
 
 class TraceError(OSError):
@@ -110,6 +110,7 @@ class Trace:
     threads_dropped: int  # threads that found no ring
     rings_recycled: int  # exited threads' rings reused before the dump
     crash_safe: bool  # the file is a crash-safe log's rings, not a dump
+    names: dict[int, str]  # the trace's event names by id (format 1.1)
     damaged: str | None  # what is missing, in the reader's words; None if intact
     threads: list[TraceThread]
     _data: Any = field(repr=False, compare=False)
@@ -126,10 +127,12 @@ class Trace:
         return sum(len(t.events) for t in self.threads)
 
     def to_pandas(self) -> pandas.DataFrame:
-        """Every event as one row: tid, thread, seq, t_ns, kind, id,
-        value, text, cpu_user_ns, cpu_system_ns. thread, kind and text are
-        categorical (texts repeat); missing values are <NA> (nullable
-        integer columns) or NaN (text). Needs pandas."""
+        """Every event as one row: tid, thread, vthread, seq, t_ns, kind,
+        id, name, value, text, cpu_user_ns, cpu_system_ns, thrown. thread,
+        kind, name and text are categorical (they repeat); vthread is the
+        virtual thread an event belongs to (a mount marker's, on the carrier
+        that recorded it). Missing values are <NA> (nullable integer columns)
+        or NaN (name, text). Needs pandas."""
         try:
             import numpy as np
             import pandas as pd
@@ -152,15 +155,19 @@ class Trace:
         return pd.DataFrame({
             "tid": tids[thread] if len(tids) else np.empty(0, np.uint32),
             "thread": pd.Categorical.from_codes(thread, categories=labels),
+            "vthread": nullable("vthread", "has_vthread", "uint64"),
             "seq": np.frombuffer(cols["seq"], dtype=np.uint64),
             "t_ns": np.frombuffer(cols["t_ns"], dtype=np.int64),
             "kind": pd.Categorical.from_codes(kind, categories=KINDS),
             "id": np.frombuffer(cols["id"], dtype=np.uint32),
+            "name": pd.Categorical.from_codes(np.frombuffer(cols["name"], dtype=np.int32),
+                                              categories=pd.Index(cols["names"], dtype=object)),
             "value": nullable("value", "has_value", "uint64"),
             "text": pd.Categorical.from_codes(np.frombuffer(cols["text"], dtype=np.int32),
                                               categories=pd.Index(cols["texts"], dtype=object)),
             "cpu_user_ns": nullable("cpu_user_ns", "has_cpu", "uint64"),
             "cpu_system_ns": nullable("cpu_system_ns", "has_cpu", "uint64"),
+            "thrown": np.frombuffer(cols["thrown"], dtype=np.uint8).astype(bool),
         }, copy=False)
 
 
@@ -181,10 +188,10 @@ def read_trace(path: str | os.PathLike[str] | bytes, *, strict: bool = False) ->
         raise TraceError(errno.EINVAL, error, shown)
     if error is not None:
         warnings.warn(f"{shown} is damaged; the intact part was read: {error}", TraceDamagedWarning, stacklevel=2)
-    (fmt, pid, source, hz, start_mono, start_real, end_mono, dropped, recycled, crash_safe) = header
+    (fmt, pid, source, hz, start_mono, start_real, end_mono, dropped, recycled, crash_safe, names) = header
     return Trace(
         path=shown, format=fmt, pid=pid, source=source, counter_hz=hz, start_mono_ns=start_mono,
         start_realtime_ns=start_real, end_mono_ns=end_mono, threads_dropped=dropped,
-        rings_recycled=recycled, crash_safe=crash_safe, damaged=error,
+        rings_recycled=recycled, crash_safe=crash_safe, names=names, damaged=error,
         threads=[TraceThread(*t) for t in threads], _data=data,
     )

@@ -85,4 +85,25 @@ interface Backend {
 
     /** tt_event_end. */
     void eventEnd(int id);
+
+    /** tt_event_name; name is NUL-terminated UTF-8. */
+    int eventName(int id, byte[] name);
+
+    /** tt_event_mount: the calling carrier now runs virtual thread vthreadId. */
+    void eventMount(long vthreadId);
+
+    /** tt_event_unmount. */
+    void eventUnmount(long vthreadId);
+
+    /** tt_probe_begin: a begin event; its time word, 0 while the log is not running. */
+    long probeBegin(int id);
+
+    /** tt_probe_end. */
+    void probeEnd(int id, long t0, boolean thrown);
+
+    /** tt_probe_begin_cpu. */
+    long probeBeginCpu(int id);
+
+    /** tt_probe_end_cpu. */
+    void probeEndCpu(int id, long t0, boolean thrown);
 }

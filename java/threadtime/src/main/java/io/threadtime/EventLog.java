@@ -71,9 +71,48 @@ public final class EventLog {
     /** Starts recording with these options; see {@link #start()}. */
     public static void start(Options options) {
         Objects.requireNonNull(options, "options");
-        ThreadTimeException.check(Native.B.logStart(options.ringRecords(), cString(options.crashFile()),
-                cString(options.exitDump()), options.cpuOnIntervals()));
+        int rc = Native.B.logStart(options.ringRecords(), cString(options.crashFile()),
+                cString(options.exitDump()), options.cpuOnIntervals());
+        if (rc == -EALREADY && agentRunsLog) {
+            // The -javaagent started it for its probes: the program's own
+            // events go into the same log, which the agent writes at exit.
+            if (!toldAgentRuns) {
+                toldAgentRuns = true;
+                System.err.println("threadtime: the event log already runs for the agent's probes; "
+                        + "EventLog.start keeps it (with the agent's options), the agent writes it at exit");
+            }
+            return;
+        }
+        ThreadTimeException.check(rc);
     }
+
+    private static final int EALREADY = 114;
+    /** Set by the -javaagent once it has started the log itself. */
+    static volatile boolean agentRunsLog;
+    private static volatile boolean toldAgentRuns;
+
+    /**
+     * Names an event id in every trace written afterwards (the trace carries
+     * an id-to-name table; naming an id again replaces its name). Names live
+     * outside the log, so they may be given before {@link #start} and
+     * survive a restart. Not for a hot path (it may lock and allocate).
+     * Probes of the {@code -javaagent} take ids from {@value #PROBE_IDS} up.
+     *
+     * @throws IllegalArgumentException if the name holds a NUL character
+     * @throws ThreadTimeException with errno EINVAL if the name is empty or
+     *         longer than {@value #NAME_MAX} bytes of UTF-8
+     */
+    public static void name(int id, String name) {
+        if (Objects.requireNonNull(name, "name").indexOf('\0') >= 0) {
+            throw new IllegalArgumentException("threadtime: an event name cannot hold a NUL character");
+        }
+        ThreadTimeException.check(Native.B.eventName(id, utf8z(name)));
+    }
+
+    /** Longest event name kept, in bytes of UTF-8 (TT_EVENT_NAME_MAX). */
+    public static final int NAME_MAX = 255;
+    /** The first id the agent's probes use; they count up from here. */
+    public static final int PROBE_IDS = 0x7000_0000;
 
     /**
      * Stops recording; the rings stay readable by {@link #dump} until the

@@ -43,4 +43,11 @@ final class JniBackend implements Backend {
     @Override public native void eventValue(int id, long value);
     @Override public native void eventBegin(int id);
     @Override public native void eventEnd(int id);
+    @Override public native int eventName(int id, byte[] name);
+    @Override public native void eventMount(long vthreadId);
+    @Override public native void eventUnmount(long vthreadId);
+    @Override public native long probeBegin(int id);
+    @Override public native void probeEnd(int id, long t0, boolean thrown);
+    @Override public native long probeBeginCpu(int id);
+    @Override public native void probeEndCpu(int id, long t0, boolean thrown);
 }

@@ -1,5 +1,7 @@
 package io.threadtime;
 
+import io.threadtime.boot.ProbeConfig;
+import io.threadtime.boot.Probes;
 import io.threadtime.boot.VtConfig;
 import io.threadtime.boot.VtHooks;
 import java.io.ByteArrayOutputStream;
@@ -11,7 +13,11 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Enumeration;
 import java.util.Map;
 import java.util.Set;
@@ -21,8 +27,10 @@ import java.util.jar.JarOutputStream;
 
 /**
  * The {@code java.lang.instrument} agent: {@code -javaagent:threadtime.jar}
- * with options {@code mode=exact|mounted} and {@code events=on|off},
- * comma-separated. It puts hooks into {@code java.lang.VirtualThread} (see
+ * with options {@code mode=exact|mounted} and {@code events=on|off}, and the
+ * probes' {@code probe=}, {@code probes=@FILE}, {@code probe.cpu=},
+ * {@code out=} and {@code ring=} (see {@link ProbeAgent}), comma-separated.
+ * It puts hooks into {@code java.lang.VirtualThread} (see
  * {@link VirtualThreadTransformer}) that charge each virtual thread the
  * carrier's CPU clock (exact) or the time it was mounted (mounted) in the
  * accounts of {@code io.threadtime.boot}, which it appends to the boot class
@@ -38,69 +46,276 @@ public final class ThreadTimeAgent {
     /** HotSpot's experimental flag that routes every mount and unmount through
      * JVMTI's transition code when any JVMTI environment exists. */
     static final String TRANSITIONS_FLAG = "DoJVMTIVirtualThreadTransitions";
-    static final String OPTIONS_HELP = "expected mode=exact|mounted, events=on|off";
+    static final String OPTIONS_HELP = "expected mode=exact|mounted, events=on|off, probe=FILTER[;FILTER...], "
+            + "probes=@FILE, probe.cpu=on|off, out=PATH, ring=N";
+    static final String ATTACH_HELP = "expected probe=FILTER[;FILTER...], probes=@FILE, probe=off, probe.cpu=on|off, "
+            + "out=PATH, ring=N, dump=PATH";
 
     private ThreadTimeAgent() {}
 
     /** {@code -javaagent:threadtime.jar[=options]}. */
     public static void premain(String options, Instrumentation inst) {
-        Options o = Options.parse(options);
+        Options o = Options.parse(options, false);
         start(o, inst);
+    }
+
+    /**
+     * Loaded into a running JVM through the Attach API
+     * ({@code threadtime attach PID options}): adds probes ({@code probe=},
+     * {@code probes=}), takes them all out again ({@code probe=off}), writes
+     * the trace now ({@code dump=PATH}). A wrong option fails the attach with
+     * the message and changes nothing.
+     */
+    public static void agentmain(String options, Instrumentation inst) {
+        Options o = Options.parse(options, true);
+        if (!o.filters.isEmpty() || o.out != null || o.ring != 0) {
+            // bootClasses first: it must find ProbeConfig not yet loaded here
+            if (!bootClasses(inst)) {
+                throw new IllegalStateException("threadtime: the probe classes could not be put on the boot class path");
+            }
+            ProbeAgent.start(o, inst, false);
+        }
+        if (o.probesOff) {
+            ProbeAgent.removeProbes();
+        }
+        if (o.dump != null) {
+            ProbeAgent.dumpNow(o.dump);
+        }
     }
 
     /** The parsed options; a wrong one throws with the message users see. */
     static final class Options {
         boolean exact = true;
+        boolean modeGiven;
         boolean hooks = true;
+        final List<ProbeFilter> filters = new ArrayList<>();
+        boolean cpu;
+        Path out;
+        int ring;
+        boolean probesOff;
+        Path dump;
 
-        static Options parse(String text) {
+        /** Whether the agent runs the event log (and writes it at exit). */
+        boolean runsLog() {
+            return !filters.isEmpty() || out != null || ring != 0;
+        }
+
+        static Options parse(String text, boolean attach) {
             Options o = new Options();
             if (text == null || text.isEmpty()) {
+                if (attach) {
+                    throw new IllegalArgumentException("threadtime: no options (" + ATTACH_HELP + ")");
+                }
                 return o;
             }
-            boolean modeSeen = false, eventsSeen = false;
+            Set<String> seen = new HashSet<>();
+            int pos = 0;
             for (String item : text.split(",", -1)) {
-                boolean mode = item.equals("mode=exact") || item.equals("mode=mounted");
-                boolean events = item.equals("events=on") || item.equals("events=off");
-                if ((!mode && !events) || (mode && modeSeen) || (events && eventsSeen)) {
-                    throw new IllegalArgumentException("threadtime: unknown or conflicting option '" + item
-                            + "' in '" + text + "' (" + OPTIONS_HELP + ", each at most once)");
+                int at = pos + 1; // 1-based, as an editor counts
+                pos += item.length() + 1;
+                int eq = item.indexOf('=');
+                String key = eq < 0 ? item : item.substring(0, eq);
+                String value = eq < 0 ? "" : item.substring(eq + 1);
+                boolean known = eq > 0 && (attach ? ATTACH_KEYS : START_KEYS).contains(key);
+                if (!known || !seen.add(key)) {
+                    String help = attach && START_KEYS.contains(key) && !ATTACH_KEYS.contains(key)
+                            ? "mode= and events= work only at start (-javaagent): the VirtualThread hooks go in then"
+                            : !attach && ATTACH_KEYS.contains(key) && !START_KEYS.contains(key)
+                                    ? key + "= works only when attaching to a running JVM"
+                                    : (attach ? ATTACH_HELP : OPTIONS_HELP) + ", each at most once";
+                    throw new IllegalArgumentException(where(item, text, at) + " (" + help + ")");
                 }
-                modeSeen |= mode;
-                eventsSeen |= events;
-                if (mode) {
-                    o.exact = item.equals("mode=exact");
-                } else {
-                    o.hooks = item.equals("events=on");
+                try {
+                    o.set(key, value, at + key.length() + 1, attach);
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException(where(item, text, at) + ": " + e.getMessage());
                 }
+            }
+            String conflict = null;
+            if (!o.hooks && o.runsLog()) {
+                conflict = "events=off leaves VirtualThread without the hooks that write the log's virtual-thread markers; "
+                        + "drop it, or drop probe=/probes=/out=/ring=";
+            } else if (seen.contains("probe.cpu") && o.filters.isEmpty()) {
+                conflict = "probe.cpu= needs probe= or probes=";
+            } else if (o.probesOff && (seen.contains("probes") || seen.contains("probe.cpu"))) {
+                conflict = "probe=off takes every probe out; it cannot come with probes= or probe.cpu=";
+            }
+            if (conflict != null) {
+                throw new IllegalArgumentException("threadtime: conflicting options in '" + text + "': " + conflict);
             }
             return o;
         }
+
+        /** The start of every option error, worded as the JVMTI agent words it (issue 11). */
+        private static String where(String item, String text, int at) {
+            return "threadtime: unknown or conflicting option '" + item + "' in '" + text + "' at character " + at;
+        }
+
+        private static final Set<String> START_KEYS = Set.of("mode", "events", "probe", "probes", "probe.cpu", "out", "ring");
+        private static final Set<String> ATTACH_KEYS = Set.of("probe", "probes", "probe.cpu", "out", "ring", "dump");
+
+        /** One option's value; column is where the value starts in the option text. */
+        private void set(String key, String value, int column, boolean attach) {
+            switch (key) {
+                case "mode":
+                    exact = value.equals("exact");
+                    modeGiven = true;
+                    if (!exact && !value.equals("mounted")) {
+                        throw new IllegalArgumentException("expected exact or mounted");
+                    }
+                    break;
+                case "events":
+                    hooks = value.equals("on");
+                    if (!hooks && !value.equals("off")) {
+                        throw new IllegalArgumentException("expected on or off");
+                    }
+                    break;
+                case "probe.cpu":
+                    cpu = value.equals("on");
+                    if (!cpu && !value.equals("off")) {
+                        throw new IllegalArgumentException("expected on or off");
+                    }
+                    break;
+                case "probe":
+                    if (value.equals("off")) {
+                        if (!attach) {
+                            throw new IllegalArgumentException("probe=off takes probes out of a running JVM (attach)");
+                        }
+                        probesOff = true;
+                        break;
+                    }
+                    int c = column;
+                    for (String f : value.split(";", -1)) {
+                        try {
+                            filters.add(ProbeFilter.parse(f));
+                        } catch (IllegalArgumentException e) {
+                            throw new IllegalArgumentException("filter '" + f + "' at character " + c + ": " + e.getMessage());
+                        }
+                        c += f.length() + 1;
+                    }
+                    break;
+                case "probes":
+                    filters.addAll(readFilters(value));
+                    break;
+                case "out":
+                    out = writablePath(value);
+                    break;
+                case "dump":
+                    dump = writablePath(value);
+                    break;
+                case "ring":
+                    try {
+                        ring = Integer.parseInt(value);
+                    } catch (NumberFormatException e) {
+                        ring = -1;
+                    }
+                    if (ring < 16 || ring > (1 << 23)) {
+                        throw new IllegalArgumentException("expected records per thread ring, 16 to " + (1 << 23));
+                    }
+                    break;
+                default:
+                    throw new IllegalStateException(key);
+            }
+        }
+
+        /** probes=@FILE: one filter a line; blank lines and lines starting with # are skipped. */
+        private static List<ProbeFilter> readFilters(String value) {
+            if (!value.startsWith("@") || value.length() == 1) {
+                throw new IllegalArgumentException("expected @FILE");
+            }
+            Path file = Path.of(value.substring(1));
+            List<String> lines;
+            try {
+                lines = Files.readAllLines(file);
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalArgumentException("cannot read " + file.toAbsolutePath() + " (" + e + ")");
+            }
+            List<ProbeFilter> filters = new ArrayList<>();
+            for (int i = 0; i < lines.size(); i++) {
+                String line = lines.get(i).strip();
+                if (line.isEmpty() || line.startsWith("#")) {
+                    continue;
+                }
+                try {
+                    filters.add(ProbeFilter.parse(line));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("filter '" + line + "' on line " + (i + 1) + " of "
+                            + file.toAbsolutePath() + ": " + e.getMessage());
+                }
+            }
+            if (filters.isEmpty()) {
+                throw new IllegalArgumentException(file.toAbsolutePath() + " holds no filter");
+            }
+            return filters;
+        }
+
+        /** A file path whose directory exists and is writable. */
+        private static Path writablePath(String value) {
+            if (value.isEmpty()) {
+                throw new IllegalArgumentException("expected a file path");
+            }
+            Path p = Path.of(value).toAbsolutePath();
+            Path dir = p.getParent();
+            if (Files.isDirectory(p) || dir == null || !Files.isDirectory(dir) || !Files.isWritable(dir)) {
+                throw new IllegalArgumentException(p + " cannot be written (" + (Files.isDirectory(p) ? "a directory"
+                        : "no writable directory " + dir) + ")");
+            }
+            return p;
+        }
     }
 
-    private static void say(String line) {
+    static void say(String line) {
         System.err.println("threadtime: " + line);
     }
 
     private static void start(Options o, Instrumentation inst) {
-        int feature = Runtime.version().feature();
-        if (feature < 21) {
-            say("JDK " + Runtime.version() + " has no virtual threads (21+); the agent stays passive");
+        boolean log = o.runsLog();
+        if (Runtime.version().feature() < 21) {
+            if (!log) {
+                say("JDK " + Runtime.version() + " has no virtual threads (21+); the agent stays passive");
+            }
+        } else {
+            virtualThreads(o, inst);
+        }
+        if (!log) {
             return;
         }
+        if (!bootClasses(inst)) {
+            say("no probes and no event log: the probe classes could not be put on the boot class path");
+            return;
+        }
+        try {
+            ProbeAgent.start(o, inst, true);
+        } catch (RuntimeException | LinkageError e) {
+            say("the probes and the event log could not be set up (" + e + "); the program runs without them");
+        }
+    }
+
+    /**
+     * The VirtualThread hooks (JDK 21+): accounting in the mode asked for
+     * (exact by default), plus the event log's mount and unmount markers when
+     * the agent runs the log; with the log (probe=, probes=, out=, ring=) and
+     * no mode= given, the markers alone, so that probes cost no clock reads
+     * per mount.
+     */
+    private static void virtualThreads(Options o, Instrumentation inst) {
+        boolean accounting = o.modeGiven || !o.runsLog();
         Boolean transitionsOn = transitionsOn();
         if (VirtualThreadAgent.probe() >= VirtualThreadAgent.EXACT) {
-            say("the JVMTI virtual-thread agent is loaded and charging; this agent stays passive");
+            say("the JVMTI virtual-thread agent is loaded and charging; this agent's VirtualThread hooks stay out"
+                    + (o.runsLog() ? " (so the trace has no virtual-thread markers)" : ""));
             return;
         }
-        Class<?> config;
+        if (!bootClasses(inst)) {
+            return;
+        }
         try {
-            config = appendHooks(inst);
-        } catch (Exception | LinkageError e) {
-            say("could not put the hook classes on the boot class path (" + e + "); the agent stays passive");
-            return;
-        }
-        if (config == null) {
+            if (Class.forName(VtConfig.class.getName(), false, null) != VtConfig.class) {
+                say("io.threadtime.boot was already loaded from the class path; the VirtualThread hooks stay out");
+                return;
+            }
+        } catch (ClassNotFoundException e) {
+            say("the VirtualThread hooks are not on the boot class path (" + e + "); they stay out");
             return;
         }
         if (!o.hooks) {
@@ -115,32 +330,14 @@ public final class ThreadTimeAgent {
         }
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            MethodHandle clock, carrierClock;
-            String clockName;
-            double nsPerTick = 1;
-            if (o.exact) {
-                clock = lookup.findVirtual(Backend.class, "selfTotal", MethodType.methodType(long.class))
-                        .bindTo(Native.B);
-                carrierClock = lookup.findVirtual(ThreadTimeMXBean.class, "getThreadCpuTime",
-                        MethodType.methodType(long.class, long.class)).bindTo(ThreadTimeMXBean.getInstance());
-                clockName = "thread-cpu";
-            } else {
-                // The cycle counter where the core's calibration trusts it (cheaper
-                // than System.nanoTime() here), else System.nanoTime().
-                double hz = CycleCounter.hz();
-                if (hz > 0) {
-                    clock = CycleCounter.reader();
-                    nsPerTick = 1e9 / hz;
-                    clockName = "tsc";
-                } else {
-                    clock = lookup.findStatic(System.class, "nanoTime", MethodType.methodType(long.class));
-                    clockName = "monotonic";
-                }
-                carrierClock = MethodHandles.dropArguments(clock, 0, long.class);
+            if (o.runsLog()) {
+                MethodType mark = MethodType.methodType(void.class, long.class);
+                VtConfig.markers(lookup.findVirtual(Backend.class, "eventMount", mark).bindTo(Native.B),
+                        lookup.findVirtual(Backend.class, "eventUnmount", mark).bindTo(Native.B));
             }
-            MethodHandle current = lookup.findStatic(VirtualThreadCpu.class, "currentThreadCpuTime",
-                    MethodType.methodType(long.class));
-            VtConfig.install(clock, carrierClock, current, clockName, nsPerTick);
+            if (accounting) {
+                installClock(o.exact, lookup);
+            }
             Class.forName("io.threadtime.boot.VtHooks", true, null); // its constants, before any hook runs
             // Nothing may be loaded, initialized or linked for the first time
             // inside a hook: a carrier runs them in the middle of a mount, and
@@ -149,7 +346,7 @@ public final class ThreadTimeAgent {
             // a carrier in mount() waiting for VtAccounts' initializer, whose
             // thread waited in the VM). One round trip through the hooks on
             // this thread, under its own id, which no virtual thread has,
-            // does all of it now.
+            // does all of it now (the log does not run yet: no marker is written).
             Thread self = Thread.currentThread();
             VtHooks.mount(self, self);
             VtHooks.unmount(self);
@@ -159,7 +356,37 @@ public final class ThreadTimeAgent {
             VtConfig.state(VtConfig.PASSIVE);
             return;
         }
-        instrument(inst, o.exact ? VtConfig.EXACT : VtConfig.MOUNTED);
+        instrument(inst, !accounting ? VtConfig.MARKERS : o.exact ? VtConfig.EXACT : VtConfig.MOUNTED);
+    }
+
+    /** The accounting's clocks, for the hooks. */
+    private static void installClock(boolean exact, MethodHandles.Lookup lookup) throws ReflectiveOperationException {
+        MethodHandle clock, carrierClock;
+        String clockName;
+        double nsPerTick = 1;
+        if (exact) {
+            clock = lookup.findVirtual(Backend.class, "selfTotal", MethodType.methodType(long.class))
+                    .bindTo(Native.B);
+            carrierClock = lookup.findVirtual(ThreadTimeMXBean.class, "getThreadCpuTime",
+                    MethodType.methodType(long.class, long.class)).bindTo(ThreadTimeMXBean.getInstance());
+            clockName = "thread-cpu";
+        } else {
+            // The cycle counter where the core's calibration trusts it (cheaper
+            // than System.nanoTime() here), else System.nanoTime().
+            double hz = CycleCounter.hz();
+            if (hz > 0) {
+                clock = CycleCounter.reader();
+                nsPerTick = 1e9 / hz;
+                clockName = "tsc";
+            } else {
+                clock = lookup.findStatic(System.class, "nanoTime", MethodType.methodType(long.class));
+                clockName = "monotonic";
+            }
+            carrierClock = MethodHandles.dropArguments(clock, 0, long.class);
+        }
+        MethodHandle current = lookup.findStatic(VirtualThreadCpu.class, "currentThreadCpuTime",
+                MethodType.methodType(long.class));
+        VtConfig.install(clock, carrierClock, current, clockName, nsPerTick);
     }
 
     /** The transformer in, VirtualThread retransformed, the state set. */
@@ -235,13 +462,27 @@ public final class ThreadTimeAgent {
         }
     }
 
+    private static Boolean bootAppended;
+
     /**
      * Copies the classes of {@code io.threadtime.boot} from this agent's JAR
-     * into a small JAR of their own, appends that to the boot class path and
-     * checks that {@code java.base} can call them. Returns the boot copy of
-     * {@link VtConfig}, or null (and says why) where that did not work.
+     * into a small JAR of their own, appends that to the boot class path
+     * (once) and checks that {@code java.base} can call them. False (and one
+     * line saying why) where that did not work.
      */
-    private static Class<?> appendHooks(Instrumentation inst) throws IOException, ClassNotFoundException {
+    static synchronized boolean bootClasses(Instrumentation inst) {
+        if (bootAppended == null) {
+            try {
+                bootAppended = appendHooks(inst);
+            } catch (Exception | LinkageError e) {
+                say("could not put the hook classes on the boot class path (" + e + "); the agent stays passive");
+                bootAppended = false;
+            }
+        }
+        return bootAppended;
+    }
+
+    private static boolean appendHooks(Instrumentation inst) throws IOException, ClassNotFoundException {
         File jar = new File(ThreadTimeAgent.class.getProtectionDomain().getCodeSource().getLocation().getPath());
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         try (JarFile in = new JarFile(jar); JarOutputStream out = new JarOutputStream(buf)) {
@@ -261,23 +502,29 @@ public final class ThreadTimeAgent {
         Path hooks = NativeLibrary.install("threadtime-hooks", ".jar", buf.toByteArray(),
                 "start the JVM with a writable java.io.tmpdir");
         inst.appendToBootstrapClassLoaderSearch(new JarFile(hooks.toFile()));
-        Class<?> config = Class.forName("io.threadtime.boot.VtConfig", true, null);
-        if (VtConfig.class != config) {
-            say("io.threadtime.boot was already loaded from the class path; the agent stays passive");
-            return null;
+        // Each must be the boot loader's copy; one loaded from the class path
+        // before (a program that used threadtime before attaching) cannot be.
+        for (Class<?> c : List.of(ProbeConfig.class, Probes.class)) {
+            if (Class.forName(c.getName(), false, null) != c) {
+                say(c.getName() + " was already loaded from the class path, not the boot class path: "
+                        + "no hooks or probes (load threadtime as -javaagent, or attach before the program uses it)");
+                return false;
+            }
         }
         // java.base does not read the boot loader's unnamed module on JDK 21
-        // and 25 (it does on 17): let it, so that VirtualThread can call the hooks.
+        // and 25 (it does on 17): let it, so that VirtualThread and probed
+        // JDK classes can call the hooks. Other named modules are let read
+        // it by the probe transformer, as it reaches their classes.
         Module base = Object.class.getModule();
-        Module hooksModule = config.getModule();
+        Module hooksModule = VtConfig.class.getModule();
         if (!base.canRead(hooksModule)) {
             inst.redefineModule(base, Set.of(hooksModule), Map.of(), Map.of(), Set.of(), Map.of());
         }
         if (!base.canRead(hooksModule)) {
             say("java.base cannot be made to read the boot class path's classes on JDK " + Runtime.version()
                     + "; the agent stays passive");
-            return null;
+            return false;
         }
-        return config;
+        return true;
     }
 }

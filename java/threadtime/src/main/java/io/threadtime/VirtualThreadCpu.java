@@ -61,7 +61,10 @@ public final class VirtualThreadCpu {
         /** Charging each stretch on a carrier with the cycle counter: a few ns per
          * mount and unmount, but it counts time mounted, including time the carrier
          * was descheduled or blocked while the thread was pinned. */
-        MOUNTED;
+        MOUNTED,
+        /** The {@code -javaagent}'s hooks are in for the event log's mount and
+         * unmount markers only (probes with no {@code mode=}): nothing charged. */
+        MARKERS;
 
         /** True when virtual threads are being charged. */
         public boolean charging() {
@@ -107,6 +110,7 @@ public final class VirtualThreadCpu {
             case VirtualThreadAgent.EXACT: return Mode.EXACT;
             case VirtualThreadAgent.MOUNTED: return Mode.MOUNTED;
             case VirtualThreadAgent.ABSENT: return Mode.ABSENT;
+            case VtConfig.MARKERS: return Mode.MARKERS;
             default: return Mode.PASSIVE;
         }
     }

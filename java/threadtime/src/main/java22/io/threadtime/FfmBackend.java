@@ -72,6 +72,17 @@ final class FfmBackend implements Backend {
         static final MethodHandle EVENT_VALUE = critical("tt_event_value", FunctionDescriptor.ofVoid(JAVA_INT, JAVA_LONG));
         static final MethodHandle EVENT_BEGIN = critical("tt_event_begin", FunctionDescriptor.ofVoid(JAVA_INT));
         static final MethodHandle EVENT_END = critical("tt_event_end", FunctionDescriptor.ofVoid(JAVA_INT));
+        // May lock and allocate: linked normally.
+        static final MethodHandle EVENT_NAME = plain("tt_event_name", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+        static final MethodHandle EVENT_MOUNT = critical("tt_event_mount", FunctionDescriptor.ofVoid(JAVA_LONG));
+        static final MethodHandle EVENT_UNMOUNT = critical("tt_event_unmount", FunctionDescriptor.ofVoid(JAVA_LONG));
+        static final MethodHandle PROBE_BEGIN = critical("tt_probe_begin", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
+        static final MethodHandle PROBE_END = critical("tt_probe_end",
+                FunctionDescriptor.ofVoid(JAVA_INT, JAVA_LONG, JAVA_INT));
+        // Three clock reads each (~1 us): still short and never blocking.
+        static final MethodHandle PROBE_BEGIN_CPU = critical("tt_probe_begin_cpu", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
+        static final MethodHandle PROBE_END_CPU = critical("tt_probe_end_cpu",
+                FunctionDescriptor.ofVoid(JAVA_INT, JAVA_LONG, JAVA_INT));
 
         private static MemorySegment symbol(String name) {
             return SYMBOLS.find(name).orElseThrow(() -> NativeLibrary.notOurs("lacks the symbol " + name));
@@ -327,6 +338,69 @@ final class FfmBackend implements Backend {
     public void eventEnd(int id) {
         try {
             H.EVENT_END.invokeExact(id);
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public int eventName(int id, byte[] name) {
+        try (Arena arena = Arena.ofConfined()) {
+            return (int) H.EVENT_NAME.invokeExact(id, nativeString(arena, name));
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public void eventMount(long vthreadId) {
+        try {
+            H.EVENT_MOUNT.invokeExact(vthreadId);
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public void eventUnmount(long vthreadId) {
+        try {
+            H.EVENT_UNMOUNT.invokeExact(vthreadId);
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public long probeBegin(int id) {
+        try {
+            return (long) H.PROBE_BEGIN.invokeExact(id);
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public void probeEnd(int id, long t0, boolean thrown) {
+        try {
+            H.PROBE_END.invokeExact(id, t0, thrown ? 1 : 0);
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public long probeBeginCpu(int id) {
+        try {
+            return (long) H.PROBE_BEGIN_CPU.invokeExact(id);
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public void probeEndCpu(int id, long t0, boolean thrown) {
+        try {
+            H.PROBE_END_CPU.invokeExact(id, t0, thrown ? 1 : 0);
         } catch (Throwable t) {
             throw impossible(t);
         }

@@ -7,31 +7,65 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
-/** ChildMain run on this JVM's java, on this class path, with other options. */
+/** A class (ChildMain unless named) run on this JVM's java, on this class path, with other options. */
 record ChildJvm(int exit, String out, String err) {
     static final String GRANT = "--enable-native-access=ALL-UNNAMED";
 
     static ChildJvm run(List<String> jvmOptions, String... args) throws Exception {
+        return run(null, jvmOptions, ChildMain.class.getName(), args);
+    }
+
+    /** The java command running main with these options and arguments. */
+    static List<String> command(List<String> jvmOptions, String main, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(ProcessHandle.current().info().command().orElseThrow());
         cmd.addAll(jvmOptions);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
-        cmd.add(ChildMain.class.getName());
+        cmd.add(main);
         cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).start();
-        CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> drain(p.getErrorStream()));
+        return cmd;
+    }
+
+    /** main run in directory dir (null: this one's), to its end. */
+    static ChildJvm run(Path dir, List<String> jvmOptions, String main, String... args) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(command(jvmOptions, main, args));
+        if (dir != null) {
+            pb.directory(dir.toFile());
+        }
+        Process p = pb.start();
+        CompletableFuture<String> err = drainAsync(p.getErrorStream());
         String out = drain(p.getInputStream());
         assertTrue(p.waitFor(120, TimeUnit.SECONDS), "child JVM hung");
         return new ChildJvm(p.exitValue(), out, err.get());
     }
 
-    private static String drain(InputStream in) {
+    /**
+     * Reads a stream to its end on a thread of its own (not the common pool:
+     * with one or two CPUs it has one thread, which a child that lives on
+     * would hold).
+     */
+    static CompletableFuture<String> drainAsync(InputStream in) {
+        CompletableFuture<String> f = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                f.complete(drain(in));
+            } catch (RuntimeException e) {
+                f.completeExceptionally(e);
+            }
+        }, "drain");
+        t.setDaemon(true);
+        t.start();
+        return f;
+    }
+
+    static String drain(InputStream in) {
         try {
             ByteArrayOutputStream buf = new ByteArrayOutputStream();
             in.transferTo(buf);

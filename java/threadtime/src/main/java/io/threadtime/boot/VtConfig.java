@@ -20,12 +20,17 @@ public final class VtConfig {
     public static final int EXACT = 2;
     /** Charging time mounted. */
     public static final int MOUNTED = 3;
+    /** Hooks in for the event log's mount and unmount markers only; nothing charged. */
+    public static final int MARKERS = 4;
 
     static MethodHandle clock;        // ()J, the clock stretches are measured with
     static MethodHandle carrierClock; // (J)J, that clock read for a carrier by thread id
     static MethodHandle current;      // ()J, the threadtime API's current-thread CPU time
     static String clockName = "none";
     static double nsPerTick = 1;      // the clock's unit, in ns
+    static boolean account;           // whether the hooks charge (install() was called)
+    static MethodHandle mountMark;    // (J)V, tt_event_mount, or null: no markers
+    static MethodHandle unmountMark;  // (J)V, tt_event_unmount
     private static volatile int state = ABSENT;
 
     private VtConfig() {}
@@ -38,6 +43,17 @@ public final class VtConfig {
         VtConfig.carrierClock = carrierClock;
         VtConfig.current = current;
         VtConfig.clockName = clockName;
+        VtConfig.account = true;
+    }
+
+    /**
+     * Called by the agent before the hooks are put in when the event log is
+     * to get a marker into the carrier's ring at every mount and unmount,
+     * carrying the virtual thread's id.
+     */
+    public static void markers(MethodHandle mount, MethodHandle unmount) {
+        VtConfig.mountMark = mount;
+        VtConfig.unmountMark = unmount;
     }
 
     /** Set by the agent once it knows whether the hooks are in. */

@@ -13,7 +13,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * On the carrier, the end of {@code mount()} calls {@link #mount} (the thread
  * is now current: its stretch starts), the start of {@code unmount()} calls
  * {@link #unmount} (it is still current: its stretch ends) and the start of
- * {@code afterDone} calls {@link #end}. A hook never throws: a failure is
+ * {@code afterDone} calls {@link #end}. When the event log's markers are on,
+ * mount and unmount also write one into the carrier's ring (one counter read
+ * each), so that a trace gives every stretch to its virtual thread. A hook
+ * never throws: a failure is
  * counted ({@link #failures()}), reported once on stderr, and the thread's
  * figure misses at most that stretch.
  */
@@ -22,6 +25,10 @@ public final class VtHooks {
     private static final MethodHandle CARRIER_CLOCK = VtConfig.carrierClock;
     private static final MethodHandle CURRENT = VtConfig.current;
     private static final double NS_PER_TICK = VtConfig.nsPerTick;
+    private static final boolean ACCOUNT = VtConfig.account;
+    private static final MethodHandle MOUNT_MARK = VtConfig.mountMark;
+    private static final MethodHandle UNMOUNT_MARK = VtConfig.unmountMark;
+    private static final boolean MARK = MOUNT_MARK != null;
     private static final AtomicLong FAILURES = new AtomicLong();
 
     private VtHooks() {}
@@ -30,6 +37,12 @@ public final class VtHooks {
     public static void mount(Thread vthread, Thread carrier) {
         try {
             long id = vthread.getId();
+            if (MARK) {
+                MOUNT_MARK.invokeExact(id);
+            }
+            if (!ACCOUNT) {
+                return;
+            }
             int a = VtAccounts.account(id);
             long now = (long) CLOCK.invokeExact();
             if (now >= 0) {
@@ -45,6 +58,12 @@ public final class VtHooks {
     /** Start of {@code unmount()}: {@code vthread} is about to leave its carrier. */
     public static void unmount(Thread vthread) {
         try {
+            if (MARK) {
+                UNMOUNT_MARK.invokeExact(vthread.getId());
+            }
+            if (!ACCOUNT) {
+                return;
+            }
             long now = (long) CLOCK.invokeExact();
             long id = vthread.getId();
             int a = VtAccounts.find(id);
@@ -59,7 +78,9 @@ public final class VtHooks {
     /** Start of {@code afterDone}: {@code vthread} has ended; its account is recycled. */
     public static void end(Thread vthread) {
         try {
-            VtAccounts.release(vthread.getId());
+            if (ACCOUNT) {
+                VtAccounts.release(vthread.getId());
+            }
         } catch (Throwable t) {
             failed(t);
         }

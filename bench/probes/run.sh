@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# What a probe adds per call to a small method (ProbeBench.madd, 8
+# multiply-adds), per configuration: one JVM each, RUNS rounds interleaved,
+# each JVM the best of 7 rounds; medians. Beside it in the same run:
+# JFR's jdk.MethodTiming on the same method (JDK 25+, JEP 520's filter) and
+# `threadtime bench` virt_self (one raw CPU clock read), against which
+# probe.cpu=on is judged.
+#   run.sh THREADTIME_JAR THREADTIME_CLI [RUNS=5] [JDK feature versions...=17 25]
+# Prints a Markdown table; each run's figures go to stderr as they come.
+set -euo pipefail
+jar=$1 cli=$2 runs=${3:-5}
+jdks=("${@:4}")
+[ ${#jdks[@]} -gt 0 ] || jdks=(17 25)
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$("$root/java/jdks.sh" home 17)/bin/javac" --release 17 -d "$work/classes" "$here/ProbeBench.java"
+
+probe="-javaagent:$jar=probe=ProbeBench::madd,out=$work/probe.ttrace"
+declare -A args=([bare]="" [probe]="$probe" [probe-jni]="-Dthreadtime.backend=jni $probe"
+  [probe-cpu]="-javaagent:$jar=probe=ProbeBench::madd,probe.cpu=on,out=$work/cpu.ttrace"
+  [jfr-method-timing]="-XX:StartFlightRecording:method-timing=ProbeBench::madd,filename=$work/x.jfr")
+# calls per round: the slow configurations get fewer, the same ns/call
+declare -A calls=([bare]=20000000 [probe]=20000000 [probe-jni]=20000000 [probe-cpu]=500000
+  [jfr-method-timing]=5000000)
+configs() {
+  echo bare probe probe-cpu
+  [ "$1" -lt 22 ] || echo probe-jni
+  [ "$1" -lt 25 ] || echo jfr-method-timing
+}
+declare -A ns
+virt=""
+for ((r = 1; r <= runs; r++)); do
+  for v in "${jdks[@]}"; do
+    java=$("$root/java/jdks.sh" runtime "$v")/bin/java
+    for c in $(configs "$v"); do
+      # shellcheck disable=SC2086 # the configuration's options are words
+      out=$("$java" --enable-native-access=ALL-UNNAMED ${args[$c]} -cp "$work/classes" ProbeBench "${calls[$c]}" 7 2>/dev/null | grep "^ns_per_call")
+      echo "run $r jdk$v $c: $out" >&2
+      ns[$v/$c]+="$(echo "$out" | awk '{print $2}') "
+    done
+  done
+  s=$("$cli" bench --quick --methods virt_self --threads 1 --json |
+    sed -n 's/.*"method": "virt_self".*"p50_ns": \([0-9.]*\).*/\1/p')
+  echo "run $r virt_self p50: $s" >&2
+  virt+="$s "
+done
+
+median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+v_self=$(echo "$virt" | median)
+echo "ProbeBench.madd (8 multiply-adds), best of 7 rounds per JVM, $runs interleaved JVMs per row, medians; $(nproc) CPUs"
+echo "virt_self (threadtime bench, p50, median of $runs): $v_self ns"
+echo
+echo "| JDK | configuration | ns/call | added over bare | floor | each run |"
+echo "|---|---|---:|---:|---|---|"
+for v in "${jdks[@]}"; do
+  bare=$(echo "${ns[$v/bare]}" | median)
+  jfr_added=""
+  [ "$v" -lt 25 ] || jfr_added=$(awk -v a="$(echo "${ns[$v/jfr-method-timing]}" | median)" -v b="$bare" 'BEGIN {print a - b}')
+  for c in $(configs "$v"); do
+    m=$(echo "${ns[$v/$c]}" | median)
+    added=$(awk -v a="$m" -v b="$bare" 'BEGIN {printf "%.1f", a - b}')
+    floor=""
+    case $c in
+    probe | probe-jni)
+      floor=$(awk -v x="$added" 'BEGIN {print (x <= 30) ? "<= 30 ns: met" : "<= 30 ns: NOT met"}')
+      [ -z "$jfr_added" ] || floor+=$(awk -v x="$added" -v j="$jfr_added" \
+        'BEGIN {printf "; %.2fx what JFR adds (<= 0.5x: %s)", x / j, (x <= 0.5 * j) ? "met" : "NOT met"}') ;;
+    probe-cpu)
+      floor=$(awk -v x="$added" -v s="$v_self" \
+        'BEGIN {printf "<= 2 x virt_self + 40 = %.0f ns: %s", 2 * s + 40, (x <= 2 * s + 40) ? "met" : "NOT met"}') ;;
+    esac
+    echo "| $v | $c | $m | $([ "$c" = bare ] && echo - || echo "$added") | $floor | ${ns[$v/$c]}|"
+  done
+done

@@ -1,0 +1,181 @@
+package io.threadtime;
+
+import io.threadtime.boot.ProbeConfig;
+import io.threadtime.boot.Probes;
+import java.lang.instrument.Instrumentation;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The agent's probes and its event log: puts the probe transformer in,
+ * retransforms the loaded classes the filters match, runs the log and writes
+ * it at exit. Everything here runs at start-up, at attach or at exit; the
+ * probes themselves only call {@link Probes}.
+ */
+final class ProbeAgent {
+    private static final ProbeRegistry REGISTRY = new ProbeRegistry();
+    private static ProbeTransformer transformer;
+    private static Instrumentation inst;
+    private static Boolean cpu;
+    private static volatile Path out;
+    private static boolean exitHook;
+
+    private ProbeAgent() {}
+
+    /** Where the trace goes at exit unless out= says otherwise. */
+    static Path defaultOut() {
+        return Path.of("threadtime-" + ProcessHandle.current().pid() + ".ttrace").toAbsolutePath();
+    }
+
+    /**
+     * The log started (if it is not running), the probes of these options in,
+     * and the exit dump set up. The boot classes must be on the boot class
+     * path already.
+     */
+    static synchronized void start(ThreadTimeAgent.Options o, Instrumentation instrumentation, boolean atStart) {
+        inst = instrumentation;
+        if (!o.filters.isEmpty()) {
+            if (cpu != null && cpu != o.cpu) {
+                throw new IllegalArgumentException("threadtime: probe.cpu=" + (o.cpu ? "on" : "off")
+                        + " differs from the probes already in (probe.cpu is fixed by the first probes)");
+            }
+            if (cpu == null) {
+                install(o.cpu, atStart);
+            }
+        }
+        startLog(o.ring);
+        if (o.out != null) {
+            out = o.out;
+        }
+        if (!exitHook) {
+            exitHook = true;
+            Runtime.getRuntime().addShutdownHook(new Thread(ProbeAgent::atExit, "threadtime-exit-dump"));
+        }
+        if (!o.filters.isEmpty()) {
+            REGISTRY.add(o.filters);
+            if (transformer == null) {
+                transformer = new ProbeTransformer(REGISTRY, inst);
+                inst.addTransformer(transformer, true);
+            }
+            retransform(c -> REGISTRY.matchesLoaded(c));
+        }
+    }
+
+    /** Binds the probe calls for {@link Probes} and initializes it. */
+    private static void install(boolean withCpu, boolean atStart) {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            String suffix = withCpu ? "Cpu" : "";
+            MethodHandle begin = lookup.findVirtual(Backend.class, "probeBegin" + suffix,
+                    MethodType.methodType(long.class, int.class)).bindTo(Native.B);
+            MethodHandle end = lookup.findVirtual(Backend.class, "probeEnd" + suffix,
+                    MethodType.methodType(void.class, int.class, long.class, boolean.class)).bindTo(Native.B);
+            MethodHandle line = lookup.findVirtual(Backend.class, "event", MethodType.methodType(void.class, int.class))
+                    .bindTo(Native.B);
+            ProbeConfig.install(begin, end, line);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("threadtime: the probe calls cannot be bound", e);
+        }
+        cpu = withCpu;
+        // Initialize and link Probes now, not inside the first probed method
+        // (which may be one the class loader itself runs). end(.., 0, ..)
+        // records nothing; begin does only while the log runs, so it is
+        // called only at start-up, before this agent starts the log.
+        if (atStart) {
+            Probes.end(0, Probes.begin(0), false);
+        } else {
+            Probes.end(0, 0, false);
+        }
+    }
+
+    /** Starts the log unless the program (or an earlier attach) runs it. */
+    private static void startLog(int ring) {
+        try {
+            EventLog.start(new EventLog.Options(ring, null, null, false));
+            EventLog.agentRunsLog = true;
+        } catch (ThreadTimeException e) {
+            if (e.errno() != 114) { // EALREADY: the program's own log, or ours from before
+                throw e;
+            }
+            if (ring != 0 && !EventLog.agentRunsLog) {
+                ThreadTimeAgent.say("the event log was already running; ring=" + ring + " not applied");
+            }
+        }
+    }
+
+    /** Retransforms the loaded classes that pass the test, one at a time (one failure spoils no other). */
+    private static int retransform(java.util.function.Predicate<Class<?>> which) {
+        int n = 0;
+        for (Class<?> c : inst.getAllLoadedClasses()) {
+            if (c.isArray() || c.isPrimitive() || !which.test(c)) {
+                continue;
+            }
+            if (!inst.isModifiableClass(c)) {
+                ThreadTimeAgent.say("class " + c.getName() + " cannot be retransformed by this JVM; left without probes");
+                continue;
+            }
+            try {
+                inst.retransformClasses(c);
+                n++;
+            } catch (Throwable t) {
+                ThreadTimeAgent.say("could not retransform " + c.getName() + " (" + t + "); left without probes");
+            }
+        }
+        return n;
+    }
+
+    /** probe=off: the transformer out and every class it changed back to its bytecode without probes. */
+    static synchronized void removeProbes() {
+        if (transformer == null) {
+            ThreadTimeAgent.say("probe=off: no probes are in");
+            return;
+        }
+        inst.removeTransformer(transformer);
+        transformer = null;
+        Set<String> changed = Set.copyOf(REGISTRY.clear());
+        int n = retransform(c -> changed.contains(c.getName().replace('.', '/')));
+        ThreadTimeAgent.say("probes removed: " + n + " class(es) back to their own bytecode");
+    }
+
+    /** dump=PATH at attach: the trace now. */
+    static void dumpNow(Path path) {
+        EventLog.dump(path);
+        ThreadTimeAgent.say("trace written to " + path);
+    }
+
+    /** The exit dump, and the filters that matched nothing. */
+    private static void atExit() {
+        try {
+            if (inst != null) {
+                for (String line : REGISTRY.unmatched(inst.getAllLoadedClasses())) {
+                    ThreadTimeAgent.say(line);
+                }
+            }
+            if (Probes.failures() > 0) {
+                ThreadTimeAgent.say(Probes.failures() + " probe call(s) failed and recorded nothing");
+            }
+            Path target = out != null ? out : defaultOut();
+            List<String> tried = new ArrayList<>();
+            for (Path p : List.of(target, Path.of(System.getProperty("java.io.tmpdir"),
+                    "threadtime-" + ProcessHandle.current().pid() + ".ttrace"))) {
+                try {
+                    EventLog.dump(p);
+                    ThreadTimeAgent.say((tried.isEmpty() ? "" : "could not write " + String.join("; ", tried) + "; ")
+                            + "trace written to " + p + " (" + REGISTRY.probes() + " probes; read it with: threadtime dump --summary "
+                            + p + ")");
+                    return;
+                } catch (ThreadTimeException e) {
+                    tried.add(p + " (" + e.getMessage() + ")");
+                }
+            }
+            ThreadTimeAgent.say("could not write the trace: " + String.join("; ", tried));
+        } catch (Throwable t) {
+            ThreadTimeAgent.say("the exit dump failed (" + t + ")");
+        }
+    }
+}
