@@ -60,7 +60,7 @@ LOAD_TARGETS += test-java
 #                         burn_us calls wait_ms"); then the span processor's
 #                         own cost per span
 #   make otel-screenshot  docs/cpu-per-request.png from test-otel's JDK 25 trace
-OTEL_BENCH ?= 5 10 10 16 300 1 1
+OTEL_BENCH ?= 5 10 10 8 2000 1 5
 OTEL_DIR := $(JAVA_DIR)/otel
 .PHONY: test-otel bench-otel otel-bench-build
 

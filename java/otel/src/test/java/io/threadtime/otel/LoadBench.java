@@ -5,6 +5,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -13,6 +14,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -107,6 +109,7 @@ public final class LoadBench {
         System.out.printf("java %s, %d CPUs, %d rounds, %d s measured after %d s, concurrency %d, GET %s%n",
                 Runtime.version(), Runtime.getRuntime().availableProcessors(), rounds, seconds, warmup, concurrency, path);
         Map<String, List<Run>> results = new LinkedHashMap<>();
+        Map<String, Integer> hangs = new LinkedHashMap<>();
         for (int r = 0; r < rounds; r++) {
             for (int k = 0; k < names.size(); k++) {
                 String name = names.get((k + r) % names.size()); // rotate the order each round
@@ -115,8 +118,25 @@ public final class LoadBench {
                 if (jfr.contains(name)) {
                     jvm.add("-XX:StartFlightRecording=settings=profile,filename=" + out.toAbsolutePath().resolve(file + "-" + (r + 1) + ".jfr"));
                 }
-                try (AgentServiceTest.Service s = AgentServiceTest.Service.launch(out, file, jvm, "virtual")) {
-                    Run run = load(s.base().resolve(path), s::cpuNanos, concurrency, warmup, seconds);
+                AgentServiceTest.Service s = AgentServiceTest.Service.launch(out, file, jvm, "virtual");
+                Run run;
+                try {
+                    run = load(s.base().resolve(path), s::cpuNanos, concurrency, warmup, seconds);
+                } catch (Exception e) {
+                    if (!(e instanceof ExecutionException && e.getCause() instanceof HttpTimeoutException)) {
+                        s.handle().destroyForcibly();
+                        throw e;
+                    }
+                    // A request that takes 30 s on loopback is a service that hangs: say
+                    // where its threads are, stop it, and go on with the next run.
+                    Path dump = out.resolve(file + "-" + (r + 1) + "-hang.txt");
+                    threadDump(s.handle(), dump);
+                    s.handle().destroyForcibly();
+                    hangs.merge(name, 1, Integer::sum);
+                    System.out.printf("round %d  %-28s HUNG: a request took over 30 s; the service's threads are in %s%n", r + 1, name, dump);
+                    continue;
+                }
+                try (s) {
                     results.computeIfAbsent(name, n -> new ArrayList<>()).add(run);
                     System.out.printf("round %d  %-28s %8.1f req/s  p99 %6.2f ms  %7.1f us CPU/request  burned %6.1f us  charged %6.1f us"
                             + "  (%d under)  load %.2f%n", r + 1, name, run.rps, run.p99, run.cpu, run.burned, run.charged, run.under, run.load);
@@ -136,6 +156,10 @@ public final class LoadBench {
         }
         for (String name : names) {
             List<Run> runs = results.get(name);
+            if (runs == null) {
+                System.out.printf("| %s | every run hung |%n", name);
+                continue;
+            }
             String base = baseline(vthreads, name);
             List<Run> b = results.getOrDefault(base, runs);
             String rps = cell(runs, 0, "%.0f"), p99 = cell(runs, 1, "%.2f"), cpu = cell(runs, 2, "%.0f");
@@ -149,7 +173,44 @@ public final class LoadBench {
                         median(runs, 0) / median(b, 0), median(runs, 1) / median(b, 1), median(runs, 2) / median(b, 2));
             }
         }
+        hangs.forEach((name, n) -> System.out.printf("%s: %d run(s) hung (not in the medians)%n", name, n));
         System.exit(0); // the HTTP clients' selector threads would keep the JVM alive
+    }
+
+    /**
+     * The Java threads of a service that stopped answering (jcmd Thread.print,
+     * given 60 s, where this Java has jcmd), then every thread's kernel state
+     * and wait channel from /proc, which answers even when the JVM does not.
+     */
+    private static void threadDump(ProcessHandle service, Path file) throws Exception {
+        StringBuilder text = new StringBuilder();
+        Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+        if (Files.isExecutable(jcmd)) {
+            Path jstack = Files.createTempFile(file.getParent(), "jcmd", ".txt");
+            Process p = new ProcessBuilder(jcmd.toString(), Long.toString(service.pid()), "Thread.print")
+                    .redirectErrorStream(true).redirectOutput(jstack.toFile()).start();
+            if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                text.append("jcmd Thread.print did not answer within 60 s\n");
+            }
+            text.append(Files.readString(jstack));
+            Files.delete(jstack);
+        } else {
+            text.append("no jcmd in ").append(jcmd.getParent()).append("\n");
+        }
+        text.append("\n/proc: tid, name, state, wchan\n");
+        try (var tasks = Files.list(Path.of("/proc", Long.toString(service.pid()), "task"))) {
+            for (Path t : tasks.sorted().toList()) {
+                String stat = Files.readString(t.resolve("stat"));
+                String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                String state = stat.substring(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+                text.append(t.getFileName()).append(' ').append(name).append(' ').append(state).append(' ')
+                        .append(Files.readString(t.resolve("wchan")).trim()).append('\n');
+            }
+        } catch (java.io.IOException gone) {
+            text.append("(the process ended: ").append(gone.getMessage()).append(")\n");
+        }
+        Files.writeString(file, text);
     }
 
     /** What the vthreads suite's ratios are taken against: no agent; the otel suite's: the OpenTelemetry agent, with the flag if this one has it. */
