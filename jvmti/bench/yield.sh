@@ -38,13 +38,13 @@ declare -A args=([none]="" [none+flag]="$flag" [none+flag+2reads]="$flag"
   [threadlocal-mounted+flag]="$flag -javaagent:$work/tl-agent.jar=$work/tl-hooks.jar"
   [jvmti-events-empty]="-agentpath:$agent=events=empty" [jvmti-mounted]="-agentpath:$agent=mode=mounted"
   [jvmti-exact]="-agentpath:$agent=mode=exact")
+if [ -n "${CONFIGS:-}" ]; then
+  read -r -a configs <<<"none ${CONFIGS/none /}"
+fi
 if [ -n "${BASELINE_AGENT:-}" ]; then
   configs+=(baseline-jvmti-mounted baseline-jvmti-exact)
   args[baseline-jvmti-mounted]="-agentpath:$BASELINE_AGENT=mode=mounted"
   args[baseline-jvmti-exact]="-agentpath:$BASELINE_AGENT=mode=exact"
-fi
-if [ -n "${CONFIGS:-}" ]; then
-  read -r -a configs <<<"none ${CONFIGS/none /}"
 fi
 declare -A ns
 sched=""
