@@ -54,28 +54,40 @@ LOAD_TARGETS += test-java
 #                         the library form and the Micrometer binder, on
 #                         JDK $(JDK_OLD), a Java 21 runtime if any, and JDK $(JDK_NEW)
 #   make bench-otel       throughput, p99 and CPU per request of a service on
-#                         virtual threads: no agent, the OpenTelemetry agent,
-#                         + accounting, + extension, + both
-#                         (OTEL_BENCH="rounds seconds warmup concurrency burn_us calls");
-#                         then the span processor's own cost per span
+#                         virtual threads (LoadBench's otel suite): no agent,
+#                         the OpenTelemetry agent alone, + extension, + extension
+#                         and accounting, each with HotSpot's transition flag
+#                         too (OTEL_BENCH="rounds seconds warmup concurrency
+#                         burn_us calls wait_ms"); then the span processor's
+#                         own cost per span
 #   make otel-screenshot  docs/cpu-per-request.png from test-otel's JDK 25 trace
-OTEL_BENCH ?= 5 10 10 8 2000 1
+OTEL_BENCH ?= 5 10 10 8 2000 1 5
 OTEL_DIR := $(JAVA_DIR)/otel
-.PHONY: test-otel bench-otel
+.PHONY: test-otel bench-otel otel-bench-build
 
 test-otel: java-toolchains
 	@jdk21=$$($(JAVA_DIR)/jdks.sh runtime 21 2>/dev/null) || echo "test-otel: no Java 21 here"; \
 	set -x; ($(JAVA_MVN) -pl threadtime -DskipITs clean install) && \
 	($(JAVA_MVN) -pl otel,micrometer clean verify $${jdk21:+-Djdk21.skip=false -Djdk21.java=$$jdk21/bin/java})
 
-bench-otel: java-toolchains
+# What LoadBench and SpanCostBench run from: the otel module's test classes
+# and their classpath (also used by bench-jvmti-http in jvmti/jvmti.mk).
+OTEL_BENCH_CP = $(OTEL_DIR)/target/test-classes:$(OTEL_DIR)/target/classes:$$(cat $(OTEL_DIR)/target/bench.classpath)
+otel-bench-build: java-toolchains
 	$(JAVA_MVN) -pl otel -am -DskipITs package dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/bench.classpath
-	"$$($(JAVA_DIR)/jdks.sh home $(JDK_NEW))/bin/java" -Dotel.agent.jar=$(OTEL_DIR)/target/otel/opentelemetry-javaagent.jar \
-		-Dextension.jar=$$(ls $(OTEL_DIR)/target/threadtime-otel-*-extension.jar) \
-		-cp $(OTEL_DIR)/target/test-classes:$(OTEL_DIR)/target/classes:$$(cat $(OTEL_DIR)/target/bench.classpath) \
-		io.threadtime.otel.LoadBench $(OTEL_BENCH) $(OTEL_DIR)/target/bench-runs
+
+# $(call otel_load_bench,JAVA,ARGUMENTS): LoadBench (arguments: suite rounds
+# seconds warmup concurrency burn_us calls wait_ms output_dir) on that java,
+# with the paths of the agents it loads into the service.
+otel_load_bench = "$(1)" -Dotel.agent.jar=$(OTEL_DIR)/target/otel/opentelemetry-javaagent.jar \
+	-Dextension.jar=$$(ls $(OTEL_DIR)/target/threadtime-otel-*-extension.jar) \
+	-Dthreadtime.jar=$(abspath $(JAVA_DIR)/threadtime/target/threadtime-0.1.0.jar) \
+	-cp $(OTEL_BENCH_CP) io.threadtime.otel.LoadBench $(2)
+
+bench-otel: otel-bench-build
+	$(call otel_load_bench,$$($(JAVA_DIR)/jdks.sh home $(JDK_NEW))/bin/java,otel $(OTEL_BENCH) $(OTEL_DIR)/target/bench-runs/otel)
 	@java25="$$($(JAVA_DIR)/jdks.sh home $(JDK_NEW))/bin/java"; \
-	cp=$(OTEL_DIR)/target/test-classes:$(OTEL_DIR)/target/classes:$$(cat $(OTEL_DIR)/target/bench.classpath); \
+	cp=$(OTEL_BENCH_CP); \
 	agent=$$($$java25 -cp $$cp io.threadtime.VirtualThreadCpu) && for t in virtual platform; do \
 		$$java25 -agentpath:$$agent=mode=exact --enable-native-access=ALL-UNNAMED -cp $$cp io.threadtime.otel.SpanCostBench 5 200000 $$t || exit 1; done
 

@@ -12,6 +12,15 @@
 #                      flag (JVMTI_YIELD_RUNS=5); then a million virtual
 #                      threads, the same configurations, interleaved
 #                      (JVMTI_BENCH_RUNS=7 JVMTI_BENCH_THREADS=1000000)
+#   make bench-jvmti-http  on Java 21 and the newest JDK (never part of the
+#                      tests): an HTTP service on loopback, one virtual thread
+#                      per request, under a fixed concurrency of Java
+#                      HttpClient clients (java/otel's LoadBench, vthreads
+#                      suite): throughput, p99, service CPU per request and
+#                      CPU charged per request against CPU burned, for no
+#                      agent and each agent and mode, with and without the
+#                      flag (JVMTI_HTTP_BENCH="rounds seconds warmup
+#                      concurrency burn_us calls wait_ms")
 JVMTI_BUILD ?= jvmti/build
 JVMTI_AGENT = $(abspath $(JVMTI_BUILD))/libthreadtime_vthreads.so
 # The Java API (VirtualThreadCpu, TaskCpu) is in the threadtime JAR.
@@ -22,11 +31,12 @@ JVMTI_MVN = mvn -B -q -f jvmti/java/pom.xml
 JVMTI_BENCH_RUNS ?= 7
 JVMTI_YIELD_RUNS ?= 5
 JVMTI_BENCH_THREADS ?= 1000000
+JVMTI_HTTP_BENCH ?= 5 10 5 16 300 1 1
 
 TEST_TARGETS += test-jvmti
 LOAD_TARGETS += test-jvmti
 
-.PHONY: jvmti-agent test-jvmti bench-jvmti
+.PHONY: jvmti-agent test-jvmti bench-jvmti bench-jvmti-http
 
 # Shell prefix of a recipe: sets $newest to the home of the newest JDK 21+,
 # or stops with a message.
@@ -65,4 +75,13 @@ bench-jvmti: jvmti-agent java-install build
 	for home in $$(java/jdks.sh runtime 21 2>/dev/null) $$newest; do \
 	  TOOLS_HOME=$$newest jvmti/bench/yield.sh $$home $(JVMTI_AGENT) $(abspath $(JVMTI_JAR)) $(THREADTIME) $(JVMTI_YIELD_RUNS); \
 	  TOOLS_HOME=$$newest jvmti/bench/run.sh $$home $(JVMTI_AGENT) $(JVMTI_JAR) $(JVMTI_BENCH_RUNS) $(JVMTI_BENCH_THREADS); \
+	done
+
+# The service and the load generator run on the same Java; the results of
+# each go under java/otel/target/bench-runs/vthreads-jdkN.
+bench-jvmti-http: otel-bench-build
+	@set -e; $(JVMTI_NEWEST); \
+	for home in $$(java/jdks.sh runtime 21 2>/dev/null) $$newest; do \
+	  v=$$("$$home/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p'); \
+	  $(call otel_load_bench,$$home/bin/java,vthreads $(JVMTI_HTTP_BENCH) $(OTEL_DIR)/target/bench-runs/vthreads-jdk$$v); \
 	done

@@ -81,6 +81,13 @@ static pid_t carrier_tid(void)
     return t_tid;
 }
 
+/* The account of the virtual thread mounted on this carrier, from its mount
+ * to its unmount: the unmount finds it here instead of asking JVMTI for the
+ * thread's storage again (a call through the JVMTI function table and two
+ * HotSpot functions). A carrier runs one virtual thread at a time, and
+ * HotSpot posts a thread's unmount on the carrier that posted its mount. */
+static __thread vt_account *t_mounted __attribute__((tls_model("initial-exec")));
+
 /* ---- per virtual thread ---- */
 
 static vt_account *current_account(jvmtiEnv *jvmti)
@@ -129,7 +136,10 @@ static vt_account *adopt(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
 static void JNICALL on_mount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
 {
     vt_account *a = current_account(jvmti);
-    if (a == NULL && (a = adopt(jvmti, jni, vthread)) == NULL)
+    if (a == NULL)
+        a = adopt(jvmti, jni, vthread);
+    t_mounted = a;
+    if (a == NULL)
         return;
     int64_t now = vt_clock_now();
     if (now >= 0)
@@ -140,7 +150,11 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
 {
     (void)jni;
     (void)vthread;
-    vt_account *a = current_account(jvmti);
+    vt_account *a = t_mounted;
+    t_mounted = NULL;
+    /* None noted: a thread mounted before a late attach enabled the events. */
+    if (a == NULL)
+        a = current_account(jvmti);
     if (a != NULL)
         vt_account_close(a, vt_clock_now());
 }
@@ -163,6 +177,8 @@ static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
         return;
     /* HotSpot posts the last unmount before this; close anyway in case a
      * JVM does not. The JVM drops the thread's storage right after. */
+    if (t_mounted == a)
+        t_mounted = NULL;
     vt_account_close(a, vt_clock_now());
     vt_account_give(a);
 }

@@ -1,8 +1,9 @@
 /* threadtime-vthreads: the clock segments are measured with.
  *
- *   exact    the carrier's precise CPU clock: tt_self_total_ns(), one
- *            clock_gettime() on the caller-fast-path SCHED clockid: ~450 ns
- *            per read in the benchmark, the kernel updating the runtime first.
+ *   exact    the carrier's precise CPU clock: one clock_gettime() on the
+ *            caller-fast-path SCHED clockid (vt__cpu_now): ~550 ns per read
+ *            in the yield benchmark, nearly all of it the kernel's (it brings
+ *            the thread's runtime up to date under the runqueue lock).
  *            Units are ns of CPU time; time the carrier spent descheduled
  *            or blocked is not charged.
  *   mounted  the cycle counter (rdtsc / cntvct, ~10 ns), in ticks, converted
@@ -33,11 +34,14 @@ extern vt_source vt__source;
  * (~25 ms, the core's calibration) to decide whether it is trusted. */
 void vt_clock_init(vt_mode mode);
 
+/* The calling carrier's SCHED clock (exact mode), ns; < 0 if no source answers. */
+int64_t vt__cpu_now(void);
+
 /* The calling carrier's clock now, in units; < 0 if the read failed. */
 static inline int64_t vt_clock_now(void)
 {
     if (vt__source == VT_SOURCE_CPU)
-        return tt_self_total_ns();
+        return vt__cpu_now();
 #if !defined(TT__ARCH_NO_COUNTER)
     if (vt__source == VT_SOURCE_COUNTER)
         return (int64_t)tt__counter_read();

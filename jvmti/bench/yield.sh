@@ -7,6 +7,10 @@
 # carrier's CPU clock around each yield as the exact mode's hooks do.
 #   yield.sh JAVA_HOME AGENT_SO THREADTIME_JAR THREADTIME_CLI [RUNS=5]
 # JAVA_HOME may be a runtime without javac: TOOLS_HOME=/a/jdk compiles.
+# CONFIGS="none jvmti-exact ..." runs only those (no agent is always kept).
+# BASELINE_AGENT=/another/libthreadtime_vthreads.so adds its mounted and
+# exact modes (baseline-jvmti-mounted, -exact) to the same run: a change to
+# the JVMTI agent measured before and after, side by side.
 # Prints a Markdown table; every run's figures go to stderr as they come.
 set -euo pipefail
 java_home=$1 agent=$2 jar=$3 cli=$4 runs=${5:-5}
@@ -34,6 +38,14 @@ declare -A args=([none]="" [none+flag]="$flag" [none+flag+2reads]="$flag"
   [threadlocal-mounted+flag]="$flag -javaagent:$work/tl-agent.jar=$work/tl-hooks.jar"
   [jvmti-events-empty]="-agentpath:$agent=events=empty" [jvmti-mounted]="-agentpath:$agent=mode=mounted"
   [jvmti-exact]="-agentpath:$agent=mode=exact")
+if [ -n "${CONFIGS:-}" ]; then
+  read -r -a configs <<<"none ${CONFIGS/none /}"
+fi
+if [ -n "${BASELINE_AGENT:-}" ]; then
+  configs+=(baseline-jvmti-mounted baseline-jvmti-exact)
+  args[baseline-jvmti-mounted]="-agentpath:$BASELINE_AGENT=mode=mounted"
+  args[baseline-jvmti-exact]="-agentpath:$BASELINE_AGENT=mode=exact"
+fi
 declare -A ns
 sched=""
 for ((r = 1; r <= runs; r++)); do

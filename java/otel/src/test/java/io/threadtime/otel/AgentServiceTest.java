@@ -217,6 +217,11 @@ class AgentServiceTest {
             return process.info().totalCpuDuration().orElseThrow(() -> new IllegalStateException("no CPU time for the service")).toNanos();
         }
 
+        /** The service's process. */
+        ProcessHandle handle() {
+            return process.toHandle();
+        }
+
         /** The service's address. */
         URI base() {
             return base;

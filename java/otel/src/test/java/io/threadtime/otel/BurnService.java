@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.Tracer;
+import io.threadtime.TaskCpu;
 import io.threadtime.ThreadTime;
 import java.io.IOException;
 import java.io.InputStream;
@@ -29,15 +30,18 @@ import java.util.concurrent.Future;
  * The service the tests and the benchmark put the OpenTelemetry agent in
  * front of: two HTTP servers on loopback in one JVM.
  * <ul>
- * <li>{@code /burn?id=N&ms=M&us=U&calls=K} (front): burns M ms + U us of CPU in K+1
- *     pieces, with a blocking call to the backend between pieces, and answers
- *     {@code burned=<ns>}: the CPU time the burns took, measured without
- *     threadtime (a platform thread's own clock from the platform bean; for
- *     a virtual thread, its carrier's clock around each piece: a burn never
- *     unmounts, so the carrier's CPU over it is the thread's);</li>
+ * <li>{@code /burn?id=N&ms=M&us=U&calls=K&wait=W&task=1} (front): burns M ms + U us
+ *     of CPU in K+1 pieces, with a blocking call to the backend ({@code /wait?ms=W},
+ *     W = 5 if not given) between pieces, and answers {@code burned=<ns>}: the
+ *     CPU time the burns took, measured without threadtime (a platform
+ *     thread's own clock from the platform bean; for a virtual thread, its
+ *     carrier's clock around each piece: a burn never unmounts, so the
+ *     carrier's CPU over it is the thread's). With {@code task=1} the handler
+ *     also measures itself with {@link TaskCpu}, as an application would, and
+ *     answers {@code burned=<ns> charged=<ns>} (-1 without accounting);</li>
  * <li>{@code /handoff?id=N} (front): starts a span on the request thread and
  *     ends it on another thread;</li>
- * <li>{@code /wait} (backend): sleeps 5 ms, so the caller blocks.</li>
+ * <li>{@code /wait?ms=W} (backend): sleeps W ms (5 if not given), so the caller blocks.</li>
  * </ul>
  * Arguments: {@code virtual} (one virtual thread per request; JDK 21+) or
  * {@code platform} (a pool of 4). It also reads its own CPU time with
@@ -74,7 +78,7 @@ public final class BurnService {
         HttpServer back = HttpServer.create(new InetSocketAddress(lo, 0), 64);
         back.createContext("/wait", ex -> {
             try {
-                Thread.sleep(5);
+                Thread.sleep(Long.parseLong(query(ex).getOrDefault("ms", "5")));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -82,7 +86,7 @@ public final class BurnService {
         });
         back.setExecutor(Executors.newFixedThreadPool(4));
         back.start();
-        backend = URI.create("http://" + lo.getHostAddress() + ":" + back.getAddress().getPort() + "/wait");
+        backend = URI.create("http://" + lo.getHostAddress() + ":" + back.getAddress().getPort() + "/wait?ms=");
 
         HttpServer front = HttpServer.create(new InetSocketAddress(lo, 0), 256);
         front.createContext("/burn", BurnService::burn);
@@ -107,22 +111,24 @@ public final class BurnService {
 
     private static void burn(HttpExchange ex) throws IOException {
         Map<String, String> q = query(ex);
+        TaskCpu task = q.containsKey("task") ? TaskCpu.start() : null;
         long ns = Long.parseLong(q.getOrDefault("ms", "10")) * 1_000_000 + Long.parseLong(q.getOrDefault("us", "0")) * 1_000;
         int calls = Integer.parseInt(q.getOrDefault("calls", "1"));
+        HttpRequest wait = HttpRequest.newBuilder(URI.create(backend + q.getOrDefault("wait", "5"))).build();
         long piece = ns / (calls + 1);
         long burned = 0;
         try {
             for (int i = 0; i <= calls; i++) {
                 burned += burnPiece(piece);
                 if (i < calls) {
-                    CLIENT.send(HttpRequest.newBuilder(backend).build(), HttpResponse.BodyHandlers.ofString());
+                    CLIENT.send(wait, HttpResponse.BodyHandlers.ofString());
                 }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException(e);
         }
-        reply(ex, "burned=" + burned);
+        reply(ex, "burned=" + burned + (task != null ? " charged=" + task.elapsedNanos() : ""));
     }
 
     private static void handoff(HttpExchange ex) throws IOException {
