@@ -212,7 +212,7 @@ void tt_probe_end(uint32_t id, uint64_t t0, int thrown)
 {
     if (!t0)
         return;
-    uint64_t gen, now = probe_record(TT__W1(TT__KIND_END, id), thrown ? TT__END_THROWN : 0, 0, &gen);
+    uint64_t gen, now = probe_record(TT__W1(thrown ? TT__KIND_END_THROWN : TT__KIND_END, id), 0, 0, &gen);
     if (now)
         accumulate(gen, id, t0, now, thrown, NULL, 0);
 }

@@ -363,6 +363,7 @@ const char *tt__trace_kind_name(unsigned kind)
     case TT__KIND_LITERAL: return "literal";
     case TT__KIND_MOUNT: return "mount";
     case TT__KIND_UNMOUNT: return "unmount";
+    case TT__KIND_END_THROWN: return "end";
     }
     return NULL;
 }
@@ -427,9 +428,11 @@ int tt__trace_event_at(const tt__trace *t, const tt__trace_thread *th, uint64_t 
     ev->kind = kind;
     ev->p0 = w[2];
     ev->p1 = w[3];
-    /* The thrown bits exist from 1.1 on; a 1.0 end's payload is undefined. */
-    if (t->h.version_minor >= 1 && kind == TT__KIND_END) {
-        ev->thrown = (w[2] & TT__END_THROWN) != 0;
+    /* An exceptional end reads as an end that threw; end_cpu's flag exists
+     * from 1.1 on (a 1.0 w3 is the plain time). */
+    if (kind == TT__KIND_END_THROWN) {
+        ev->kind = TT__KIND_END;
+        ev->thrown = 1;
     } else if (kind == TT__KIND_END_CPU && t->h.version_minor >= 1) {
         ev->thrown = (w[3] & TT__END_CPU_THROWN) != 0;
         ev->p1 = w[3] & ~TT__END_CPU_THROWN;

@@ -123,9 +123,11 @@ static size_t build_trace_1_1(unsigned char *buf, int damage)
 
     put_section(buf, &off, 7, 8, 7, TT__RING_LIVE, 202, "main");
     put_record(buf + off, 1002000, TT__KIND_BEGIN, 9, 0, 0, 0), off += 32;
-    put_record(buf + off, 1003000, TT__KIND_END, 9, 1, 0, 0), off += 32;
+    /* w2 = 1: what a caller inlined from an older header leaves in a
+     * reused slot; a plain end never reads as thrown. */
+    put_record(buf + off, 1003000, TT__KIND_END, 9, 1, 1, 0), off += 32;
     put_record(buf + off, 1004000, TT__KIND_BEGIN, 9, 2, 0, 0), off += 32;
-    put_record(buf + off, 1006000, TT__KIND_END, 9, 3, TT__END_THROWN, 0), off += 32;
+    put_record(buf + off, 1006000, TT__KIND_END_THROWN, 9, 3, 0, 0), off += 32;
     put_record(buf + off, 1007000, TT__KIND_BEGIN, 12, 4, 0, 0), off += 32;
     put_record(buf + off, 1007500, TT__KIND_END, 12, 5, 0, 0), off += 32;
     put_record(buf + off, 1008000, TT__KIND_INSTANT, 10, 6, 0, 0), off += 32;

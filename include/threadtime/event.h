@@ -156,7 +156,7 @@ TT_API void tt_event_unmount(uint64_t vthread_id);
 
 /* Probe intervals. begin records a begin event (kind 4) and returns its time
  * word (0 if the log is not running: then end records nothing and
- * accumulates nothing). end records an end event (kind 5, payload w2 bit 0 =
+ * accumulates nothing). end records an end event (kind 5, or kind 11 when
  * the call exited by an exception) and adds the call to the calling OS
  * thread's accumulator for id: calls, total and max wall time (now - t0),
  * exceptional exits. No lock, no shared atomic, no allocation after the
@@ -195,10 +195,13 @@ enum {
     TT__KIND_LITERAL = 8,
     TT__KIND_MOUNT = 9,   /* w2: the virtual thread's id */
     TT__KIND_UNMOUNT = 10, /* w2: the virtual thread's id */
+    /* A probe's end on an exceptional exit; pairs like an end. A kind of its
+     * own, not a payload bit: callers inlined from an older header write
+     * ends without touching w2, so a bit there could be a stale one. */
+    TT__KIND_END_THROWN = 11,
 };
-/* Payload flags of probe ends: bit 0 of an end's w2, bit 63 of an
- * end_cpu's w3 (its system CPU time never reaches it). */
-#define TT__END_THROWN UINT64_C(1)
+/* An end_cpu on an exceptional exit: bit 63 of its w3 (a system CPU time
+ * never reaches it). Only the library writes end_cpu records. */
 #define TT__END_CPU_THROWN (UINT64_C(1) << 63)
 #define TT__W1_KIND_SHIFT 32
 #define TT__W1_TAG_SHIFT 40
@@ -359,8 +362,8 @@ static inline void tt__event_end_inline(uint32_t id)
 {
     if (__builtin_expect(__atomic_load_n(&tt__cpu_intervals, __ATOMIC_RELAXED), 0))
         tt_event_end_cpu(id);
-    else /* w2 = 0: a hand-placed end never carries the probes' thrown bit */
-        tt__record(TT__W1(TT__KIND_END, id), 0, 0, 1);
+    else
+        tt__record(TT__W1(TT__KIND_END, id), 0, 0, 0);
 }
 
 #if !defined(TT_NO_INLINE) && !defined(TT_BUILDING_LIBRARY)
