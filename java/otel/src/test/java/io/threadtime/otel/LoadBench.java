@@ -116,6 +116,7 @@ public final class LoadBench {
                 String file = name.replace(' ', '-').replace('+', '-');
                 List<String> jvm = new ArrayList<>(configs.get(name));
                 if (jfr.contains(name)) {
+                    jvm.add("-Xlog:jfr+startup=error"); // its "Started recording" line would go where READY is awaited
                     jvm.add("-XX:StartFlightRecording=settings=profile,filename=" + out.toAbsolutePath().resolve(file + "-" + (r + 1) + ".jfr"));
                 }
                 AgentServiceTest.Service s = AgentServiceTest.Service.launch(out, file, jvm, "virtual");
