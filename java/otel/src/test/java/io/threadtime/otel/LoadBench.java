@@ -83,7 +83,19 @@ public final class LoadBench {
         }
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
+        int status = 1;
+        try {
+            run(args);
+            status = 0;
+        } catch (Exception e) {
+            e.printStackTrace();
+        } finally {
+            System.exit(status); // the load's client threads would keep a failed run's JVM alive
+        }
+    }
+
+    private static void run(String[] args) throws Exception {
         String suite = args[0];
         int rounds = Integer.parseInt(args[1]);
         int seconds = Integer.parseInt(args[2]);
@@ -175,7 +187,6 @@ public final class LoadBench {
             }
         }
         hangs.forEach((name, n) -> System.out.printf("%s: %d run(s) hung (not in the medians)%n", name, n));
-        System.exit(0); // the HTTP clients' selector threads would keep the JVM alive
     }
 
     /**
