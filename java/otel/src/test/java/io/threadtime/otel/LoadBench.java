@@ -83,7 +83,19 @@ public final class LoadBench {
         }
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
+        int status = 1;
+        try {
+            run(args);
+            status = 0;
+        } catch (Exception e) {
+            e.printStackTrace();
+        } finally {
+            System.exit(status); // the load's client threads would keep a failed run's JVM alive
+        }
+    }
+
+    private static void run(String[] args) throws Exception {
         String suite = args[0];
         int rounds = Integer.parseInt(args[1]);
         int seconds = Integer.parseInt(args[2]);
@@ -116,6 +128,7 @@ public final class LoadBench {
                 String file = name.replace(' ', '-').replace('+', '-');
                 List<String> jvm = new ArrayList<>(configs.get(name));
                 if (jfr.contains(name)) {
+                    jvm.add("-Xlog:jfr+startup=error"); // its "Started recording" line would go where READY is awaited
                     jvm.add("-XX:StartFlightRecording=settings=profile,filename=" + out.toAbsolutePath().resolve(file + "-" + (r + 1) + ".jfr"));
                 }
                 AgentServiceTest.Service s = AgentServiceTest.Service.launch(out, file, jvm, "virtual");
@@ -174,7 +187,6 @@ public final class LoadBench {
             }
         }
         hangs.forEach((name, n) -> System.out.printf("%s: %d run(s) hung (not in the medians)%n", name, n));
-        System.exit(0); // the HTTP clients' selector threads would keep the JVM alive
     }
 
     /**
