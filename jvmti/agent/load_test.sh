@@ -48,7 +48,15 @@ if [ -n "$jar" ]; then
   # shellcheck disable=SC2086
   out=$("$jdk/bin/java" $flag -Xshare:off --enable-native-access=ALL-UNNAMED "-javaagent:$jar=mode=exact" -version 2>&1) ||
     fail "a good -javaagent load failed: $out"
-  echo "$out" | grep -q "threadtime" && fail "a good -javaagent load under the flag printed: $out"
+  # JDK 24+: one line, that the flag deadlocks monitor contention there.
+  feature=$("$jdk/bin/java" -XshowSettings:properties -version 2>&1 | awk '$1 == "java.specification.version" {print $3}')
+  if [ "${feature:-0}" -ge 24 ]; then
+    [ "$(echo "$out" | grep -c "^threadtime: -XX:-DoJVMTIVirtualThreadTransitions on JDK $feature: .*deadlock")" = 1 ] &&
+      [ "$(echo "$out" | grep -c "threadtime")" = 1 ] ||
+      fail "not one line saying the flag deadlocks on JDK $feature: $out"
+  else
+    echo "$out" | grep -q "threadtime" && fail "a good -javaagent load under the flag printed: $out"
+  fi
   out=$("$jdk/bin/java" -Xshare:off --enable-native-access=ALL-UNNAMED "-javaagent:$jar" -version 2>&1) ||
     fail "a -javaagent load without the flag failed: $out"
   [ "$(echo "$out" | grep -c "^threadtime: HotSpot's JVMTI transition path is on: .* ns")" = 1 ] ||

@@ -46,6 +46,11 @@ public final class ThreadTimeAgent {
     /** HotSpot's experimental flag that routes every mount and unmount through
      * JVMTI's transition code when any JVMTI environment exists. */
     static final String TRANSITIONS_FLAG = "DoJVMTIVirtualThreadTransitions";
+    /** JDK 24 and later let a virtual thread unmount while it holds or waits
+     * for a monitor (JEP 491), and there the flag above hangs such threads. */
+    static final boolean MONITORS_UNMOUNT = Runtime.version().feature() >= 24;
+    static final String FLAG_HANG = "with -XX:-" + TRANSITIONS_FLAG + " virtual threads that contend on a monitor "
+            + "can deadlock (every run of jvmti/bench/flag_hang.sh on JDK 25, with no agent at all)";
     static final String OPTIONS_HELP = "expected mode=exact|mounted, events=on|off, probe=FILTER[;FILTER...], "
             + "probes=@FILE, probe.cpu=on|off, out=PATH, ring=N";
     static final String ATTACH_HELP = "expected probe=FILTER[;FILTER...], probes=@FILE, probe=off, probe.cpu=on|off, "
@@ -325,8 +330,13 @@ public final class ThreadTimeAgent {
         if (Boolean.TRUE.equals(transitionsOn)) {
             say("HotSpot's JVMTI transition path is on: with any -javaagent each virtual-thread mount and unmount "
                     + "goes through it, ~90 ns more per Thread.yield() on JDK 25 and ~100 ns on JDK 21 (docs/benchmarks.md); "
-                    + "-XX:+UnlockExperimentalVMOptions -XX:-" + TRANSITIONS_FLAG + " switches it off "
-                    + "(then no JVMTI agent gets virtual-thread events; see java/README.md for what still works)");
+                    + (MONITORS_UNMOUNT
+                            ? "leave it on with this JDK: " + FLAG_HANG
+                            : "-XX:+UnlockExperimentalVMOptions -XX:-" + TRANSITIONS_FLAG + " switches it off "
+                                    + "(then no JVMTI agent gets virtual-thread events; see java/README.md for what still works)"));
+        } else if (Boolean.FALSE.equals(transitionsOn) && MONITORS_UNMOUNT) {
+            say("-XX:-" + TRANSITIONS_FLAG + " on JDK " + Runtime.version().feature() + ": " + FLAG_HANG
+                    + "; leave the flag out with this JDK (the accounting works without it)");
         }
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
