@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # What a probe adds per call to a small method (ProbeBench.madd, 8
 # multiply-adds), per configuration: one JVM each, RUNS rounds interleaved,
-# each JVM the best of 7 rounds; medians. Beside it in the same run:
+# each JVM the best of 7 rounds; medians. Figures are the calling thread's
+# CPU time per call (on a shared machine, wall time also counts the time
+# the thread waited for a CPU); the wall figures are in each run's line. Beside it in the same run:
 # JFR's jdk.MethodTiming on the same method (JDK 25+, JEP 520's filter) and
 # `threadtime bench` virt_self (one raw CPU clock read), against which
 # probe.cpu=on is judged.
@@ -49,10 +51,10 @@ done
 
 median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 v_self=$(echo "$virt" | median)
-echo "ProbeBench.madd (8 multiply-adds), best of 7 rounds per JVM, $runs interleaved JVMs per row, medians; $(nproc) CPUs"
+echo "ProbeBench.madd (8 multiply-adds), CPU time per call, best of 7 rounds per JVM, $runs interleaved JVMs per row, medians; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "virt_self (threadtime bench, p50, median of $runs): $v_self ns"
 echo
-echo "| JDK | configuration | ns/call | added over bare | floor | each run |"
+echo "| JDK | configuration | CPU ns/call | added over bare | floor | each run |"
 echo "|---|---|---:|---:|---|---|"
 for v in "${jdks[@]}"; do
   bare=$(echo "${ns[$v/bare]}" | median)

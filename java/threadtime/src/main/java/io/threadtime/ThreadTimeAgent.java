@@ -73,7 +73,7 @@ public final class ThreadTimeAgent {
      */
     public static void agentmain(String options, Instrumentation inst) {
         Options o = Options.parse(options, true);
-        if (!o.filters.isEmpty() || o.out != null || o.ring != 0) {
+        if (o.runsLog()) {
             // bootClasses first: it must find ProbeConfig not yet loaded here
             if (!bootClasses(inst)) {
                 throw new IllegalStateException("threadtime: the probe classes could not be put on the boot class path");
