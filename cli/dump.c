@@ -1187,7 +1187,10 @@ static void cell(sink *s, int w, void (*fill)(sink *, int, int64_t), int have, i
     static sink tmp;
     tmp.used = 0;
     fill(&tmp, have, v);
-    for (int i = (int)tmp.used; i < w; i++)
+    /* At least one space: a figure wider than its column (a total of over
+     * 10^6 us) must not run into the one before it. */
+    int pad = w - (int)tmp.used;
+    for (int i = 0; i < (pad > 0 ? pad : 1); i++)
         put(s, " ", 1);
     put(s, tmp.buf, tmp.used);
 }
