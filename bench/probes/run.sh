@@ -14,6 +14,7 @@ jar=$1 cli=$2 runs=${3:-5}
 jdks=("${@:4}")
 [ ${#jdks[@]} -gt 0 ] || jdks=(17 25)
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../../scripts/bench-lib.sh"
 root=$(cd "$here/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -43,13 +44,11 @@ for ((r = 1; r <= runs; r++)); do
       ns[$v/$c]+="$(echo "$out" | awk '{print $2}') "
     done
   done
-  s=$("$cli" bench --quick --methods virt_self --threads 1 --json |
-    sed -n 's/.*"method": "virt_self".*"p50_ns": \([0-9.]*\).*/\1/p')
+  s=$(bench_p50 "$cli" virt_self)
   echo "run $r virt_self p50: $s" >&2
   virt+="$s "
 done
 
-median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 v_self=$(echo "$virt" | median)
 echo "ProbeBench.madd (8 multiply-adds), CPU time per call, best of 7 rounds per JVM, $runs interleaved JVMs per row, medians; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "virt_self (threadtime bench, p50, median of $runs): $v_self ns"

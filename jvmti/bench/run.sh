@@ -19,6 +19,7 @@
 set -euo pipefail
 java_home=$1 agent=$2 jar=$3 runs=${4:-5} threads=${5:-1000000} yields=${6:-4} in_flight=${7:-10000}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../../scripts/bench-lib.sh"
 classes=$(mktemp -d)
 trap 'rm -rf "$classes"' EXIT
 "${TOOLS_HOME:-$java_home}/bin/javac" --release 21 -d "$classes" -cp "$jar" "$here/VThreadBench.java" "$here/BenchClocks.java"
@@ -49,7 +50,6 @@ for ((r = 1; r <= runs; r++)); do
   done
 done
 
-median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 wall_base=$(echo "${wall[none]}" | median)
 cpu_base=$(echo "${cpu[none]}" | median)
 version=$("$java_home/bin/java" -version 2>&1 | head -n 1)

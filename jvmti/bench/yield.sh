@@ -16,6 +16,7 @@ set -euo pipefail
 java_home=$1 agent=$2 jar=$3 cli=$4 runs=${5:-5}
 tools=${TOOLS_HOME:-$java_home}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../../scripts/bench-lib.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$tools/bin/javac" --release 21 -d "$work/classes" -cp "$jar" "$here/YieldBench.java" "$here/BenchClocks.java"
@@ -57,13 +58,11 @@ for ((r = 1; r <= runs; r++)); do
     echo "run $r $c: $out" >&2
     ns[$c]+="$(echo "$out" | awk '{print $3}') "
   done
-  s=$("$cli" bench --quick --methods sched_self --threads 1 --json |
-    sed -n 's/.*"method": "sched_self".*"p50_ns": \([0-9.]*\).*/\1/p')
+  s=$(bench_p50 "$cli" sched_self)
   echo "run $r sched_self p50: $s" >&2
   sched+="$s "
 done
 
-median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 base=$(echo "${ns[none]}" | median)
 version=$("$java_home/bin/java" -version 2>&1 | head -n 1)
 echo "Thread.yield() on one carrier, best of 5 rounds of 300,000 per JVM, $runs interleaved JVMs, $version, $(nproc) CPUs"

@@ -10,7 +10,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import example.ProbeApp;
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
@@ -22,17 +21,11 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.objectweb.asm.ClassReader;
-import org.objectweb.asm.ClassVisitor;
-import org.objectweb.asm.Label;
-import org.objectweb.asm.MethodVisitor;
-import org.objectweb.asm.Opcodes;
 
 /**
  * The agent's probes in child JVMs ({@code -javaagent:threadtime.jar=probe=...}),
@@ -131,25 +124,6 @@ class ProbeAgentTest {
         return events.stream().filter(e -> e.kind().equals(kind) && e.name().equals(name)).count();
     }
 
-    /** The lines the line number table gives a method of ProbeApp, in order. */
-    static List<Integer> lines(String method) throws IOException {
-        TreeSet<Integer> lines = new TreeSet<>();
-        try (InputStream in = ProbeApp.class.getResourceAsStream("ProbeApp.class")) {
-            new ClassReader(in).accept(new ClassVisitor(Opcodes.ASM9) {
-                @Override
-                public MethodVisitor visitMethod(int access, String name, String desc, String sig, String[] ex) {
-                    return !name.equals(method) ? null : new MethodVisitor(Opcodes.ASM9) {
-                        @Override
-                        public void visitLineNumber(int line, Label start) {
-                            lines.add(line);
-                        }
-                    };
-                }
-            }, 0);
-        }
-        return new ArrayList<>(lines);
-    }
-
     static ChildJvm app(Path dir, List<String> jvm, String... args) throws Exception {
         List<String> options = new ArrayList<>(List.of(ChildJvm.GRANT));
         options.addAll(jvm);
@@ -158,7 +132,7 @@ class ProbeAgentTest {
 
     @Test
     void userAndJdkMethodsAreCountedExactlyAndALineProbeFiresAtItsLine(@TempDir Path dir) throws Exception {
-        int line = lines("lineWork").get(1);
+        int line = new ArrayList<>(ProbeTransformerTest.lines(ProbeApp.class, "lineWork")).get(1);
         String lineProbe = "example.ProbeApp::lineWork@" + line;
         Path trace = dir.resolve("calls.ttrace");
         ChildJvm c = app(dir, List.of(agent("probe=" + WORK + ";" + OCTAL + ";" + BASE64 + ";" + lineProbe

@@ -181,7 +181,7 @@ class ProbeTransformerTest {
 
     @Test
     void aClassFilterProbesEveryMethodWithCodeAndALineProbeFiresAtItsLine() throws Throwable {
-        int first = lines("lines").first();
+        int first = lines(ProbeTarget.class, "lines").first();
         ProbeRegistry r = new ProbeRegistry();
         Class<?> c = probed(r, "example.ProbeTarget::lines@" + (first + 1));
         int line = r.id("example.ProbeTarget::lines@" + (first + 1));
@@ -247,10 +247,10 @@ class ProbeTransformerTest {
         }
     }
 
-    /** The lines the line number table gives a method of ProbeTarget. */
-    static TreeSet<Integer> lines(String method) throws IOException {
+    /** The lines the line number table gives a method of a class. */
+    static TreeSet<Integer> lines(Class<?> c, String method) throws IOException {
         TreeSet<Integer> lines = new TreeSet<>();
-        new ClassReader(bytes(ProbeTarget.class)).accept(new ClassVisitor(Opcodes.ASM9) {
+        new ClassReader(bytes(c)).accept(new ClassVisitor(Opcodes.ASM9) {
             @Override
             public MethodVisitor visitMethod(int access, String name, String desc, String sig, String[] ex) {
                 return !name.equals(method) ? null : new MethodVisitor(Opcodes.ASM9) {
