@@ -49,8 +49,8 @@ public final class ThreadTimeAgent {
     /** JDK 24 and later let a virtual thread unmount while it holds or waits
      * for a monitor (JEP 491), and there the flag above hangs such threads. */
     static final boolean MONITORS_UNMOUNT = Runtime.version().feature() >= 24;
-    static final String FLAG_HANG = "with -XX:-" + TRANSITIONS_FLAG + " virtual threads that contend on a monitor "
-            + "can deadlock (every run of jvmti/bench/flag_hang.sh on JDK 25, with no agent at all)";
+    static final String FLAG_HANG = "virtual threads that contend on a monitor can deadlock "
+            + "(every run of jvmti/bench/flag_hang.sh on JDK 25, with no agent at all)";
     static final String OPTIONS_HELP = "expected mode=exact|mounted, events=on|off, probe=FILTER[;FILTER...], "
             + "probes=@FILE, probe.cpu=on|off, out=PATH, ring=N";
     static final String ATTACH_HELP = "expected probe=FILTER[;FILTER...], probes=@FILE, probe=off, probe.cpu=on|off, "
@@ -331,11 +331,11 @@ public final class ThreadTimeAgent {
             say("HotSpot's JVMTI transition path is on: with any -javaagent each virtual-thread mount and unmount "
                     + "goes through it, ~90 ns more per Thread.yield() on JDK 25 and ~100 ns on JDK 21 (docs/benchmarks.md); "
                     + (MONITORS_UNMOUNT
-                            ? "leave it on with this JDK: " + FLAG_HANG
+                            ? "leave it on with this JDK: under -XX:-" + TRANSITIONS_FLAG + " " + FLAG_HANG
                             : "-XX:+UnlockExperimentalVMOptions -XX:-" + TRANSITIONS_FLAG + " switches it off "
                                     + "(then no JVMTI agent gets virtual-thread events; see java/README.md for what still works)"));
         } else if (Boolean.FALSE.equals(transitionsOn) && MONITORS_UNMOUNT) {
-            say("-XX:-" + TRANSITIONS_FLAG + " on JDK " + Runtime.version().feature() + ": " + FLAG_HANG
+            say("-XX:-" + TRANSITIONS_FLAG + " on JDK " + Runtime.version().feature() + ": under it " + FLAG_HANG
                     + "; leave the flag out with this JDK (the accounting works without it)");
         }
         try {
