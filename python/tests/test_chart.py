@@ -252,3 +252,19 @@ def test_trace_command_line(trace_file, tmp_path, capsys):
     assert chart.main([str(bad), "-o", str(tmp_path), "--stem", "bad"]) == 1
     assert "truncated: the file ends inside its 128-byte header" in capsys.readouterr().err
     assert not (tmp_path / "bad.png").exists()
+
+
+def test_trace_legend_names_the_named_ids(tmp_path):
+    path = tmp_path / "named.trace"
+    threadtime.event_name(7301, "parse")  # 7302 stays unnamed
+    threadtime.start_log(ring_records=64)
+    try:
+        with threadtime.interval(7301):
+            pass
+        with threadtime.interval(7302):
+            pass
+    finally:
+        threadtime.stop_log()
+    threadtime.dump(path)
+    lanes, _ = chart.trace_figure(threadtime.read_trace(path)).axes
+    assert [t.get_text() for t in lanes.get_legend().get_texts()] == ["parse", "interval 7302", "event"]

@@ -271,7 +271,8 @@ def trace_figure(trace: Trace, max_events: int = MAX_EVENTS_PER_THREAD) -> Figur
     lanes.set_title("threads: intervals (bars, coloured by id; nested ones thinner) and events (ticks)",
                     fontsize=10)
     lanes.grid(axis="x", alpha=0.3)
-    handles = [Line2D([], [], color=c, linewidth=6, label=f"interval {i}") for i, c in ids.items()]
+    handles = [Line2D([], [], color=c, linewidth=6, label=trace.names.get(i) or f"interval {i}")
+               for i, c in ids.items()]
     handles.append(Line2D([], [], color=EVENT_COLOUR, marker="|", linestyle="", markersize=10, label="event"))
     lanes.legend(handles=handles, loc="upper right", fontsize=8, ncols=min(len(handles), 6))
 
