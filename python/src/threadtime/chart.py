@@ -22,6 +22,7 @@ import argparse
 import html
 import io
 import json
+import re
 import sys
 import textwrap
 from dataclasses import dataclass
@@ -240,6 +241,11 @@ def _lane_label(th: Any) -> str:
     return f"{th.name or '?'} ({th.tid})"
 
 
+def _short_name(name: str | None) -> str | None:
+    """A name without its package prefixes (Java's pkg.Class::method(pkg.Type)), for the legend."""
+    return re.sub(r"\b[a-z_][a-z0-9_]*\.", "", name) if name else name
+
+
 def trace_figure(trace: Trace, max_events: int = MAX_EVENTS_PER_THREAD) -> Figure:
     """Lanes of intervals and events over time; CPU against wall time per CPU interval."""
     threads = list(trace)
@@ -271,10 +277,11 @@ def trace_figure(trace: Trace, max_events: int = MAX_EVENTS_PER_THREAD) -> Figur
     lanes.set_title("threads: intervals (bars, coloured by id; nested ones thinner) and events (ticks)",
                     fontsize=10)
     lanes.grid(axis="x", alpha=0.3)
-    handles = [Line2D([], [], color=c, linewidth=6, label=trace.names.get(i) or f"interval {i}")
+    handles = [Line2D([], [], color=c, linewidth=6, label=_short_name(trace.names.get(i)) or f"interval {i}")
                for i, c in ids.items()]
     handles.append(Line2D([], [], color=EVENT_COLOUR, marker="|", linestyle="", markersize=10, label="event"))
-    lanes.legend(handles=handles, loc="upper right", fontsize=8, ncols=min(len(handles), 6))
+    widest = max(len(h.get_label()) for h in handles)
+    lanes.legend(handles=handles, loc="upper right", fontsize=8, ncols=max(1, min(len(handles), 6, 120 // widest)))
 
     if points:
         for k, (label, xy) in enumerate(points.items()):
