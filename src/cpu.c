@@ -286,7 +286,6 @@ typedef struct self_state {
     tt__floor clock[TT__CPUCLOCK_MAX];   /* tt_self_* and tt_tid_*(0), by clock */
     tt__floor process[TT__CPUCLOCK_MAX]; /* tt_process_*(0) called on this thread */
     tt__split times;                     /* tt_self_times */
-    _Atomic int times_ahead;             /* tt_self_times answered past it (see there) */
     tt__split events;                    /* the event log's CPU intervals */
 } self_state;
 static __thread self_state t_self __attribute__((tls_model("initial-exec")));
@@ -374,25 +373,6 @@ static int self_split_clockid(tt__split *s, tt_times *out)
 
 int tt__self_split_clockid(tt_times *out) { return self_split_clockid(&t_self.events, out); }
 
-/* tt_self_times answers straight from getrusage() (kernel-monotonic per
- * part) while that is at or above the last committed answer, without a
- * merge: its compare-and-swap and fences cost ~5% of the call (measured
- * with scripts/bench-compare.sh before this shortcut). Such answers are then
- * ahead of the state, so before another source commits anything, a fresh
- * getrusage() reading (at or above every one given) is committed first. */
-static void times_catch_up(void)
-{
-    if (!atomic_load_explicit(&t_self.times_ahead, memory_order_relaxed))
-        return;
-    /* Cleared before the reading: a handler answering ahead after this
-     * point sets it again for the next catch-up. */
-    atomic_store_explicit(&t_self.times_ahead, 0, memory_order_relaxed);
-    atomic_signal_fence(memory_order_seq_cst);
-    tt_times g = {0, 0, 0}, ignored; /* zeros only to quiet -Wmaybe-uninitialized */
-    if (rusage_times(RUSAGE_THREAD, &g) == 0)
-        tt__split_merge(&t_self.times, g.total_ns, g.system_ns, &ignored);
-}
-
 /* tt_self_times' other paths: a forced CLOCKID or PROCFS, or a refused
  * getrusage(). */
 static int self_times_slow(int forced, tt_times *out)
@@ -400,16 +380,13 @@ static int self_times_slow(int forced, tt_times *out)
     tt_times t;
     int rc;
     if (forced == TT_METHOD_CLOCKID) {
-        times_catch_up();
         rc = self_split_clockid(&t_self.times, out);
         if (rc == 0 || !tt__fall_back(rc))
             return rc;
     }
     rc = tt__own_times(RUSAGE_THREAD, &t);
-    if (rc == 0) {
-        times_catch_up();
+    if (rc == 0)
         tt__split_merge(&t_self.times, t.total_ns, t.system_ns, out);
-    }
     return rc;
 }
 
@@ -425,16 +402,10 @@ int tt_self_times(tt_times *out)
     int rc = rusage_times(RUSAGE_THREAD, out);
     if (rc != 0)
         return forced == TT_METHOD_GETRUSAGE ? rc : self_times_slow(forced, out);
-    /* Already ahead: the last answer was getrusage's too, and this reading
-     * is at or above it. Else compare with the committed state. */
-    if (atomic_load_explicit(&t_self.times_ahead, memory_order_relaxed))
-        return 0;
-    tt_times last;
-    tt__split_last(&t_self.times, &last);
-    if (out->user_ns >= last.user_ns && out->system_ns >= last.system_ns) {
-        atomic_store_explicit(&t_self.times_ahead, 1, memory_order_relaxed);
-        return 0;
-    }
+    /* Every answer is merged into the state. A shortcut that answered a
+     * reading at or above the state without merging it failed under a
+     * signal storm: a handler's answer landed between this reading and the
+     * check, and this call then answered below it (test_signal, TSan). */
     tt__split_merge(&t_self.times, out->total_ns, out->system_ns, out);
     return 0;
 }
