@@ -407,11 +407,14 @@ public final class ThreadTimeAgent {
             inst.removeTransformer(fields);
         }
         if (why == null) {
-            Module base = Object.class.getModule();
-            inst.redefineModule(base, Set.of(), Map.of(), Map.of("java.lang", Set.of(VtConfig.class.getModule())),
-                    Set.of(), Map.of());
-            if (!VtConfig.accountsInThreads()) {
-                why = "its fields could not be reached";
+            try {
+                inst.redefineModule(Object.class.getModule(), Set.of(), Map.of(),
+                        Map.of("java.lang", Set.of(VtConfig.class.getModule())), Set.of(), Map.of());
+                if (!VtConfig.accountsInThreads()) {
+                    why = "its fields could not be reached";
+                }
+            } catch (RuntimeException e) {
+                why = "java.lang could not be opened to the hooks: " + e;
             }
         }
         if (why != null) {

@@ -22,6 +22,7 @@ import java.lang.invoke.VarHandle;
 final class VtFields {
     /** The carrier field of a thread that has ended. */
     static final long ENDED = -1;
+    private static final Class<?> VIRTUAL_THREAD;
     private static final VarHandle CONT, TOTAL, MARK, CARRIER, SEQ;
 
     static {
@@ -30,6 +31,7 @@ final class VtFields {
             Class<?> vthread = Class.forName("java.lang.VirtualThread", false, null);
             Class<?> cont = Class.forName("java.lang.VirtualThread$VThreadContinuation", false, null);
             Class<?> base = Class.forName("jdk.internal.vm.Continuation", false, null);
+            VIRTUAL_THREAD = vthread;
             CONT = MethodHandles.privateLookupIn(vthread, here).findVarHandle(vthread, "cont", base);
             MethodHandles.Lookup l = MethodHandles.privateLookupIn(cont, here);
             TOTAL = l.findVarHandle(cont, "threadtime$total", long.class);
@@ -43,9 +45,11 @@ final class VtFields {
 
     private VtFields() {}
 
-    /** The continuation of virtual thread {@code vthread} (not in a hook: they are handed it). */
+    /** The continuation of virtual thread {@code vthread} (not in a hook: they
+     * are handed it); null for a thread of another class (a virtual thread
+     * bound to an OS thread, where the JVM has no continuations). */
     static Object cont(Thread vthread) {
-        return CONT.get(vthread);
+        return VIRTUAL_THREAD.isInstance(vthread) ? CONT.get(vthread) : null;
     }
 
     /** Opens a stretch at {@code mark} on {@code carrier}: the owner's carrier only. */

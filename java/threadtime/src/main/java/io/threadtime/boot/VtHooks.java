@@ -146,6 +146,9 @@ public final class VtHooks {
         long total, carrier, mark;
         if (FIELDS) {
             Object c = VtFields.cont(vthread);
+            if (c == null) {
+                return -1;
+            }
             total = VtFields.total(c);
             carrier = VtFields.carrier(c);
             mark = VtFields.mark(c);
@@ -182,6 +185,9 @@ public final class VtHooks {
             return otherInTable(vthread.getId());
         }
         Object c = VtFields.cont(vthread);
+        if (c == null) {
+            return -1;
+        }
         for (int spins = 0;; spins++) {
             long seq = VtFields.seq(c);
             if ((seq & 1) == 0) {
