@@ -30,11 +30,13 @@ printf 'Premain-Class: io.threadtime.ThreadLocalRoute\nCan-Retransform-Classes: 
 flag="-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions"
 ja="-javaagent:$jar"
 configs=(none none+flag none+flag+2reads empty-javaagent empty-javaagent+flag
-  javaagent-mounted javaagent-mounted+flag javaagent-exact javaagent-exact+flag threadlocal-mounted+flag
+  javaagent-mounted javaagent-mounted+flag javaagent-mounted-table+flag javaagent-exact javaagent-exact+flag
+  threadlocal-mounted+flag
   jvmti-events-empty jvmti-mounted jvmti-exact)
 declare -A args=([none]="" [none+flag]="$flag" [none+flag+2reads]="$flag"
   [empty-javaagent]="$ja=events=off" [empty-javaagent+flag]="$flag $ja=events=off"
   [javaagent-mounted]="$ja=mode=mounted" [javaagent-mounted+flag]="$flag $ja=mode=mounted"
+  [javaagent-mounted-table+flag]="$flag $ja=mode=mounted,accounts=table"
   [javaagent-exact]="$ja=mode=exact" [javaagent-exact+flag]="$flag $ja=mode=exact"
   [threadlocal-mounted+flag]="$flag -javaagent:$work/tl-agent.jar=$work/tl-hooks.jar"
   [jvmti-events-empty]="-agentpath:$agent=events=empty" [jvmti-mounted]="-agentpath:$agent=mode=mounted"

@@ -11,7 +11,7 @@ public final class TlHooks {
 
     private TlHooks() {}
 
-    public static void mount(Thread vthread, Thread carrier) {
+    public static void mount(Thread vthread, Thread carrier, Object cont) {
         try {
             ACCOUNT.get()[1] = System.nanoTime();
         } catch (Throwable t) {
@@ -19,7 +19,7 @@ public final class TlHooks {
         }
     }
 
-    public static void unmount(Thread vthread) {
+    public static void unmount(Thread vthread, Object cont) {
         try {
             long[] a = ACCOUNT.get();
             a[0] += System.nanoTime() - a[1];
@@ -28,6 +28,6 @@ public final class TlHooks {
         }
     }
 
-    public static void end(Thread vthread) {
+    public static void end(Thread vthread, Object cont) {
     }
 }

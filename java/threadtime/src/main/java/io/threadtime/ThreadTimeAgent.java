@@ -27,13 +27,15 @@ import java.util.jar.JarOutputStream;
 
 /**
  * The {@code java.lang.instrument} agent: {@code -javaagent:threadtime.jar}
- * with options {@code mode=exact|mounted} and {@code events=on|off}, and the
+ * with options {@code mode=exact|mounted}, {@code events=on|off} and
+ * {@code accounts=threads|table}, and the
  * probes' {@code probe=}, {@code probes=@FILE}, {@code probe.cpu=},
  * {@code out=} and {@code ring=} (see {@link ProbeAgent}), comma-separated.
  * It puts hooks into {@code java.lang.VirtualThread} (see
  * {@link VirtualThreadTransformer}) that charge each virtual thread the
- * carrier's CPU clock (exact) or the time it was mounted (mounted) in the
- * accounts of {@code io.threadtime.boot}, which it appends to the boot class
+ * carrier's CPU clock (exact) or the time it was mounted (mounted) in
+ * accounts it adds to the threads (see {@link ContinuationFields}), through
+ * the hooks of {@code io.threadtime.boot}, which it appends to the boot class
  * path so that {@code java.base} can call them. {@link VirtualThreadCpu}
  * answers from them.
  * <p>
@@ -51,7 +53,8 @@ public final class ThreadTimeAgent {
     static final boolean MONITORS_UNMOUNT = Runtime.version().feature() >= 24;
     static final String FLAG_HANG = "virtual threads that contend on a monitor can deadlock "
             + "(every run of jvmti/bench/flag_hang.sh on JDK 25, with no agent at all)";
-    static final String OPTIONS_HELP = "expected mode=exact|mounted, events=on|off, probe=FILTER[;FILTER...], "
+    static final String OPTIONS_HELP = "expected mode=exact|mounted, events=on|off, accounts=threads|table, "
+            + "probe=FILTER[;FILTER...], "
             + "probes=@FILE, probe.cpu=on|off, out=PATH, ring=N";
     static final String ATTACH_HELP = "expected probe=FILTER[;FILTER...], probes=@FILE, probe=off, probe.cpu=on|off, "
             + "out=PATH, ring=N, dump=PATH";
@@ -93,6 +96,7 @@ public final class ThreadTimeAgent {
         boolean exact = true;
         boolean modeGiven;
         boolean hooks = true;
+        boolean table;
         final List<ProbeFilter> filters = new ArrayList<>();
         boolean cpu;
         Path out;
@@ -124,7 +128,8 @@ public final class ThreadTimeAgent {
                 boolean known = eq > 0 && (attach ? ATTACH_KEYS : START_KEYS).contains(key);
                 if (!known || !seen.add(key)) {
                     String help = attach && START_KEYS.contains(key) && !ATTACH_KEYS.contains(key)
-                            ? "mode= and events= work only at start (-javaagent): the VirtualThread hooks go in then"
+                            ? "mode=, events= and accounts= work only at start (-javaagent): the VirtualThread hooks "
+                                    + "go in then"
                             : !attach && ATTACH_KEYS.contains(key) && !START_KEYS.contains(key)
                                     ? key + "= works only when attaching to a running JVM"
                                     : (attach ? ATTACH_HELP : OPTIONS_HELP) + ", each at most once";
@@ -156,7 +161,8 @@ public final class ThreadTimeAgent {
             return "threadtime: unknown or conflicting option '" + item + "' in '" + text + "' at character " + at;
         }
 
-        private static final Set<String> START_KEYS = Set.of("mode", "events", "probe", "probes", "probe.cpu", "out", "ring");
+        private static final Set<String> START_KEYS = Set.of("mode", "events", "accounts", "probe", "probes", "probe.cpu",
+                "out", "ring");
         private static final Set<String> ATTACH_KEYS = Set.of("probe", "probes", "probe.cpu", "out", "ring", "dump");
 
         /** One option's value; column is where the value starts in the option text. */
@@ -173,6 +179,12 @@ public final class ThreadTimeAgent {
                     hooks = value.equals("on");
                     if (!hooks && !value.equals("off")) {
                         throw new IllegalArgumentException("expected on or off");
+                    }
+                    break;
+                case "accounts":
+                    table = value.equals("table");
+                    if (!table && !value.equals("threads")) {
+                        throw new IllegalArgumentException("expected threads or table");
                     }
                     break;
                 case "probe.cpu":
@@ -347,6 +359,9 @@ public final class ThreadTimeAgent {
             }
             if (accounting) {
                 installClock(o.exact, lookup);
+                if (!o.table) {
+                    accountsInThreads(inst);
+                }
             }
             Class.forName("io.threadtime.boot.VtHooks", true, null); // its constants, before any hook runs
             // Nothing may be loaded, initialized or linked for the first time
@@ -356,17 +371,69 @@ public final class ThreadTimeAgent {
             // a carrier in mount() waiting for VtAccounts' initializer, whose
             // thread waited in the VM). One round trip through the hooks on
             // this thread, under its own id, which no virtual thread has,
-            // does all of it now (the log does not run yet: no marker is written).
+            // does all of it now (the log does not run yet: no marker is written),
+            // on a continuation of its own when the accounts are in them.
             Thread self = Thread.currentThread();
-            VtHooks.mount(self, self);
-            VtHooks.unmount(self);
-            VtHooks.end(self);
+            Object cont = VtHooks.accountsInThreads() ? continuation() : null;
+            VtHooks.mount(self, self, cont);
+            VtHooks.unmount(self, cont);
+            VtHooks.end(self, cont);
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             say("could not set up the clock (" + e + "); the agent stays passive");
             VtConfig.state(VtConfig.PASSIVE);
             return;
         }
         instrument(inst, !accounting ? VtConfig.MARKERS : o.exact ? VtConfig.EXACT : VtConfig.MOUNTED);
+    }
+
+    /**
+     * Has {@link ContinuationFields} add the account fields to the virtual
+     * threads' continuation class as it loads, loads it, and opens
+     * {@code java.lang} to the hooks' module, whose handles on those fields
+     * need it; the hooks then keep the accounts there. Where that cannot be
+     * done, one line says why, and the hooks keep them in a table (a lookup
+     * at each mount and unmount, a lock at each thread's first mount and end).
+     */
+    private static void accountsInThreads(Instrumentation inst) {
+        ContinuationFields fields = new ContinuationFields();
+        inst.addTransformer(fields, false);
+        String why;
+        try {
+            Class.forName(ContinuationFields.TARGET.replace('/', '.'), false, null);
+            why = fields.mismatch();
+        } catch (ClassNotFoundException | LinkageError e) {
+            why = "it could not be loaded: " + e;
+        } finally {
+            inst.removeTransformer(fields);
+        }
+        if (why == null) {
+            try {
+                inst.redefineModule(Object.class.getModule(), Set.of(), Map.of(),
+                        Map.of("java.lang", Set.of(VtConfig.class.getModule())), Set.of(), Map.of());
+                if (!VtConfig.accountsInThreads()) {
+                    why = "its fields could not be reached";
+                }
+            } catch (RuntimeException e) {
+                why = "java.lang could not be opened to the hooks: " + e;
+            }
+        }
+        if (why != null) {
+            say("the accounts go in a table, not in the virtual threads (" + why + "); "
+                    + "that costs a lookup per mount and unmount");
+        }
+    }
+
+    /** A continuation of the virtual threads' class, never run: for the warm-up. */
+    private static Object continuation() throws ReflectiveOperationException {
+        Class<?> unsafeClass = Class.forName("sun.misc.Unsafe");
+        java.lang.reflect.Field f = unsafeClass.getDeclaredField("theUnsafe");
+        f.setAccessible(true);
+        Class<?> cont = Class.forName(ContinuationFields.TARGET.replace('/', '.'), false, null);
+        try {
+            return unsafeClass.getMethod("allocateInstance", Class.class).invoke(f.get(null), cont);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            throw new IllegalStateException("a continuation for the warm-up could not be made", e.getCause());
+        }
     }
 
     /** The accounting's clocks, for the hooks. */

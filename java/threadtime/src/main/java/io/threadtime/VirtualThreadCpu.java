@@ -16,7 +16,8 @@ import java.nio.file.Path;
  *      -javaagent:threadtime.jar=mode=exact ...
  * }</pre>
  * It hooks {@code java.lang.VirtualThread}'s mount and unmount, and costs
- * the clock reads and a table lookup per mount and unmount. The flag
+ * the clock reads and a few stores into the thread's own account per mount
+ * and unmount (see {@link #accountsInThreads()}). The flag
  * switches off HotSpot's JVMTI transition path, which any
  * {@code -javaagent} otherwise pays for on every mount and unmount (see
  * {@link #transitionPathOff()});</li>
@@ -170,7 +171,7 @@ public final class VirtualThreadCpu {
         if (!MODE.charging()) {
             return -1;
         }
-        return hooks() ? VtHooks.self(Thread.currentThread().getId()) : VirtualThreadAgent.currentCpuTime();
+        return hooks() ? VtHooks.self(Thread.currentThread()) : VirtualThreadAgent.currentCpuTime();
     }
 
     /**
@@ -191,11 +192,12 @@ public final class VirtualThreadCpu {
         if (!MODE.charging() || !bean.isThreadCpuTimeEnabled() || !thread.isAlive()) {
             return -1;
         }
-        return hooks() ? VtHooks.other(thread.getId()) : VirtualThreadAgent.cpuTime(thread, thread.getId());
+        return hooks() ? VtHooks.other(thread) : VirtualThreadAgent.cpuTime(thread, thread.getId());
     }
 
-    /** Bytes the agent's accounts occupy (64 per live virtual thread plus each
-     * carrier's spares); 0 when nothing is charged. */
+    /** Bytes the agent's accounts occupy outside the threads (64 per live
+     * virtual thread plus spares); 0 when nothing is charged, and when the
+     * accounts are in the threads ({@link #accountsInThreads()}). */
     public static long accountMemoryBytes() {
         if (!MODE.charging()) {
             return 0;
@@ -205,7 +207,8 @@ public final class VirtualThreadCpu {
 
     /**
      * Accounts held now: one per virtual thread that has been mounted and has
-     * not yet ended; 0 when nothing is charged. A count that keeps growing
+     * not yet ended; 0 when nothing is charged, and when the accounts are in
+     * the threads ({@link #accountsInThreads()}: there is nothing to hold). A count that keeps growing
      * while the number of live virtual threads does not is a leak. Takes the
      * locks the agents take only when a thread starts or ends (the JVMTI
      * agent: when a carrier's spare accounts run out).
@@ -215,6 +218,21 @@ public final class VirtualThreadCpu {
             return 0;
         }
         return hooks() ? VtHooks.accountsInUse() : VirtualThreadAgent.accountsInUse();
+    }
+
+    /**
+     * True when the {@code -javaagent} keeps each virtual thread's account in
+     * the thread itself: four fields it adds to the thread's continuation as
+     * that class loads, so that a mount or unmount stores into an object the
+     * carrier already holds, and an ended thread's account goes with it. False
+     * with the JVMTI agent, and with the {@code -javaagent} when it was given
+     * {@code accounts=table} or could not add the fields (a virtual thread was
+     * started before it, by another agent's {@code premain}; it says so on
+     * stderr): then the accounts are in a table keyed by thread id, which
+     * {@link #accountsInUse()} and {@link #accountMemoryBytes()} describe.
+     */
+    public static boolean accountsInThreads() {
+        return hooks() && MODE.charging() && VtHooks.accountsInThreads();
     }
 
     /**

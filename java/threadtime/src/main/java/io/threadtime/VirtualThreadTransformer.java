@@ -26,8 +26,12 @@ import org.objectweb.asm.Opcodes;
  * ({@code switchToCarrierThread}, for timers and the like) are not unmounts
  * for JVMTI either, so the virtual thread is charged for them in both agents.
  * <p>
+ * Each hook is handed the thread and its continuation (the {@code cont}
+ * field), where the agent keeps the thread's account (see
+ * {@link ContinuationFields}).
+ * <p>
  * Before changing anything the shape is checked: the three methods with
- * those descriptors, the {@code carrierThread} field, and exactly one
+ * those descriptors, the {@code carrierThread} and {@code cont} fields, and exactly one
  * {@code Thread.setCurrentThread} call in each of {@code mount()} and
  * {@code unmount()}, the one in {@code mount()} being its last call. A class
  * that differs is left as it is and {@link #mismatch()} says what differed.
@@ -37,6 +41,7 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
     /** The class whose static mount/unmount/end the hooks call (internal name). */
     private final String hooks;
     private static final String THREAD = "java/lang/Thread";
+    private static final String CONTINUATION = "Ljdk/internal/vm/Continuation;";
     private static final String SET_CURRENT = "setCurrentThread";
 
     private volatile String mismatch = "java.lang.VirtualThread was not offered for transformation";
@@ -88,7 +93,7 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
 
     /** What the class looks like, in the respects the hooks depend on. */
     private static final class Shape extends ClassVisitor {
-        boolean carrierField, mount, unmount, afterDone;
+        boolean carrierField, contField, mount, unmount, afterDone;
         int mountSwitches, unmountSwitches, callsAfterMountSwitch;
 
         Shape() {
@@ -99,6 +104,9 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
         public FieldVisitor visitField(int access, String name, String desc, String sig, Object value) {
             if (name.equals("carrierThread") && desc.equals("Ljava/lang/Thread;") && (access & Opcodes.ACC_STATIC) == 0) {
                 carrierField = true;
+            }
+            if (name.equals("cont") && desc.equals(CONTINUATION) && (access & Opcodes.ACC_STATIC) == 0) {
+                contField = true;
             }
             return null;
         }
@@ -138,8 +146,9 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
                 return "missing methods:" + (mount ? "" : " mount()V") + (unmount ? "" : " unmount()V")
                         + (afterDone ? "" : " afterDone(Z)V");
             }
-            if (!carrierField) {
-                return "no field carrierThread of type Thread";
+            if (!carrierField || !contField) {
+                return "no field " + (carrierField ? "cont of type jdk.internal.vm.Continuation"
+                        : "carrierThread of type Thread");
             }
             if (mountSwitches != 1 || unmountSwitches != 1) {
                 return "Thread.setCurrentThread is called " + mountSwitches + " time(s) in mount() and "
@@ -175,8 +184,10 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
                             super.visitVarInsn(Opcodes.ALOAD, 0);
                             super.visitVarInsn(Opcodes.ALOAD, 0);
                             super.visitFieldInsn(Opcodes.GETFIELD, TARGET, "carrierThread", "Ljava/lang/Thread;");
+                            super.visitVarInsn(Opcodes.ALOAD, 0);
+                            super.visitFieldInsn(Opcodes.GETFIELD, TARGET, "cont", CONTINUATION);
                             super.visitMethodInsn(Opcodes.INVOKESTATIC, owner, "mount",
-                                    "(Ljava/lang/Thread;Ljava/lang/Thread;)V", false);
+                                    "(Ljava/lang/Thread;Ljava/lang/Thread;Ljava/lang/Object;)V", false);
                         }
                         super.visitInsn(opcode);
                     }
@@ -190,7 +201,10 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
                     public void visitCode() {
                         super.visitCode();
                         super.visitVarInsn(Opcodes.ALOAD, 0);
-                        super.visitMethodInsn(Opcodes.INVOKESTATIC, owner, hook, "(Ljava/lang/Thread;)V", false);
+                        super.visitVarInsn(Opcodes.ALOAD, 0);
+                        super.visitFieldInsn(Opcodes.GETFIELD, TARGET, "cont", CONTINUATION);
+                        super.visitMethodInsn(Opcodes.INVOKESTATIC, owner, hook, "(Ljava/lang/Thread;Ljava/lang/Object;)V",
+                                false);
                     }
                 };
             }

@@ -98,6 +98,13 @@ class VirtualThreadTransformerTest {
     }
 
     @Test
+    void aMissingContinuationFieldIsNamed() throws IOException {
+        VirtualThreadTransformer t = new VirtualThreadTransformer();
+        assertNull(transform(t, renamed(virtualThread(), "cont", "conT")));
+        assertTrue(t.mismatch().contains("no field cont of type jdk.internal.vm.Continuation"), t.mismatch());
+    }
+
+    @Test
     void damagedBytesAreReportedNotThrown() {
         VirtualThreadTransformer t = new VirtualThreadTransformer();
         assertNull(transform(t, new byte[] {(byte) 0xCA, (byte) 0xFE, 0, 1}));

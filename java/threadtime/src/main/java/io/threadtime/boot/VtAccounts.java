@@ -5,7 +5,9 @@ import java.lang.invoke.VarHandle;
 
 /**
  * The virtual threads' accounts, keyed by thread id, for the
- * {@code java.lang.instrument} agent's hooks (see {@link VtHooks}).
+ * {@code java.lang.instrument} agent's hooks (see {@link VtHooks}) where they
+ * cannot be in the threads themselves ({@link VtFields}): the continuation
+ * class was loaded before the agent, or {@code accounts=table} was given.
  * <p>
  * {@code java.lang.VirtualThread} is loaded before any agent runs, so a
  * retransformation cannot give it a field; a {@code ThreadLocal} would make

@@ -29,6 +29,7 @@ public final class VtConfig {
     static String clockName = "none";
     static double nsPerTick = 1;      // the clock's unit, in ns
     static boolean account;           // whether the hooks charge (install() was called)
+    static boolean fields;            // accounts in the continuations (VtFields), not the table
     static MethodHandle mountMark;    // (J)V, tt_event_mount, or null: no markers
     static MethodHandle unmountMark;  // (J)V, tt_event_unmount
     private static volatile int state = ABSENT;
@@ -44,6 +45,22 @@ public final class VtConfig {
         VtConfig.current = current;
         VtConfig.clockName = clockName;
         VtConfig.account = true;
+    }
+
+    /**
+     * Called by the agent before the hooks are put in, once it has added the
+     * account fields to the virtual threads' continuation class and opened
+     * {@code java.lang} to this module: the hooks keep the accounts there.
+     * False, and the table is used, if the fields cannot be reached.
+     */
+    public static boolean accountsInThreads() {
+        try {
+            Class.forName(VtFields.class.getName(), true, null);
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
+        fields = true;
+        return true;
     }
 
     /**

@@ -19,6 +19,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * never throws: a failure is
  * counted ({@link #failures()}), reported once on stderr, and the thread's
  * figure misses at most that stretch.
+ * <p>
+ * A thread's account is four fields of its continuation, which the hooks
+ * are handed ({@link VtFields}); where the agent could not add those, an
+ * entry in a table keyed by thread id ({@link VtAccounts}).
  */
 public final class VtHooks {
     private static final MethodHandle CLOCK = VtConfig.clock;
@@ -26,6 +30,7 @@ public final class VtHooks {
     private static final MethodHandle CURRENT = VtConfig.current;
     private static final double NS_PER_TICK = VtConfig.nsPerTick;
     private static final boolean ACCOUNT = VtConfig.account;
+    private static final boolean FIELDS = VtConfig.fields;
     private static final MethodHandle MOUNT_MARK = VtConfig.mountMark;
     private static final MethodHandle UNMOUNT_MARK = VtConfig.unmountMark;
     private static final boolean MARK = MOUNT_MARK != null;
@@ -33,22 +38,30 @@ public final class VtHooks {
 
     private VtHooks() {}
 
-    /** End of {@code mount()}: {@code vthread} is mounted on {@code carrier}. */
-    public static void mount(Thread vthread, Thread carrier) {
+    /**
+     * End of {@code mount()}: {@code vthread} is mounted on {@code carrier};
+     * {@code cont} is its continuation, where its account is when
+     * {@link VtConfig#fields} is set.
+     */
+    public static void mount(Thread vthread, Thread carrier, Object cont) {
         try {
-            long id = vthread.getId();
             if (MARK) {
-                MOUNT_MARK.invokeExact(id);
+                MOUNT_MARK.invokeExact(vthread.getId());
             }
             if (!ACCOUNT) {
                 return;
             }
-            int a = VtAccounts.account(id);
+            // The table's account is found (or made) before the clock is read,
+            // so that a first mount's insertion is not charged to the thread.
+            long id = vthread.getId();
+            int a = FIELDS ? 0 : VtAccounts.account(id);
             long now = (long) CLOCK.invokeExact();
-            if (now >= 0) {
-                VtAccounts.open(VtAccounts.chunk(id, a), VtAccounts.offset(a), now, carrier.getId());
-            } else {
+            if (now < 0) {
                 failed(new IllegalStateException("the clock failed: " + now));
+            } else if (FIELDS) {
+                VtFields.open(cont, now, carrier.getId());
+            } else {
+                VtAccounts.open(VtAccounts.chunk(id, a), VtAccounts.offset(a), now, carrier.getId());
             }
         } catch (Throwable t) {
             failed(t);
@@ -56,7 +69,7 @@ public final class VtHooks {
     }
 
     /** Start of {@code unmount()}: {@code vthread} is about to leave its carrier. */
-    public static void unmount(Thread vthread) {
+    public static void unmount(Thread vthread, Object cont) {
         try {
             if (MARK) {
                 UNMOUNT_MARK.invokeExact(vthread.getId());
@@ -65,20 +78,32 @@ public final class VtHooks {
                 return;
             }
             long now = (long) CLOCK.invokeExact();
-            long id = vthread.getId();
-            int a = VtAccounts.find(id);
-            if (a >= 0 && now >= 0) {
-                VtAccounts.close(VtAccounts.chunk(id, a), VtAccounts.offset(a), now);
+            if (now < 0) {
+                failed(new IllegalStateException("the clock failed: " + now));
+            } else if (FIELDS) {
+                VtFields.close(cont, now);
+            } else {
+                long id = vthread.getId();
+                int a = VtAccounts.find(id);
+                if (a >= 0) {
+                    VtAccounts.close(VtAccounts.chunk(id, a), VtAccounts.offset(a), now);
+                }
             }
         } catch (Throwable t) {
             failed(t);
         }
     }
 
-    /** Start of {@code afterDone}: {@code vthread} has ended; its account is recycled. */
-    public static void end(Thread vthread) {
+    /** Start of {@code afterDone}: {@code vthread} has ended; readers answer -1 for it
+     * from now on, and a table's account is recycled. */
+    public static void end(Thread vthread, Object cont) {
         try {
-            if (ACCOUNT) {
+            if (!ACCOUNT) {
+                return;
+            }
+            if (FIELDS) {
+                VtFields.end(cont);
+            } else {
                 VtAccounts.release(vthread.getId());
             }
         } catch (Throwable t) {
@@ -117,20 +142,34 @@ public final class VtHooks {
     }
 
     /** The calling virtual thread's account, ns; -1 without one. */
-    public static long self(long id) {
-        int a = VtAccounts.find(id);
-        if (a < 0) {
-            return -1;
+    public static long self(Thread vthread) {
+        long total, carrier, mark;
+        if (FIELDS) {
+            Object c = VtFields.cont(vthread);
+            if (c == null) {
+                return -1;
+            }
+            total = VtFields.total(c);
+            carrier = VtFields.carrier(c);
+            mark = VtFields.mark(c);
+        } else {
+            long id = vthread.getId();
+            int a = VtAccounts.find(id);
+            if (a < 0) {
+                return -1;
+            }
+            long[] c = VtAccounts.chunk(id, a);
+            int o = VtAccounts.offset(a);
+            total = c[o + VtAccounts.TOTAL];
+            carrier = c[o + VtAccounts.CARRIER];
+            mark = c[o + VtAccounts.MARK];
         }
-        long[] c = VtAccounts.chunk(id, a);
-        int o = VtAccounts.offset(a);
-        long total = c[o + VtAccounts.TOTAL];
-        if (c[o + VtAccounts.CARRIER] == 0) {
+        if (carrier == 0) {
             return ns(total);
         }
         try {
             long now = (long) CLOCK.invokeExact();
-            long open = now - c[o + VtAccounts.MARK];
+            long open = now - mark;
             return now < 0 ? -1 : ns(total + (open > 0 ? open : 0));
         } catch (Throwable t) {
             return -1;
@@ -141,7 +180,33 @@ public final class VtHooks {
      * Another virtual thread's account, ns, with its open stretch read on
      * the clock of the carrier it is on; -1 if it has none or has ended.
      */
-    public static long other(long id) {
+    public static long other(Thread vthread) {
+        if (!FIELDS) {
+            return otherInTable(vthread.getId());
+        }
+        Object c = VtFields.cont(vthread);
+        if (c == null) {
+            return -1;
+        }
+        for (int spins = 0;; spins++) {
+            long seq = VtFields.seq(c);
+            if ((seq & 1) == 0) {
+                long total = VtFields.total(c);
+                long mark = VtFields.mark(c);
+                long carrier = VtFields.carrier(c);
+                long now = carrier > 0 ? carrierClock(carrier) : 0;
+                java.lang.invoke.VarHandle.loadLoadFence();
+                if (VtFields.seq(c) == seq) {
+                    return carrier == VtFields.ENDED ? -1 : figure(total, mark, carrier, now);
+                }
+            }
+            if (spins > 64) {
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    private static long otherInTable(long id) {
         int a = VtAccounts.find(id);
         if (a < 0) {
             return -1;
@@ -155,21 +220,10 @@ public final class VtHooks {
                 long total = c[o + VtAccounts.TOTAL];
                 long mark = c[o + VtAccounts.MARK];
                 long carrier = c[o + VtAccounts.CARRIER];
-                long now = 0;
-                if (carrier != 0) {
-                    try {
-                        now = (long) CARRIER_CLOCK.invokeExact(carrier);
-                    } catch (Throwable t) {
-                        now = -1;
-                    }
-                }
+                long now = carrier != 0 ? carrierClock(carrier) : 0;
                 java.lang.invoke.VarHandle.loadLoadFence();
                 if (VtAccounts.seq(c, o) == seq) {
-                    if (owner != id) {
-                        return -1;
-                    }
-                    long open = carrier == 0 || now < 0 ? 0 : now - mark;
-                    return ns(total + (open > 0 ? open : 0));
+                    return owner != id ? -1 : figure(total, mark, carrier, now);
                 }
             }
             if (spins > 64) {
@@ -178,18 +232,41 @@ public final class VtHooks {
         }
     }
 
+    /** The clock of the carrier with thread id {@code carrier}; -1 if it failed. */
+    private static long carrierClock(long carrier) {
+        try {
+            return (long) CARRIER_CLOCK.invokeExact(carrier);
+        } catch (Throwable t) {
+            return -1;
+        }
+    }
+
+    /** A consistent reading in ns: the closed total plus the open stretch, if
+     * one is open and its carrier's clock could be read. */
+    private static long figure(long total, long mark, long carrier, long now) {
+        long open = carrier == 0 || now < 0 ? 0 : now - mark;
+        return ns(total + (open > 0 ? open : 0));
+    }
+
     /** Clock units to ns (the cycle counter's ticks; other clocks are in ns). */
     private static long ns(long units) {
         return NS_PER_TICK == 1 ? units : (long) (units * NS_PER_TICK);
     }
 
-    /** Bytes the accounts and their indexes occupy. */
+    /** Bytes the table's accounts and their indexes occupy; 0 while the
+     * accounts are in the threads' continuations. */
     public static long accountBytes() {
-        return VtAccounts.bytes();
+        return FIELDS ? 0 : VtAccounts.bytes();
     }
 
-    /** Accounts held by virtual threads now (for {@code VirtualThreadCpu}). */
+    /** Accounts the table holds for virtual threads now (for {@code
+     * VirtualThreadCpu}); 0 while the accounts are in the threads' continuations. */
     public static long accountsInUse() {
-        return VtAccounts.inUse();
+        return FIELDS ? 0 : VtAccounts.inUse();
+    }
+
+    /** Whether the accounts are in the threads' continuations, not a table. */
+    public static boolean accountsInThreads() {
+        return FIELDS;
     }
 }

@@ -29,14 +29,19 @@ class HooksTest {
         assertNull(hooks.getClassLoader(), "the hooks are not the boot loader's");
         assertTrue(Object.class.getModule().canRead(hooks.getModule()), "java.base cannot call the hooks");
         MethodHandles.Lookup l = MethodHandles.publicLookup();
-        MethodHandle mount = l.findStatic(hooks, "mount", MethodType.methodType(void.class, Thread.class, Thread.class));
-        MethodHandle unmount = l.findStatic(hooks, "unmount", MethodType.methodType(void.class, Thread.class));
-        MethodHandle end = l.findStatic(hooks, "end", MethodType.methodType(void.class, Thread.class));
+        MethodHandle mount = l.findStatic(hooks, "mount",
+                MethodType.methodType(void.class, Thread.class, Thread.class, Object.class));
+        MethodHandle unmount = l.findStatic(hooks, "unmount", MethodType.methodType(void.class, Thread.class, Object.class));
+        MethodHandle end = l.findStatic(hooks, "end", MethodType.methodType(void.class, Thread.class, Object.class));
         long before = VirtualThreadCpu.hookFailures();
-        assertDoesNotThrow(() -> mount.invoke(null, null));
-        assertDoesNotThrow(() -> unmount.invoke(null));
-        assertDoesNotThrow(() -> end.invoke(null));
-        assertEquals(before + 3, VirtualThreadCpu.hookFailures(), "failures not counted");
+        assertDoesNotThrow(() -> mount.invoke(null, null, null));
+        assertDoesNotThrow(() -> unmount.invoke(null, null));
+        assertDoesNotThrow(() -> end.invoke(null, null));
+        // a continuation that is not one: the accounts' stores fail inside
+        Thread self = Thread.currentThread();
+        assertDoesNotThrow(() -> mount.invoke(self, self, "not a continuation"));
+        assertDoesNotThrow(() -> unmount.invoke(self, "not a continuation"));
+        assertEquals(before + 5, VirtualThreadCpu.hookFailures(), "failures not counted");
         // and the agent goes on charging
         Work.onVirtualThreads(2, i -> {
             long start = VirtualThreadCpu.currentThreadCpuTime();
@@ -44,6 +49,16 @@ class HooksTest {
             Thread.yield();
             ExactModeTest.assertCharged(burned, VirtualThreadCpu.currentThreadCpuTime() - start, "after failures");
         });
+    }
+
+    /** This configuration's default: the accounts are fields of the threads'
+     * continuations, and no table holds any, however many threads ran. */
+    @Test
+    void theAccountsAreInTheThreads() throws Exception {
+        assertTrue(VirtualThreadCpu.accountsInThreads(), "the -javaagent fell back to its table");
+        Work.onVirtualThreads(1000, i -> Thread.yield());
+        assertEquals(0, VirtualThreadCpu.accountsInUse());
+        assertEquals(0, VirtualThreadCpu.accountMemoryBytes());
     }
 
     static long read(MethodHandle cpu) {

@@ -18,6 +18,7 @@ class MountedModeTest {
     void modeIsMountedOnTheCounter() {
         assertEquals(VirtualThreadCpu.Mode.MOUNTED, VirtualThreadCpu.mode());
         assertEquals(Work.mechanism(), VirtualThreadCpu.mechanism());
+        assertEquals(Work.accountsInThreads(), VirtualThreadCpu.accountsInThreads());
         assertEquals(Work.transitionPathOff(), VirtualThreadCpu.transitionPathOff());
         String clock = VirtualThreadCpu.clock();
         String fallback = Work.mechanism() == VirtualThreadCpu.Mechanism.JAVAAGENT ? "monotonic" : "monotonic-raw";

@@ -48,6 +48,13 @@ final class Work {
         return VirtualThreadCpu.Mechanism.valueOf(System.getProperty("threadtime.test.mechanism", "JVMTI"));
     }
 
+    /** Whether the accounts are in the threads: with the -javaagent unless the
+     * pom gives it accounts=table (-Dthreadtime.test.accounts=table). */
+    static boolean accountsInThreads() {
+        return mechanism() == VirtualThreadCpu.Mechanism.JAVAAGENT
+                && !System.getProperty("threadtime.test.accounts", "threads").equals("table");
+    }
+
     /** Whether this JVM runs with HotSpot's transition path switched off, as the pom says. */
     static boolean transitionPathOff() {
         return Boolean.getBoolean("threadtime.test.transitions.off");

@@ -1,0 +1,104 @@
+package io.threadtime.boot;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The virtual threads' accounts kept in each thread's own continuation: four
+ * {@code long} fields the agent adds to
+ * {@code java.lang.VirtualThread$VThreadContinuation} as it loads
+ * ({@code io.threadtime.ContinuationFields}). A mount or unmount writes the
+ * continuation the hook is handed, which the carrier has just used: no
+ * lookup, no lock, nothing shared with other threads' accounts, nothing to
+ * give back when a thread ends (the account goes with the thread's objects).
+ * <p>
+ * The fields: the closed total, the mark of the open stretch, the open
+ * stretch's carrier (its thread id; 0 while unmounted, {@link #ENDED} once
+ * the thread has ended) and a sequence count, odd while the owner's carrier
+ * writes, so that another thread reads a consistent figure. Used only when
+ * {@link VtConfig#fields} is set: the agent opens {@code java.lang} to this
+ * module first, which these handles need.
+ */
+final class VtFields {
+    /** The carrier field of a thread that has ended. */
+    static final long ENDED = -1;
+    private static final Class<?> VIRTUAL_THREAD;
+    private static final VarHandle CONT, TOTAL, MARK, CARRIER, SEQ;
+
+    static {
+        try {
+            MethodHandles.Lookup here = MethodHandles.lookup();
+            Class<?> vthread = Class.forName("java.lang.VirtualThread", false, null);
+            Class<?> cont = Class.forName("java.lang.VirtualThread$VThreadContinuation", false, null);
+            Class<?> base = Class.forName("jdk.internal.vm.Continuation", false, null);
+            VIRTUAL_THREAD = vthread;
+            CONT = MethodHandles.privateLookupIn(vthread, here).findVarHandle(vthread, "cont", base);
+            MethodHandles.Lookup l = MethodHandles.privateLookupIn(cont, here);
+            TOTAL = l.findVarHandle(cont, "threadtime$total", long.class);
+            MARK = l.findVarHandle(cont, "threadtime$mark", long.class);
+            CARRIER = l.findVarHandle(cont, "threadtime$carrier", long.class);
+            SEQ = l.findVarHandle(cont, "threadtime$seq", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private VtFields() {}
+
+    /** The continuation of virtual thread {@code vthread} (not in a hook: they
+     * are handed it); null for a thread of another class (a virtual thread
+     * bound to an OS thread, where the JVM has no continuations). */
+    static Object cont(Thread vthread) {
+        return VIRTUAL_THREAD.isInstance(vthread) ? CONT.get(vthread) : null;
+    }
+
+    /** Opens a stretch at {@code mark} on {@code carrier}: the owner's carrier only. */
+    static void open(Object c, long mark, long carrier) {
+        long seq = (long) SEQ.get(c);
+        SEQ.set(c, seq + 1);
+        VarHandle.storeStoreFence();
+        MARK.set(c, mark);
+        CARRIER.set(c, carrier);
+        SEQ.setRelease(c, seq + 2);
+    }
+
+    /** Closes the open stretch at {@code now}; nothing if none is open (the
+     * first unmount of the agent's own warm-up). The owner's carrier only. */
+    static void close(Object c, long now) {
+        if ((long) CARRIER.get(c) <= 0) {
+            return;
+        }
+        long seq = (long) SEQ.get(c);
+        SEQ.set(c, seq + 1);
+        VarHandle.storeStoreFence();
+        long stretch = now - (long) MARK.get(c);
+        TOTAL.set(c, (long) TOTAL.get(c) + (stretch > 0 ? stretch : 0));
+        CARRIER.set(c, 0L);
+        SEQ.setRelease(c, seq + 2);
+    }
+
+    /** The thread has ended: readers answer -1 from now on. Its last carrier only. */
+    static void end(Object c) {
+        long seq = (long) SEQ.get(c);
+        SEQ.set(c, seq + 1);
+        VarHandle.storeStoreFence();
+        CARRIER.set(c, ENDED);
+        SEQ.setRelease(c, seq + 2);
+    }
+
+    static long seq(Object c) {
+        return (long) SEQ.getAcquire(c);
+    }
+
+    static long total(Object c) {
+        return (long) TOTAL.get(c);
+    }
+
+    static long mark(Object c) {
+        return (long) MARK.get(c);
+    }
+
+    static long carrier(Object c) {
+        return (long) CARRIER.get(c);
+    }
+}
