@@ -16,7 +16,8 @@ final class BenchClocks {
     /**
      * "cpu": the carrier's CPU clock through threadtime's backend
      * ({@code tt_self_total_ns}), what exact mode reads; "counter": the cycle
-     * counter, what mounted mode reads; "none": null.
+     * counter, what mounted mode reads where the core trusts it;
+     * "monotonic": {@code System.nanoTime()}, what it reads elsewhere; "none": null.
      */
     static MethodHandle named(String name) throws ReflectiveOperationException {
         switch (name) {
@@ -35,10 +36,12 @@ final class BenchClocks {
                 reader.setAccessible(true);
                 return (MethodHandle) reader.invoke(null);
             }
+            case "monotonic":
+                return MethodHandles.lookup().findStatic(System.class, "nanoTime", MethodType.methodType(long.class));
             case "none":
                 return null;
             default:
-                throw new IllegalArgumentException("clock " + name + ": expected cpu, counter or none");
+                throw new IllegalArgumentException("clock " + name + ": expected cpu, counter, monotonic or none");
         }
     }
 

@@ -26,7 +26,7 @@ import java.util.concurrent.Semaphore;
  * the mounts, made the figure. With 10,000 in flight every run does the same
  * 3 collections.
  * <p>
- * {@code -Dbench.reads=cpu} or {@code counter} (run with no agent): each thread
+ * {@code -Dbench.reads=cpu}, {@code counter} or {@code monotonic} (run with no agent): each thread
  * reads that clock ({@link BenchClocks}) where the hooks would, once after
  * each mount and once before each unmount: the reads alone, the floor under
  * the agent's modes (exact reads {@code cpu}, mounted {@code counter}).

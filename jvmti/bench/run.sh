@@ -8,8 +8,9 @@
 # nothing (HotSpot's cost of posting them), in mounted and exact mode; the
 # -javaagent with no hooks (events=off), in mounted and exact mode, with the
 # flag and without, and in mounted mode with its accounts in its table rather
-# than in the threads (accounts=table, the fallback); and no agent with the threads themselves reading the
-# clock the mounted mode (counter) or the exact mode (cpu) reads, where the
+# than in the threads (accounts=table, the fallback); and no agent with the
+# threads themselves reading the clock the mounted mode (counter; monotonic
+# where the counter is not trusted) or the exact mode (cpu) reads, where the
 # hooks would: the floor under each mode.
 #   run.sh JAVA_HOME AGENT_SO API_JAR [RUNS=5] [THREADS=1000000] [YIELDS=4] [IN_FLIGHT=10000]
 # IN_FLIGHT bounds the threads alive at once (0: none); see VThreadBench.java.
@@ -27,11 +28,11 @@ trap 'rm -rf "$classes"' EXIT
 
 flag="-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions"
 ja="-javaagent:$jar"
-configs=(none none+flag none+flag+counter-reads none+flag+cpu-reads events-off events-empty mounted exact
+configs=(none none+flag none+flag+counter-reads none+flag+monotonic-reads none+flag+cpu-reads events-off events-empty mounted exact
   javaagent-empty+flag javaagent-mounted+flag javaagent-mounted-table+flag javaagent-exact+flag javaagent-mounted
   javaagent-exact)
 declare -A option=([none]= [none+flag]="$flag" [none+flag+counter-reads]="$flag -Dbench.reads=counter"
-  [none+flag+cpu-reads]="$flag -Dbench.reads=cpu" [events-off]="-agentpath:$agent=events=off"
+  [none+flag+monotonic-reads]="$flag -Dbench.reads=monotonic" [none+flag+cpu-reads]="$flag -Dbench.reads=cpu" [events-off]="-agentpath:$agent=events=off"
   [events-empty]="-agentpath:$agent=events=empty" [mounted]="-agentpath:$agent=mode=mounted"
   [exact]="-agentpath:$agent=mode=exact" [javaagent-empty+flag]="$flag $ja=events=off"
   [javaagent-mounted+flag]="$flag $ja=mode=mounted" [javaagent-exact+flag]="$flag $ja=mode=exact"
