@@ -1,5 +1,6 @@
 package io.threadtime;
 
+import io.threadtime.boot.VtConfig;
 import java.lang.instrument.ClassFileTransformer;
 import java.security.ProtectionDomain;
 import org.objectweb.asm.ClassReader;
@@ -29,13 +30,15 @@ import org.objectweb.asm.Opcodes;
  * retransformation from what load-time-only transformers produced.
  */
 final class ContinuationFields implements ClassFileTransformer {
-    static final String TARGET = "java/lang/VirtualThread$VThreadContinuation";
+    static final String TARGET = VtConfig.CONTINUATION_CLASS.replace('.', '/');
     static final String SUPER = "jdk/internal/vm/Continuation";
     /** The names the fields get; io.threadtime.boot.VtFields reads them. */
-    static final String[] FIELDS = {"threadtime$total", "threadtime$mark", "threadtime$carrier", "threadtime$seq"};
+    static final String[] FIELDS = {VtConfig.TOTAL_FIELD, VtConfig.MARK_FIELD, VtConfig.CARRIER_FIELD,
+        VtConfig.SEQ_FIELD};
+    private static final String NAME = VtConfig.CONTINUATION_CLASS;
 
-    private volatile String mismatch = TARGET.replace('/', '.') + " was not offered for transformation "
-            + "(loaded before this agent: a virtual thread was started first)";
+    private volatile String mismatch = NAME + " was loaded before threadtime's premain (an agent before it "
+            + "started a virtual thread or retransformed VirtualThread): put -javaagent:threadtime.jar first";
     private volatile boolean applied;
 
     /** Why the fields are not there, or null once they are. */
@@ -51,7 +54,7 @@ final class ContinuationFields implements ClassFileTransformer {
         try {
             ClassReader reader = new ClassReader(bytes);
             if (!SUPER.equals(reader.getSuperName())) {
-                mismatch = TARGET.replace('/', '.') + " extends " + reader.getSuperName() + ", not " + SUPER;
+                mismatch = NAME + " extends " + reader.getSuperName() + ", not " + SUPER;
                 return null;
             }
             ClassWriter writer = new ClassWriter(reader, 0);
@@ -76,13 +79,13 @@ final class ContinuationFields implements ClassFileTransformer {
                 }
             }, 0);
             if (clash[0] != null) {
-                mismatch = TARGET.replace('/', '.') + " already has a field " + clash[0];
+                mismatch = NAME + " already has a field " + clash[0];
                 return null;
             }
             applied = true;
             return writer.toByteArray();
         } catch (Throwable t) {
-            mismatch = "reading " + TARGET.replace('/', '.') + " failed: " + t;
+            mismatch = "reading " + NAME + " failed: " + t;
             return null;
         }
     }

@@ -357,10 +357,11 @@ public final class ThreadTimeAgent {
                 VtConfig.markers(lookup.findVirtual(Backend.class, "eventMount", mark).bindTo(Native.B),
                         lookup.findVirtual(Backend.class, "eventUnmount", mark).bindTo(Native.B));
             }
+            Object warmUp = null; // a continuation for the warm-up, when the accounts are in them
             if (accounting) {
                 installClock(o.exact, lookup);
                 if (!o.table) {
-                    accountsInThreads(inst);
+                    warmUp = fieldsInContinuations(inst);
                 }
             }
             Class.forName("io.threadtime.boot.VtHooks", true, null); // its constants, before any hook runs
@@ -374,10 +375,9 @@ public final class ThreadTimeAgent {
             // does all of it now (the log does not run yet: no marker is written),
             // on a continuation of its own when the accounts are in them.
             Thread self = Thread.currentThread();
-            Object cont = VtHooks.accountsInThreads() ? continuation() : null;
-            VtHooks.mount(self, self, cont);
-            VtHooks.unmount(self, cont);
-            VtHooks.end(self, cont);
+            VtHooks.mount(self, self, warmUp);
+            VtHooks.unmount(self, warmUp);
+            VtHooks.end(self, warmUp);
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             say("could not set up the clock (" + e + "); the agent stays passive");
             VtConfig.state(VtConfig.PASSIVE);
@@ -388,52 +388,62 @@ public final class ThreadTimeAgent {
 
     /**
      * Has {@link ContinuationFields} add the account fields to the virtual
-     * threads' continuation class as it loads, loads it, and opens
-     * {@code java.lang} to the hooks' module, whose handles on those fields
-     * need it; the hooks then keep the accounts there. Where that cannot be
-     * done, one line says why, and the hooks keep them in a table (a lookup
-     * at each mount and unmount, a lock at each thread's first mount and end).
+     * threads' continuation class as it loads, loads it, makes one instance
+     * for the hooks' warm-up, and opens {@code java.lang} to the hooks'
+     * module, whose handles on those fields need it; the hooks then keep the
+     * accounts there, and this returns the instance. Where any of that cannot
+     * be done, one line says why, the hooks keep the accounts in a table (a
+     * lookup at each mount and unmount, a lock at each thread's first mount
+     * and end), and this returns null.
      */
-    private static void accountsInThreads(Instrumentation inst) {
+    private static Object fieldsInContinuations(Instrumentation inst) {
         ContinuationFields fields = new ContinuationFields();
         inst.addTransformer(fields, false);
         String why;
+        Object warmUp = null;
         try {
-            Class.forName(ContinuationFields.TARGET.replace('/', '.'), false, null);
+            Class<?> cont = Class.forName(VtConfig.CONTINUATION_CLASS, false, null);
             why = fields.mismatch();
-        } catch (ClassNotFoundException | LinkageError e) {
-            why = "it could not be loaded: " + e;
+            if (why == null) {
+                warmUp = instance(cont);
+                inst.redefineModule(Object.class.getModule(), Set.of(), Map.of(),
+                        Map.of("java.lang", Set.of(VtConfig.class.getModule())), Set.of(), Map.of());
+                why = VtConfig.useFields();
+            }
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            Throwable cause = e;
+            while (cause.getCause() != null) {
+                cause = cause.getCause();
+            }
+            why = cause instanceof UnsupportedOperationException
+                    ? "this JVM runs virtual threads without continuations (" + cause + ")"
+                    : "it could not be prepared: " + cause;
         } finally {
             inst.removeTransformer(fields);
         }
-        if (why == null) {
-            try {
-                inst.redefineModule(Object.class.getModule(), Set.of(), Map.of(),
-                        Map.of("java.lang", Set.of(VtConfig.class.getModule())), Set.of(), Map.of());
-                if (!VtConfig.accountsInThreads()) {
-                    why = "its fields could not be reached";
-                }
-            } catch (RuntimeException e) {
-                why = "java.lang could not be opened to the hooks: " + e;
-            }
-        }
         if (why != null) {
-            say("the accounts go in a table, not in the virtual threads (" + why + "); "
-                    + "that costs a lookup per mount and unmount");
+            say("the accounts go in a table, not in the virtual threads: " + why
+                    + "; that costs a lookup per mount and unmount");
+            return null;
         }
+        return warmUp;
     }
 
-    /** A continuation of the virtual threads' class, never run: for the warm-up. */
-    private static Object continuation() throws ReflectiveOperationException {
+    /**
+     * An instance of the continuation class, never run, made without a
+     * constructor: no virtual thread is made, so {@code VirtualThread}'s own
+     * initialization (its scheduler, read from system properties the program
+     * may still set) is left for the program's first virtual thread. It does
+     * initialize {@code jdk.internal.vm.Continuation} if the JVM has not yet
+     * (JDK 25 has at start-up), which reads
+     * {@code jdk.preserveScopedValueCache}; and it fails where the JVM has no
+     * continuations, whose virtual threads are OS threads.
+     */
+    private static Object instance(Class<?> cont) throws ReflectiveOperationException {
         Class<?> unsafeClass = Class.forName("sun.misc.Unsafe");
         java.lang.reflect.Field f = unsafeClass.getDeclaredField("theUnsafe");
         f.setAccessible(true);
-        Class<?> cont = Class.forName(ContinuationFields.TARGET.replace('/', '.'), false, null);
-        try {
-            return unsafeClass.getMethod("allocateInstance", Class.class).invoke(f.get(null), cont);
-        } catch (java.lang.reflect.InvocationTargetException e) {
-            throw new IllegalStateException("a continuation for the warm-up could not be made", e.getCause());
-        }
+        return unsafeClass.getMethod("allocateInstance", Class.class).invoke(f.get(null), cont);
     }
 
     /** The accounting's clocks, for the hooks. */

@@ -71,7 +71,7 @@ class ContinuationFieldsTest {
         assertNull(t.transform(null, "java/lang/VirtualThread", null, null, original));
         assertNull(t.transform(ClassLoader.getSystemClassLoader(), ContinuationFields.TARGET, null, null, original));
         assertNull(t.transform(null, ContinuationFields.TARGET, Object.class, null, original));
-        assertTrue(t.mismatch().contains("loaded before this agent"), t.mismatch());
+        assertTrue(t.mismatch().contains("was loaded before threadtime's premain"), t.mismatch());
     }
 
     @Test

@@ -262,7 +262,8 @@ final class VtAccounts {
         LONGS.setRelease(c, o + SEQ, seq + 2);
     }
 
-    /** Closes the open stretch at {@code now}; nothing if none is open (the
+    /** Closes the open stretch at {@code now}, charging nothing for it if
+     * {@code now} is negative (the clock failed); nothing if none is open (the
      * thread was mounted before the hooks went in). The owner's carrier only. */
     static void close(long[] c, int o, long now) {
         if (c[o + CARRIER] == 0) {
@@ -271,7 +272,7 @@ final class VtAccounts {
         long seq = c[o + SEQ];
         c[o + SEQ] = seq + 1;
         VarHandle.storeStoreFence();
-        long stretch = now - c[o + MARK];
+        long stretch = now < 0 ? 0 : now - c[o + MARK];
         c[o + TOTAL] += stretch > 0 ? stretch : 0;
         c[o + CARRIER] = 0;
         LONGS.setRelease(c, o + SEQ, seq + 2);

@@ -9,6 +9,12 @@ import java.lang.invoke.MethodHandle;
  * state, which any class loader can read.
  */
 public final class VtConfig {
+    /** The class whose instances get the account fields: one per virtual thread. */
+    public static final String CONTINUATION_CLASS = "java.lang.VirtualThread$VThreadContinuation";
+    /** The account fields' names, as {@code io.threadtime.ContinuationFields} adds them. */
+    public static final String TOTAL_FIELD = "threadtime$total", MARK_FIELD = "threadtime$mark",
+            CARRIER_FIELD = "threadtime$carrier", SEQ_FIELD = "threadtime$seq";
+
     /** Not installed: this JVM runs without the agent (or without its hooks). */
     public static final int ABSENT = -1;
     /** Installed but not charging: this JDK's VirtualThread has another shape,
@@ -51,16 +57,17 @@ public final class VtConfig {
      * Called by the agent before the hooks are put in, once it has added the
      * account fields to the virtual threads' continuation class and opened
      * {@code java.lang} to this module: the hooks keep the accounts there.
-     * False, and the table is used, if the fields cannot be reached.
+     * Null then; else why the fields cannot be reached, and the table is used.
      */
-    public static boolean accountsInThreads() {
+    public static String useFields() {
         try {
             Class.forName(VtFields.class.getName(), true, null);
         } catch (ClassNotFoundException | LinkageError e) {
-            return false;
+            Throwable cause = e instanceof ExceptionInInitializerError && e.getCause() != null ? e.getCause() : e;
+            return "its fields could not be reached: " + cause;
         }
         fields = true;
-        return true;
+        return null;
     }
 
     /**

@@ -29,15 +29,15 @@ final class VtFields {
         try {
             MethodHandles.Lookup here = MethodHandles.lookup();
             Class<?> vthread = Class.forName("java.lang.VirtualThread", false, null);
-            Class<?> cont = Class.forName("java.lang.VirtualThread$VThreadContinuation", false, null);
+            Class<?> cont = Class.forName(VtConfig.CONTINUATION_CLASS, false, null);
             Class<?> base = Class.forName("jdk.internal.vm.Continuation", false, null);
             VIRTUAL_THREAD = vthread;
             CONT = MethodHandles.privateLookupIn(vthread, here).findVarHandle(vthread, "cont", base);
             MethodHandles.Lookup l = MethodHandles.privateLookupIn(cont, here);
-            TOTAL = l.findVarHandle(cont, "threadtime$total", long.class);
-            MARK = l.findVarHandle(cont, "threadtime$mark", long.class);
-            CARRIER = l.findVarHandle(cont, "threadtime$carrier", long.class);
-            SEQ = l.findVarHandle(cont, "threadtime$seq", long.class);
+            TOTAL = l.findVarHandle(cont, VtConfig.TOTAL_FIELD, long.class);
+            MARK = l.findVarHandle(cont, VtConfig.MARK_FIELD, long.class);
+            CARRIER = l.findVarHandle(cont, VtConfig.CARRIER_FIELD, long.class);
+            SEQ = l.findVarHandle(cont, VtConfig.SEQ_FIELD, long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -62,8 +62,9 @@ final class VtFields {
         SEQ.setRelease(c, seq + 2);
     }
 
-    /** Closes the open stretch at {@code now}; nothing if none is open (the
-     * first unmount of the agent's own warm-up). The owner's carrier only. */
+    /** Closes the open stretch at {@code now}, charging nothing for it if
+     * {@code now} is negative (the clock failed); nothing if none is open
+     * (the mount's clock read failed). The owner's carrier only. */
     static void close(Object c, long now) {
         if ((long) CARRIER.get(c) <= 0) {
             return;
@@ -71,7 +72,7 @@ final class VtFields {
         long seq = (long) SEQ.get(c);
         SEQ.set(c, seq + 1);
         VarHandle.storeStoreFence();
-        long stretch = now - (long) MARK.get(c);
+        long stretch = now < 0 ? 0 : now - (long) MARK.get(c);
         TOTAL.set(c, (long) TOTAL.get(c) + (stretch > 0 ? stretch : 0));
         CARRIER.set(c, 0L);
         SEQ.setRelease(c, seq + 2);

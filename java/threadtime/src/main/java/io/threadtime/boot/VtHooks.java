@@ -35,6 +35,9 @@ public final class VtHooks {
     private static final MethodHandle UNMOUNT_MARK = VtConfig.unmountMark;
     private static final boolean MARK = MOUNT_MARK != null;
     private static final AtomicLong FAILURES = new AtomicLong();
+    /** Made before any hook runs: a hook builds no string and links nothing. */
+    private static final IllegalStateException CLOCK_FAILED =
+            new IllegalStateException("the clock read failed (a negative figure)");
 
     private VtHooks() {}
 
@@ -57,7 +60,7 @@ public final class VtHooks {
             int a = FIELDS ? 0 : VtAccounts.account(id);
             long now = (long) CLOCK.invokeExact();
             if (now < 0) {
-                failed(new IllegalStateException("the clock failed: " + now));
+                failed(CLOCK_FAILED);
             } else if (FIELDS) {
                 VtFields.open(cont, now, carrier.getId());
             } else {
@@ -77,10 +80,10 @@ public final class VtHooks {
             if (!ACCOUNT) {
                 return;
             }
+            // A failed read still closes the stretch, charging nothing for it:
+            // left open, a reader would charge the carrier's later work to it.
             long now = (long) CLOCK.invokeExact();
-            if (now < 0) {
-                failed(new IllegalStateException("the clock failed: " + now));
-            } else if (FIELDS) {
+            if (FIELDS) {
                 VtFields.close(cont, now);
             } else {
                 long id = vthread.getId();
@@ -88,6 +91,9 @@ public final class VtHooks {
                 if (a >= 0) {
                     VtAccounts.close(VtAccounts.chunk(id, a), VtAccounts.offset(a), now);
                 }
+            }
+            if (now < 0) {
+                failed(CLOCK_FAILED);
             }
         } catch (Throwable t) {
             failed(t);
@@ -111,11 +117,16 @@ public final class VtHooks {
         }
     }
 
+    /**
+     * Counts a failure; the first is reported on stderr. Built with a
+     * StringBuilder, not {@code +}, whose first use would link classes
+     * inside a mount.
+     */
     private static void failed(Throwable t) {
         try {
             if (FAILURES.getAndIncrement() == 0) {
-                System.err.println("threadtime: a virtual-thread hook failed (" + t
-                        + "); that stretch is not charged, and further failures are only counted");
+                System.err.println(new StringBuilder("threadtime: a virtual-thread hook failed (").append(t)
+                        .append("); that stretch is not charged, and further failures are only counted"));
             }
         } catch (Throwable ignored) {
             // nothing may escape into VirtualThread
