@@ -14,6 +14,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,13 +156,26 @@ static tt__ring *claim_ring(tt__run *run)
     return r;
 }
 
-/* The calling thread's ring in run, taking one if needed; NULL if none. */
-static tt__ring *own_ring(tt__run *run)
+/* The signals a registration holds back: all but those a fault raises, which
+ * cannot wait (held, the kernel would kill the process instead of running
+ * the program's handler). */
+static sigset_t g_held_signals;
+
+static void init_held_signals(void)
 {
-    if (tt__tls.key == run->key && tt__tls.ring)
-        return (tt__ring *)tt__tls.ring;
-    if (t_self.exited || t_self.busy || t_self.denied_key == run->key)
-        return NULL;
+    sigfillset(&g_held_signals);
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        sigdelset(&g_held_signals, faults[i]);
+}
+
+static int ring_usable(const tt__run *run) { return tt__tls.key == run->key && tt__tls.ring; }
+
+/* Takes a ring for the calling thread; NULL if none is left. busy keeps a
+ * handler that interrupts this (a fault's: the others are held) from taking
+ * a second one. */
+static tt__ring *register_ring(tt__run *run)
+{
     t_self.busy = 1;
     /* Signal fences: a handler on this thread sees busy set before we start
      * and the ring stored before the key that makes it usable. */
@@ -178,6 +192,31 @@ static tt__ring *own_ring(tt__run *run)
     }
     atomic_signal_fence(memory_order_seq_cst);
     t_self.busy = 0;
+    return r;
+}
+
+/* The calling thread's ring in run, taking one if needed; NULL if none.
+ * Asynchronous signals are held while the ring is taken: a handler that
+ * records then runs once the ring is usable, and records into it. Without
+ * that, a handler landing inside the registration (at its prctl's return,
+ * say) lost its event. */
+static tt__ring *own_ring(tt__run *run)
+{
+    if (ring_usable(run))
+        return (tt__ring *)tt__tls.ring;
+    if (t_self.exited || t_self.busy || t_self.denied_key == run->key)
+        return NULL;
+    sigset_t old;
+    int held = pthread_sigmask(SIG_BLOCK, &g_held_signals, &old) == 0;
+    tt__ring *r = NULL;
+    /* A handler that ran before the mask took hold may have registered, or
+     * been denied a ring. */
+    if (ring_usable(run))
+        r = (tt__ring *)tt__tls.ring;
+    else if (t_self.denied_key != run->key)
+        r = register_ring(run);
+    if (held)
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
     return r;
 }
 
@@ -507,6 +546,7 @@ static void fork_child(void)
 static void process_init(void)
 {
     pthread_key_create(&g_exit_key, on_thread_exit);
+    init_held_signals();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(at_exit);
     tt__acc_process_init();
