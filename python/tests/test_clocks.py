@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import threadtime
-from conftest import TICK_BUDGET_NS, assert_not_before, assert_split, burn_cpu_ns
+from conftest import assert_not_before, assert_raw_clocks_are_the_kernels, assert_split, burn_cpu_ns
 
 READS = 2000
 
@@ -39,14 +39,14 @@ def test_total_advances_with_work():
     assert threadtime.total_ns() >= before + 5_000_000
 
 
-def test_raw_user_advances_with_work_and_system_is_never_negative():
-    before = threadtime.user_raw_ns()
-    end = threadtime.total_ns() + TICK_BUDGET_NS
-    while threadtime.user_raw_ns() == before and threadtime.total_ns() < end:
-        burn_cpu_ns(1_000_000)
-    assert threadtime.user_raw_ns() > before
-    for _ in range(READS):
-        assert threadtime.system_raw_ns() >= 0
+def test_raw_clocks_are_the_kernels_tick_clocks_before_and_after_work():
+    nid = threading.get_native_id()
+    for _ in range(2):
+        assert_raw_clocks_are_the_kernels(0, threadtime.user_raw_ns, threadtime.system_raw_ns)
+        # The same thread by its id, through the tid encoding.
+        assert_raw_clocks_are_the_kernels(nid, lambda: threadtime.thread_user_raw_ns(nid),
+                                          lambda: threadtime.thread_system_raw_ns(nid))
+        burn_cpu_ns(20_000_000)
 
 
 def _check_split_sequence(read) -> None:
