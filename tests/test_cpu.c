@@ -2,6 +2,7 @@
  * agreement with /proc and getrusage, exited and foreign threads. */
 #include "tt_test.h"
 #include "threadtime/threadtime.h"
+#include "linux/clockid.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -132,12 +133,12 @@ TT_TEST(agrees_with_proc_and_getrusage)
 }
 
 /* The kernel's own PROF clock of the calling thread (pid 0 = the caller),
- * read directly. */
+ * read directly with clock_gettime. */
 static int64_t kernel_prof_ns(void)
 {
     struct timespec ts;
-    clockid_t self_prof = (clockid_t)((~0u << 3) | 4u); /* a thread's clock, PROF (0) */
-    return clock_gettime(self_prof, &ts) == 0 ? ts.tv_sec * 1000000000 + ts.tv_nsec : -1;
+    return clock_gettime(TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_PROF), &ts) == 0 ? ts.tv_sec * 1000000000 + ts.tv_nsec
+                                                                              : -1;
 }
 
 /* Raw tick clocks are samples, not measurements: for a thread that does
