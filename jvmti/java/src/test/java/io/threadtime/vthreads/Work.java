@@ -19,6 +19,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 
 /**
  * What the tests do on virtual threads, and how they know what a virtual
@@ -98,14 +99,39 @@ final class Work {
         }
     }
 
+    /** Polls a condition every millisecond until it holds, failing after a
+     * minute with what was awaited. */
+    static void awaitTrue(BooleanSupplier condition, String what) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0)
+                throw new AssertionError("waited a minute for " + what);
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    /** {@link #moveToAnotherCarrier(long)} with spinners that burn nothing first. */
+    static Thread moveToAnotherCarrier() {
+        return moveToAnotherCarrier(0);
+    }
+
     /**
      * Moves the calling virtual thread to another carrier, for certain; the
      * scheduler must have exactly two. It parks, two virtual threads that
      * spin without yielding take both carriers, and the one not on the
      * carrier it left lets go only after it has been unparked: the one
-     * carrier free then is the other one. Returns the carrier it left.
+     * carrier free then is the other one. Each spinner first burns
+     * {@code spinnerBurn} ns of its carrier's CPU, and the mover is unparked
+     * only after both have: the carrier it left (which runs a spinner only
+     * once it has parked) burns that much while it is parked. Returns the
+     * carrier it left.
      */
-    static Thread moveToAnotherCarrier() {
+    static Thread moveToAnotherCarrier(long spinnerBurn) {
         Thread mover = Thread.currentThread();
         Thread from = carrier();
         CountDownLatch spinning = new CountDownLatch(2);
@@ -116,6 +142,8 @@ final class Work {
             int k = i;
             Thread.ofVirtual().name("spinner-" + k).start(() -> {
                 on[k] = carrier();
+                if (spinnerBurn > 0)
+                    burn(spinnerBurn);
                 spinning.countDown();
                 while (!release[k].get())
                     Thread.onSpinWait();
