@@ -87,6 +87,14 @@ bench-event-dump: build
 	bash -c 'time $(THREADTIME) dump --format chrome -o $(BUILD)/event_dump_bench.json $(BUILD)/event_dump_bench.trace'
 	rm -f $(BUILD)/event_dump_bench.trace $(BUILD)/event_dump_bench.json
 
+# How lumpy this host's per-thread CPU clock is, idle and then with a busy
+# loop per CPU beside it (CLOCK_STEPS_SECONDS each).
+CLOCK_STEPS_SECONDS ?= 30
+.PHONY: bench-clock-steps
+bench-clock-steps: build
+	@echo "idle:"; $(BUILD)/cli/cpu_clock_steps $(CLOCK_STEPS_SECONDS)
+	@echo "with a busy loop per CPU:"; scripts/with-load.sh $(BUILD)/cli/cpu_clock_steps $(CLOCK_STEPS_SECONDS)
+
 -include java/java.mk
 -include python/python.mk
 -include jvmti/jvmti.mk

@@ -220,7 +220,8 @@ class ExactModeTest {
     /** Allowed above a task's burns for the JVM's own work around its sleep,
      * yield and move: well under MOVE_BURN, and far above that work (a few
      * hundred us; the most seen under load here was 2 ms, and once in CI
-     * over 6). */
+     * over 6, with the first sleep's linking in it). The kernel of a VM can
+     * charge CPU time in lumps of a millisecond (make bench-clock-steps). */
     static final long TASK_SLACK = 20 * MS;
 
     /**
