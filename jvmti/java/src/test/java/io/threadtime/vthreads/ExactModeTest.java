@@ -260,8 +260,7 @@ class ExactModeTest {
         assertTrue(Work.carrier() != from, "still on " + from + " after the move");
         burned += Work.burn(5 * MS);
         long charged = task.elapsedNanos();
-        Thread other = Thread.ofVirtual().start(() -> assertThrows(IllegalStateException.class, task::elapsedNanos));
-        other.join();
+        Work.onVirtualThreads(1, i -> assertThrows(IllegalStateException.class, task::elapsedNanos));
         return new long[] {burned, charged};
     }
 
