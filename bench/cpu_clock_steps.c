@@ -11,13 +11,15 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
-static int64_t read_ns(clockid_t clock)
+#include "read_clock.h"
+
+static int failed(int64_t code)
 {
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    fprintf(stderr, "cpu_clock_steps: clock_gettime: %s\n", strerror((int)-code));
+    return 1;
 }
 
 /* Upper edges of the histogram's bins, ns; the last bin has none. */
@@ -32,10 +34,14 @@ int main(int argc, char **argv)
         return 2;
     }
     int64_t bins[BINS] = {0}, reads = 0, ahead = 0, largest = 0, largest_wall = 0;
-    int64_t cpu = read_ns(CLOCK_THREAD_CPUTIME_ID), wall = read_ns(CLOCK_MONOTONIC);
+    int64_t cpu = tt__read_clock(CLOCK_THREAD_CPUTIME_ID), wall = tt__read_clock(CLOCK_MONOTONIC);
+    if (cpu < 0 || wall < 0)
+        return failed(cpu < 0 ? cpu : wall);
     const int64_t end = wall + (int64_t)(seconds * 1e9);
     while (wall < end) {
-        int64_t c = read_ns(CLOCK_THREAD_CPUTIME_ID), w = read_ns(CLOCK_MONOTONIC);
+        int64_t c = tt__read_clock(CLOCK_THREAD_CPUTIME_ID), w = tt__read_clock(CLOCK_MONOTONIC);
+        if (c < 0 || w < 0)
+            return failed(c < 0 ? c : w);
         int64_t step = c - cpu, wall_step = w - wall;
         size_t b = 0;
         while (b < BINS - 1 && step >= edges[b])

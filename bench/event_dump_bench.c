@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "read_clock.h"
 #include "threadtime/threadtime.h"
 
 #define THREADS 4
@@ -23,13 +24,6 @@ static void *writer(void *arg)
         tt_event_end(5);
     }
     return NULL;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -54,15 +48,15 @@ int main(int argc, char **argv)
     sync();
     tt_times c0, c1;
     tt_process_times(0, &c0);
-    double t0 = now_s();
+    int64_t t0 = tt__read_clock(CLOCK_MONOTONIC);
     rc = tt_log_dump(path);
-    double t1 = now_s();
+    int64_t t1 = tt__read_clock(CLOCK_MONOTONIC);
     tt_process_times(0, &c1);
     if (rc != 0) {
         fprintf(stderr, "event_dump_bench: tt_log_dump %s: %s\n", path, tt_strerror(rc));
         return 1;
     }
     printf("binary dump of %u events (%u threads): %.3f s wall, %.3f s CPU -> %s\n", THREADS * EVENTS_PER_THREAD,
-           THREADS, t1 - t0, (double)(c1.total_ns - c0.total_ns) / 1e9, path);
+           THREADS, (double)(t1 - t0) / 1e9, (double)(c1.total_ns - c0.total_ns) / 1e9, path);
     return 0;
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "read_clock.h"
 #include "threadtime/threadtime.h"
 
 #define BATCH_MIN_NS 1500.0
@@ -55,13 +56,6 @@ typedef struct worker {
     uint64_t sink;
 } worker;
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Sizes a batch so that one lasts about BATCH_MIN_NS. The per-call
  * estimate is the fastest of several timed runs, so one slow first call (a
  * page fault, a migration) cannot shrink the batch to a single call and let
@@ -73,9 +67,9 @@ static uint64_t size_batch(const tt_bench_method *m, void *state, uint64_t *sink
     for (;;) {
         best = -1;
         for (int round = 0; round < 7; round++) {
-            int64_t t0 = now_ns();
+            int64_t t0 = tt__read_clock(CLOCK_MONOTONIC);
             *sink += m->run(state, n);
-            double dt = (double)(now_ns() - t0) / (double)n;
+            double dt = (double)(tt__read_clock(CLOCK_MONOTONIC) - t0) / (double)n;
             if (best < 0 || dt < best)
                 best = dt;
         }
@@ -109,17 +103,17 @@ static void *worker_main(void *arg)
      * failed, so the others see the load they were asked to see. */
     pthread_barrier_wait(w->ready);
     if (w->error_code == 0) {
-        int64_t end = now_ns() + w->opt->warmup_ns;
-        while (now_ns() < end)
+        int64_t end = tt__read_clock(CLOCK_MONOTONIC) + w->opt->warmup_ns;
+        while (tt__read_clock(CLOCK_MONOTONIC) < end)
             w->sink += w->m->run(state, w->batch);
     }
     pthread_barrier_wait(w->ready);
     if (w->error_code == 0) {
-        int64_t end = now_ns() + w->opt->measure_ns;
-        int64_t t0 = now_ns();
+        int64_t end = tt__read_clock(CLOCK_MONOTONIC) + w->opt->measure_ns;
+        int64_t t0 = tt__read_clock(CLOCK_MONOTONIC);
         while (t0 < end && w->n < w->cap) {
             w->sink += w->m->run(state, w->batch);
-            int64_t t1 = now_ns();
+            int64_t t1 = tt__read_clock(CLOCK_MONOTONIC);
             w->samples[w->n++] = (double)(t1 - t0) / (double)w->batch;
             t0 = t1;
         }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "read_clock.h"
 #include "threadtime/threadtime.h"
 
 /* Folds results so the calls cannot be optimised away. */
@@ -13,13 +14,6 @@
     for (uint64_t i = 0; i < n; i++)                                                               \
         acc += (uint64_t)(expr);                                                                   \
     return acc
-
-static int64_t ts_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Per-thread state: the caller's tid, its handle, its raw clockids. */
 typedef struct clock_state {
@@ -70,13 +64,13 @@ static uint64_t run_getrusage(void *p, uint64_t n)
 static uint64_t run_clock_thread_cputime_id(void *p, uint64_t n)
 {
     (void)p;
-    LOOP(ts_ns(CLOCK_THREAD_CPUTIME_ID));
+    LOOP(tt__read_clock(CLOCK_THREAD_CPUTIME_ID));
 }
 
 static uint64_t run_clock_gettime_virt(void *p, uint64_t n)
 {
     clock_state *s = p;
-    LOOP(ts_ns(s->virt_self));
+    LOOP(tt__read_clock(s->virt_self));
 }
 
 static uint64_t run_sched_self(void *p, uint64_t n) { (void)p; LOOP(tt_self_total_ns()); }
@@ -85,7 +79,7 @@ static uint64_t run_prof_self(void *p, uint64_t n) { (void)p; LOOP(tt_self_prof_
 static uint64_t run_virt_tid(void *p, uint64_t n) { LOOP(tt_tid_user_raw_ns(((clock_state *)p)->tid)); }
 static uint64_t run_sched_tid(void *p, uint64_t n) { LOOP(tt_tid_total_ns(((clock_state *)p)->tid)); }
 static uint64_t run_process(void *p, uint64_t n) { (void)p; LOOP(tt_process_total_ns(0)); }
-static uint64_t run_monotonic(void *p, uint64_t n) { (void)p; LOOP(ts_ns(CLOCK_MONOTONIC)); }
+static uint64_t run_monotonic(void *p, uint64_t n) { (void)p; LOOP(tt__read_clock(CLOCK_MONOTONIC)); }
 
 static uint64_t run_consistent_self(void *p, uint64_t n)
 {

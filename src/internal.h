@@ -10,16 +10,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#define TT__NS_PER_SEC INT64_C(1000000000)
-
-/* One clock_gettime() on any clock id: ns >= 0, or -errno. */
-static inline int64_t tt__read_clock(clockid_t id)
-{
-    struct timespec ts;
-    if (clock_gettime(id, &ts) != 0)
-        return -errno;
-    return (int64_t)ts.tv_sec * TT__NS_PER_SEC + ts.tv_nsec;
-}
+#include "read_clock.h"
 
 /* Three raw reads in the order that keeps them consistent: VIRT before PROF
  * (so PROF >= VIRT) and SCHED last (so runtime covers both samples). */

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "event_test_util.h"
+#include "read_clock.h"
 
 #define WRITERS 4
 
@@ -414,13 +415,6 @@ TT_TEST(threads_beyond_the_bound_are_counted)
     CHECK_OP(tt_log_stop(), ==, 0);
 }
 
-static int64_t mono_raw(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Events land between the MONOTONIC_RAW reads around them, whichever clock
  * stamps them (the counter through calibration, or the fallback). */
 static void check_clock(tt_log_clock clock, tt_log_clock expect_source)
@@ -431,9 +425,10 @@ static void check_clock(tt_log_clock clock, tt_log_clock expect_source)
     tt_log_info info = {.size = sizeof info};
     CHECK_OP(tt_log_info_get(&info), ==, 0);
     CHECK_OP(info.source, ==, expect_source);
-    int64_t before = mono_raw();
+    int64_t before = tt__read_clock(CLOCK_MONOTONIC_RAW);
     tt_event(1);
-    int64_t after = mono_raw();
+    int64_t after = tt__read_clock(CLOCK_MONOTONIC_RAW);
+    CHECK(before >= 0 && after >= before);
     CHECK_OP(tt_log_stop(), ==, 0);
     loaded_trace lt;
     CHECK_OP(dump_and_load("clock", &lt), ==, 0);

@@ -22,6 +22,8 @@
 #include <threadtime/arch.h>
 #include <threadtime/cpu.h>
 
+#include "read_clock.h"
+
 typedef enum vt_mode { VT_MODE_EXACT = 0, VT_MODE_MOUNTED = 1 } vt_mode;
 
 /* What the mounted mode reads; fixed by vt_clock_init(). */
@@ -46,10 +48,7 @@ static inline int64_t vt_clock_now(void)
     if (vt__source == VT_SOURCE_COUNTER)
         return (int64_t)tt__counter_read();
 #endif
-    struct timespec ts;
-    if (clock_gettime(CLOCK_MONOTONIC_RAW, &ts) != 0)
-        return -1;
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return tt__read_clock(CLOCK_MONOTONIC_RAW);
 }
 
 /* The clock of a segment open on carrier `tid`, read from another thread:
