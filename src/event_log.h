@@ -33,6 +33,7 @@ typedef struct tt__log_view {
     unsigned source;        /* TT__TRACE_SOURCE_* */
     int recording;          /* 0 once tt_log_stop ran */
     uint64_t key;           /* the run's key: what its probe sums are tagged with */
+    unsigned file_mode;     /* what a dump's new file is created with */
 } tt__log_view;
 
 /* Holds the current run and describes it in *v. Returns 0, or -ESRCH
@@ -68,6 +69,24 @@ void tt__names_fill_area(tt__name_area *area);
 /* The table in file form (each id once); *out malloc'd, NULL when empty.
  * Returns 0 or -ENOMEM. */
 int tt__names_serialize(unsigned char **out, size_t *len);
+
+/* ---- creating files (event_file.c) ---- */
+
+/* 0 if path may be replaced by a new file: absent, a regular file or a
+ * symlink (replaced, not followed). -EINVAL for a directory, device, FIFO
+ * or socket; another -errno if it cannot be looked at. */
+int tt__file_target_check(const char *path);
+/* Creates a new file beside path, "<path>.<16 random hex digits>.tmp", with
+ * O_EXCL|O_NOFOLLOW|O_CLOEXEC and mode (less the umask). Returns the fd (read
+ * and write) with the name in *tmp (malloc'd), or -errno with *tmp NULL and
+ * nothing created. */
+int tt__file_create(const char *path, unsigned mode, char **tmp);
+/* Renames tmp (made by tt__file_create) to path. On failure tmp is removed
+ * and path is as it was. Returns 0 or -errno. */
+int tt__file_place(const char *tmp, const char *path);
+/* 0 if mode is one a new file may be given (owner read-write, at most
+ * 0777), else -EINVAL. */
+int tt__file_mode_check(unsigned mode);
 
 /* What the recorder calls at process exit with a run's exit_dump_path. */
 typedef int (*tt__log_writer)(const char *path);

@@ -69,21 +69,44 @@ typedef struct tt_log_options {
     uint32_t max_threads;
     /* Env: THREADTIME_CLOCK=auto|counter|monotonic. */
     tt_log_clock clock;
+    /* Permission bits of every file the log creates (crash files, dumps),
+     * less the umask: the owner's read and write and at most 0777. A trace
+     * holds whatever the program recorded, so the default is 0600. Env:
+     * THREADTIME_FILE_MODE (octal, e.g. 0640). */
+    unsigned file_mode;
+    /* Crash-safe mode: how many of this process's fork children get a crash
+     * file of their own ("<crash_file>.<child pid>", each as large as this
+     * one); the others record in memory. Default 0. Env:
+     * THREADTIME_FORK_FILES. See docs/events.md#fork. */
+    uint32_t fork_files;
 } tt_log_options;
 
 /* Starts the log (opts may be NULL). The rings of an earlier run are
  * discarded. Takes ~10 ms the first time (counter calibration).
  * Returns 0, -EALREADY (running), -EINVAL (an option or environment value
- * out of range), -ENOMEM, -ENOSPC or another errno of creating the
- * crash-safe file. */
+ * out of range: tt_log_error() says which; or a crash_file that is a
+ * directory, device, FIFO or socket), -ENOMEM, -ENOSPC or another errno of
+ * creating the crash-safe file. A start that fails leaves every file as it
+ * was. In a setuid, setgid or file-capability program no environment
+ * variable is read (docs/security.md). */
 TT_API int tt_log_start(const tt_log_options *opts);
+/* Why the last tt_log_start() in this process returned -EINVAL for an
+ * option or environment value: a static sentence naming the field, its
+ * variable and the values allowed. "" when the last start succeeded or
+ * failed for another reason. Never NULL; a later start replaces it. A
+ * refused environment value is also named, with its value, in one line on
+ * stderr. */
+TT_API const char *tt_log_error(void);
 /* Stops recording; rings stay readable (tt_log_dump) until the next start.
  * Returns 0 or -ESRCH (not running). */
 TT_API int tt_log_stop(void);
 /* Writes every ring to a trace file at path, running or stopped; the rings
  * are not consumed, but rings of exited threads are released afterwards.
- * Returns 0, -EFAULT, -ESRCH (never started), or the errno of writing
- * (-ENOSPC, ...; the partial file is removed and the rings are intact).
+ * The file is written under a new unguessable name beside path (mode
+ * file_mode, 0600 by default) and renamed over it; a symlink at path is
+ * replaced, not followed. Returns 0, -EFAULT, -ESRCH (never started), or
+ * the errno of writing (-ENOSPC, ...; the partial file is removed and the
+ * rings are intact).
  * Not for signal handlers. */
 TT_API int tt_log_dump(const char *path);
 
