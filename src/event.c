@@ -300,14 +300,18 @@ static const char k_fork[] = "THREADTIME_FORK_FILES (fork_files): children given
                              "number from 0 (the default) to 4294967295";
 static const char k_path[] = "THREADTIME_FILE (crash_file) and THREADTIME_DUMP_AT_EXIT (exit_dump_path): "
                              "a path, not empty";
-static const char k_target[] = "THREADTIME_FILE (crash_file): a new or regular file (a symlink there is "
-                               "replaced); a directory, device, FIFO or socket is never replaced";
+static const char k_target[] = "THREADTIME_FILE (crash_file): a new or regular file, or your own symlink "
+                               "(or the directory owner's) to one; a directory, device, FIFO or socket is "
+                               "never replaced, and another user's symlink never followed";
 
-static int refuse(const char *detail)
+/* Records detail for tt_log_error and returns rc. */
+static int explain(int rc, const char *detail)
 {
     atomic_store_explicit(&g_error, detail, memory_order_relaxed);
-    return -EINVAL;
+    return rc;
 }
+
+static int refuse(const char *detail) { return explain(-EINVAL, detail); }
 
 const char *tt_log_error(void) { return atomic_load_explicit(&g_error, memory_order_relaxed); }
 
@@ -471,11 +475,22 @@ static int run_create(const tt_log_options *o, int for_child, tt__run **out)
     run->hz = source == TT__TRACE_SOURCE_MONOTONIC_RAW ? 0 : hz;
     run->for_child = for_child;
     if (run->crash_path) {
+        char *real;
+        rc = tt__file_target(run->crash_path, &real);
+        if (rc)
+            rc = rc == TT__FILE_STREAM || rc == -EINVAL ? refuse(k_target)
+                 : rc == -EACCES || rc == -EISDIR    ? explain(rc, k_target)
+                                                     : rc;
+        if (rc)
+            goto fail;
+        free(run->crash_path);
+        run->crash_path = real;
+        run->opts.crash_file = real;
         /* Made under a new name and renamed over crash_path once complete:
          * a start that fails (a full disk) leaves what was there. */
         run->fd = tt__file_create(run->crash_path, o->file_mode, &tmp);
         if (run->fd < 0) {
-            rc = run->fd == -EINVAL ? refuse(k_target) : run->fd;
+            rc = run->fd;
             run->fd = -1;
             goto fail;
         }

@@ -333,9 +333,8 @@ static int copy_to(int fd, const char *path, unsigned char *buf)
     int dst = open(path, O_WRONLY | O_CLOEXEC);
     if (dst < 0)
         return -errno;
-    /* Only a stream: a block device (a symlink planted in a shared
-     * directory may lead to a disk) is never written, nor a regular file
-     * put there since the stat (it would be overwritten in part). */
+    /* Only a stream, as tt__file_target found: not a regular file put
+     * there since (it would be overwritten in part). */
     struct stat sb;
     int rc = fstat(dst, &sb) != 0 ? -errno : 0;
     if (rc == 0 && !S_ISFIFO(sb.st_mode) && !S_ISCHR(sb.st_mode) && !S_ISSOCK(sb.st_mode))
@@ -368,10 +367,14 @@ int tt_log_dump(const char *path)
     uint32_t *dumped = calloc(run->max_threads, sizeof *dumped);
     out o = {.fd = -1, .buf = malloc(TT__DUMP_BUFFER)};
     strtab st = {0};
-    int rc = -ENOMEM;
-    struct stat sb;
-    int special = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
-    if (dumped && o.buf) {
+    char *real = NULL;
+    int rc = tt__file_target(path, &real);
+    int special = rc == TT__FILE_STREAM;
+    if (special)
+        rc = 0;
+    if (rc == 0 && !(dumped && o.buf))
+        rc = -ENOMEM;
+    if (rc == 0) {
         if (special) {
             /* Unnamed: nothing to plant a link at, nothing left behind. */
             const char *dir = tt__env("TMPDIR");
@@ -379,7 +382,7 @@ int tt_log_dump(const char *path)
             if (o.fd < 0)
                 o.fd = -errno;
         } else {
-            o.fd = tt__file_create(path, run->file_mode, &tmp);
+            o.fd = tt__file_create(real, run->file_mode, &tmp);
         }
         rc = o.fd < 0 ? o.fd : write_trace(run, &o, dumped, &st);
         if (rc == 0 && special)
@@ -387,7 +390,7 @@ int tt_log_dump(const char *path)
         if (o.fd >= 0 && close(o.fd) != 0 && rc == 0)
             rc = -errno;
         if (tmp && rc == 0)
-            rc = tt__file_place(tmp, path);
+            rc = tt__file_place(tmp, real);
         else if (tmp)
             unlink(tmp);
     }
@@ -401,6 +404,7 @@ int tt_log_dump(const char *path)
     }
     tt__log_release();
     free(tmp);
+    free(real);
     free(dumped);
     free(o.buf);
     free(st.keys);

@@ -34,22 +34,68 @@ static uint64_t random_bits(void)
     return x ^ (uint64_t)(uintptr_t)&x;
 }
 
-int tt__file_target_check(const char *path)
+/* 1 if the symlink at path (described by *link) may be followed: it is the
+ * caller's own, or its directory's owner's (the rule of the kernel's
+ * fs.protected_symlinks, applied whatever that sysctl says). In a shared
+ * directory anyone else's link is a plant. */
+static int link_trusted(const char *path, const struct stat *link)
+{
+    if (link->st_uid == geteuid())
+        return 1;
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    struct stat d;
+    int trusted = dir && stat(dir, &d) == 0 && d.st_uid == link->st_uid;
+    free(dir);
+    return trusted;
+}
+
+int tt__file_target(const char *path, char **real)
+{
+    *real = NULL;
+    struct stat sb;
+    if (lstat(path, &sb) != 0) {
+        if (errno != ENOENT)
+            return -errno;
+        *real = strdup(path);
+        return *real ? 0 : -ENOMEM;
+    }
+    if (S_ISLNK(sb.st_mode)) {
+        if (!link_trusted(path, &sb))
+            return -EACCES;
+        /* /dev/stdout, or a link the user made: what it leads to is the
+         * destination, never the link itself (renaming over /dev/stdout
+         * would replace it for everyone). */
+        if (stat(path, &sb) != 0)
+            return -errno;
+        if (S_ISREG(sb.st_mode)) {
+            *real = realpath(path, NULL);
+            return *real ? 0 : -errno;
+        }
+    }
+    if (S_ISREG(sb.st_mode)) {
+        *real = strdup(path);
+        return *real ? 0 : -ENOMEM;
+    }
+    if (S_ISDIR(sb.st_mode))
+        return -EISDIR;
+    return S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode) || S_ISSOCK(sb.st_mode) ? TT__FILE_STREAM : -EINVAL;
+}
+
+/* 0 if path may be replaced by rename: absent or not a directory, device,
+ * FIFO or socket (a symlink put there since is replaced, not followed). */
+static int replaceable(const char *path)
 {
     struct stat sb;
     if (lstat(path, &sb) != 0)
         return errno == ENOENT ? 0 : -errno;
-    /* A symlink is replaced, never followed; a device, FIFO, socket or
-     * directory is never replaced. */
     return S_ISREG(sb.st_mode) || S_ISLNK(sb.st_mode) ? 0 : -EINVAL;
 }
 
 int tt__file_create(const char *path, unsigned mode, char **tmp)
 {
     *tmp = NULL;
-    int rc = tt__file_target_check(path);
-    if (rc)
-        return rc;
+    int rc = -EEXIST;
     size_t n = strlen(path) + 24;
     char *name = malloc(n);
     if (!name)
@@ -73,7 +119,7 @@ int tt__file_place(const char *tmp, const char *path)
 {
     /* Checked again: the destination may have changed since the file was
      * made (a long dump, a crash file's allocation). */
-    int rc = tt__file_target_check(path);
+    int rc = replaceable(path);
     if (rc == 0 && rename(tmp, path) != 0)
         rc = -errno;
     if (rc)

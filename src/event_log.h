@@ -72,17 +72,27 @@ int tt__names_serialize(unsigned char **out, size_t *len);
 
 /* ---- creating files (event_file.c) ---- */
 
-/* 0 if path may be replaced by a new file: absent, a regular file or a
- * symlink (replaced, not followed). -EINVAL for a directory, device, FIFO
- * or socket; another -errno if it cannot be looked at. */
-int tt__file_target_check(const char *path);
-/* Creates a new file beside path, "<path>.<16 random hex digits>.tmp", with
+/* tt__file_target's answer for a FIFO, character device or socket: a
+ * stream to write into, not a file to replace. */
+#define TT__FILE_STREAM 1
+/* Where a file bound for path goes. 0 with *real (malloc'd) the path to
+ * create beside and rename over: path itself when absent or a regular
+ * file, or the regular file a trusted symlink at path leads to (the
+ * caller's own link, or its directory owner's: /dev/stdout). TT__FILE_STREAM
+ * when path leads to a FIFO, character device or socket. -EACCES for a
+ * symlink of another user (planted: neither followed nor replaced),
+ * -EISDIR for a directory, -EINVAL for a block device, another -errno if
+ * path cannot be looked at. */
+int tt__file_target(const char *path, char **real);
+/* Creates a new file beside path (from tt__file_target), named
+ * "<path>.<16 random hex digits>.tmp", with
  * O_EXCL|O_NOFOLLOW|O_CLOEXEC and mode (less the umask). Returns the fd (read
  * and write) with the name in *tmp (malloc'd), or -errno with *tmp NULL and
  * nothing created. */
 int tt__file_create(const char *path, unsigned mode, char **tmp);
-/* Renames tmp (made by tt__file_create) to path. On failure tmp is removed
- * and path is as it was. Returns 0 or -errno. */
+/* Renames tmp (made by tt__file_create) to path, unless path has become a
+ * directory, device, FIFO or socket meanwhile (-EINVAL). On failure tmp is
+ * removed and path is as it was. Returns 0 or -errno. */
 int tt__file_place(const char *tmp, const char *path);
 /* 0 if mode is one a new file may be given (owner read-write, at most
  * 0777), else -EINVAL. */

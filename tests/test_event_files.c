@@ -212,40 +212,70 @@ TT_TEST(symlink_at_the_old_temporary_name_is_not_followed)
     remove_dir(dir);
 }
 
-/* A link planted at the destination in a world-writable sticky directory
- * (the /tmp case), owned by another user when we can make one: neither a
- * dump nor a crash file writes through it. */
-TT_TEST(symlink_at_the_destination_is_not_followed)
+/* A link planted at the destination by another user in a world-writable
+ * sticky directory (the /tmp case) is neither followed nor replaced, by a
+ * dump or by a crash file: the start or dump fails with -EACCES. */
+TT_TEST(another_users_symlink_at_the_destination_is_refused)
 {
+    if (geteuid() != 0) {
+        printf("skip another_users_symlink_at_the_destination_is_refused: needs root to plant as another user\n");
+        return;
+    }
+    const struct passwd *pw = unprivileged_user();
+    CHECK(pw != NULL);
+    if (!pw)
+        return;
     char dir[256], path[300], victim[300];
     make_dir(dir, sizeof dir, "plant_dest");
     chmod(dir, 01777);
     snprintf(path, sizeof path, "%s/shared.trace", dir);
     snprintf(victim, sizeof victim, "%s/victim", dir);
     write_text(victim, "keep me too\n", 0644);
-    file_state v0;
+    CHECK_OP(symlink(victim, path), ==, 0);
+    CHECK_OP(lchown(path, pw->pw_uid, pw->pw_gid), ==, 0);
+    file_state v0, l0;
     snapshot(victim, &v0);
-    const struct passwd *pw = geteuid() == 0 ? unprivileged_user() : NULL;
+    snapshot(path, &l0);
+    tt_log_options o = small_log(64, 2);
+    o.crash_file = path;
+    CHECK_OP(tt_log_start(&o), ==, -EACCES);
+    CHECK(strstr(tt_log_error(), "symlink") != NULL);
+    o.crash_file = NULL;
+    CHECK_OP(tt_log_start(&o), ==, 0);
+    tt_event_value(1, 6);
+    CHECK_OP(tt_log_dump(path), ==, -EACCES);
+    CHECK_OP(tt_log_stop(), ==, 0);
+    check_untouched(victim, &v0);
+    check_untouched(path, &l0);
+    CHECK_OP(count_entries(dir), ==, 2);
+    remove_dir(dir);
+}
 
+/* A link of one's own (or /dev/stdout, root's) is followed: the trace
+ * replaces the file it leads to, and the link stays a link. */
+TT_TEST(own_symlink_at_the_destination_is_followed)
+{
+    char dir[256], link[300], target[300];
+    make_dir(dir, sizeof dir, "own_link");
+    snprintf(link, sizeof link, "%s/latest.trace", dir);
+    snprintf(target, sizeof target, "%s/run1.trace", dir);
+    write_text(target, "old\n", 0600);
+    CHECK_OP(symlink("run1.trace", link), ==, 0);
     for (int crash = 0; crash < 2; crash++) {
-        CHECK_OP(symlink(victim, path), ==, 0);
-        if (pw)
-            CHECK_OP(lchown(path, pw->pw_uid, pw->pw_gid), ==, 0);
         tt_log_options o = small_log(64, 2);
         if (crash)
-            o.crash_file = path;
-        int rc = tt_log_start(&o);
-        CHECK_OP(rc, ==, 0);
-        tt_event_value(1, 6);
-        /* Replacing another user's link in a sticky directory is refused
-         * (-EPERM) unless we are root; either way the victim is intact. */
+            o.crash_file = link;
+        CHECK_OP(tt_log_start(&o), ==, 0);
+        tt_event_value(1, 7);
         if (!crash)
-            rc = tt_log_dump(path);
-        CHECK(rc == 0 || rc == -EPERM);
-        if (tt_log_stop() != 0)
-            CHECK(rc != 0);
-        check_untouched(victim, &v0);
-        unlink(path);
+            CHECK_OP(tt_log_dump(link), ==, 0);
+        CHECK_OP(tt_log_stop(), ==, 0);
+        struct stat sb;
+        CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+        loaded_trace lt;
+        CHECK_OP(load_trace(target, &lt), ==, 0);
+        free_trace(&lt);
+        CHECK_OP(count_entries(dir), ==, 2);
     }
     remove_dir(dir);
 }
