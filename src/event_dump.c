@@ -324,21 +324,18 @@ static int write_trace(const tt__log_view *run, out *o, uint32_t *dumped_states,
     return 0;
 }
 
-/* Copies the finished trace in fd to path, which is not a regular file (a
- * pipe, a terminal, /dev/stdout): renaming over it would replace the
- * device, and a pipe cannot be seeked back to fill in the header, so the
+/* Copies the finished trace in fd to path, a stream (a pipe, a terminal,
+ * /dev/stdout): renaming over it would replace the device or the link, and a pipe cannot be seeked back to fill in the header, so the
  * trace was built in an unnamed temporary file first. */
 static int copy_to(int fd, const char *path, unsigned char *buf)
 {
-    int dst = open(path, O_WRONLY | O_CLOEXEC);
+    /* Appended: a regular file (stdout redirected with >>, or one put there
+     * since tt__file_target looked) keeps what it held. */
+    int dst = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (dst < 0)
         return -errno;
-    /* Only a stream, as tt__file_target found: not a regular file put
-     * there since (it would be overwritten in part). */
     struct stat sb;
-    int rc = fstat(dst, &sb) != 0 ? -errno : 0;
-    if (rc == 0 && !S_ISFIFO(sb.st_mode) && !S_ISCHR(sb.st_mode) && !S_ISSOCK(sb.st_mode))
-        rc = -EINVAL;
+    int rc = fstat(dst, &sb) != 0 ? -errno : S_ISBLK(sb.st_mode) ? -EINVAL : 0;
     if (rc == 0 && lseek(fd, 0, SEEK_SET) < 0)
         rc = -errno;
     while (rc == 0) {

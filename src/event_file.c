@@ -66,8 +66,14 @@ int tt__file_target(const char *path, char **real)
         /* /dev/stdout, or a link the user made: what it leads to is the
          * destination, never the link itself (renaming over /dev/stdout
          * would replace it for everyone). */
+        char head[6];
+        int via_proc = readlink(path, head, sizeof head) == (ssize_t)sizeof head && memcmp(head, "/proc/", 6) == 0;
         if (stat(path, &sb) != 0)
             return -errno;
+        /* Through /proc it is a file some process has open, stdout
+         * redirected with > or >>: appended to, not replaced. */
+        if (S_ISREG(sb.st_mode) && via_proc)
+            return TT__FILE_STREAM;
         if (S_ISREG(sb.st_mode)) {
             *real = realpath(path, NULL);
             return *real ? 0 : -errno;

@@ -72,14 +72,15 @@ int tt__names_serialize(unsigned char **out, size_t *len);
 
 /* ---- creating files (event_file.c) ---- */
 
-/* tt__file_target's answer for a FIFO, character device or socket: a
- * stream to write into, not a file to replace. */
+/* tt__file_target's answer for a FIFO, character device or socket, or a
+ * file reached through /proc (/dev/stdout redirected to a file): a stream
+ * to append to, not a file to replace. */
 #define TT__FILE_STREAM 1
 /* Where a file bound for path goes. 0 with *real (malloc'd) the path to
  * create beside and rename over: path itself when absent or a regular
  * file, or the regular file a trusted symlink at path leads to (the
- * caller's own link, or its directory owner's: /dev/stdout). TT__FILE_STREAM
- * when path leads to a FIFO, character device or socket. -EACCES for a
+ * caller's own link, or its directory owner's). TT__FILE_STREAM when path
+ * leads to a FIFO, character device or socket, or through /proc. -EACCES for a
  * symlink of another user (planted: neither followed nor replaced),
  * -EISDIR for a directory, -EINVAL for a block device, another -errno if
  * path cannot be looked at. */

@@ -280,6 +280,41 @@ TT_TEST(own_symlink_at_the_destination_is_followed)
     remove_dir(dir);
 }
 
+/* A link through /proc (what /dev/stdout is) leads to a file some process
+ * has open, here as stdout redirected with >>: the trace is appended, the
+ * file keeps what it held, and the link stays. */
+TT_TEST(symlink_through_proc_is_appended_to)
+{
+    char dir[256], link[300], log[300], target[64];
+    make_dir(dir, sizeof dir, "proc_link");
+    snprintf(link, sizeof link, "%s/stdout", dir);
+    snprintf(log, sizeof log, "%s/log.txt", dir);
+    write_text(log, "log line\n", 0600);
+    int fd = open(log, O_WRONLY | O_APPEND);
+    CHECK(fd >= 0);
+    snprintf(target, sizeof target, "/proc/self/fd/%d", fd);
+    CHECK_OP(symlink(target, link), ==, 0);
+    tt_log_options o = small_log(64, 2);
+    CHECK_OP(tt_log_start(&o), ==, 0);
+    tt_event_value(1, 8);
+    CHECK_OP(tt_log_dump(link), ==, 0);
+    CHECK_OP(tt_log_stop(), ==, 0);
+    close(fd);
+    struct stat sb;
+    CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+    unsigned char *bytes;
+    long n = read_file(log, &bytes);
+    CHECK(n > 9 + TT__TRACE_MAGIC_LEN);
+    if (n > 9 + TT__TRACE_MAGIC_LEN) {
+        CHECK(memcmp(bytes, "log line\n", 9) == 0);
+        CHECK(memcmp(bytes + 9, TT__TRACE_MAGIC, TT__TRACE_MAGIC_LEN) == 0);
+    }
+    if (n >= 0)
+        free(bytes);
+    CHECK_OP(count_entries(dir), ==, 2);
+    remove_dir(dir);
+}
+
 /* ---- modes ---- */
 
 static mode_t mode_of(const char *path)
