@@ -479,7 +479,8 @@ static int run_create(const tt_log_options *o, int for_child, tt__run **out)
         rc = tt__file_target(run->crash_path, &real);
         if (rc)
             rc = rc == TT__FILE_STREAM || rc == -EINVAL ? refuse(k_target)
-                 : rc == -EACCES || rc == -EISDIR    ? explain(rc, k_target)
+                 : rc == TT__FILE_PLANTED            ? explain(-EACCES, k_target)
+                 : rc == -EISDIR                     ? explain(rc, k_target)
                                                      : rc;
         if (rc)
             goto fail;

@@ -325,8 +325,9 @@ static int write_trace(const tt__log_view *run, out *o, uint32_t *dumped_states,
 }
 
 /* Copies the finished trace in fd to path, a stream (a pipe, a terminal,
- * /dev/stdout): renaming over it would replace the device or the link, and a pipe cannot be seeked back to fill in the header, so the
- * trace was built in an unnamed temporary file first. */
+ * /dev/stdout): renaming over it would replace the device or the link, and
+ * a pipe cannot be seeked back to fill in the header, so the trace was
+ * built in an unnamed temporary file first. */
 static int copy_to(int fd, const char *path, unsigned char *buf)
 {
     /* Appended: a regular file (stdout redirected with >>, or one put there
@@ -369,6 +370,8 @@ int tt_log_dump(const char *path)
     int special = rc == TT__FILE_STREAM;
     if (special)
         rc = 0;
+    else if (rc == TT__FILE_PLANTED)
+        rc = -EACCES;
     if (rc == 0 && !(dumped && o.buf))
         rc = -ENOMEM;
     if (rc == 0) {

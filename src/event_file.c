@@ -62,7 +62,7 @@ int tt__file_target(const char *path, char **real)
     }
     if (S_ISLNK(sb.st_mode)) {
         if (!link_trusted(path, &sb))
-            return -EACCES;
+            return TT__FILE_PLANTED;
         /* /dev/stdout, or a link the user made: what it leads to is the
          * destination, never the link itself (renaming over /dev/stdout
          * would replace it for everyone). */
@@ -88,8 +88,8 @@ int tt__file_target(const char *path, char **real)
     return S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode) || S_ISSOCK(sb.st_mode) ? TT__FILE_STREAM : -EINVAL;
 }
 
-/* 0 if path may be replaced by rename: absent or not a directory, device,
- * FIFO or socket (a symlink put there since is replaced, not followed). */
+/* 0 if path may be replaced by rename: absent, a regular file, or a symlink
+ * put there since it was resolved (replaced, not followed). */
 static int replaceable(const char *path)
 {
     struct stat sb;

@@ -76,13 +76,16 @@ int tt__names_serialize(unsigned char **out, size_t *len);
  * file reached through /proc (/dev/stdout redirected to a file): a stream
  * to append to, not a file to replace. */
 #define TT__FILE_STREAM 1
+/* Its answer for another user's symlink at path (planted in a shared
+ * directory): neither followed nor replaced; callers return -EACCES, as the
+ * kernel's fs.protected_symlinks does. */
+#define TT__FILE_PLANTED 2
 /* Where a file bound for path goes. 0 with *real (malloc'd) the path to
  * create beside and rename over: path itself when absent or a regular
  * file, or the regular file a trusted symlink at path leads to (the
  * caller's own link, or its directory owner's). TT__FILE_STREAM when path
- * leads to a FIFO, character device or socket, or through /proc. -EACCES for a
- * symlink of another user (planted: neither followed nor replaced),
- * -EISDIR for a directory, -EINVAL for a block device, another -errno if
+ * leads to a FIFO, character device or socket, or through /proc.
+ * TT__FILE_PLANTED for another user's symlink. -EISDIR for a directory, -EINVAL for a block device, another -errno if
  * path cannot be looked at. */
 int tt__file_target(const char *path, char **real);
 /* Creates a new file beside path (from tt__file_target), named
