@@ -67,7 +67,8 @@ int tt__file_target(const char *path, char **real)
          * destination, never the link itself (renaming over /dev/stdout
          * would replace it for everyone). */
         char head[6];
-        int via_proc = readlink(path, head, sizeof head) == (ssize_t)sizeof head && memcmp(head, "/proc/", 6) == 0;
+        int via_proc =
+            readlink(path, head, sizeof head) == (ssize_t)sizeof head && memcmp(head, "/proc/", sizeof head) == 0;
         if (stat(path, &sb) != 0)
             return -errno;
         /* Through /proc it is a file some process has open, stdout

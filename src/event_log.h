@@ -85,14 +85,13 @@ int tt__names_serialize(unsigned char **out, size_t *len);
  * file, or the regular file a trusted symlink at path leads to (the
  * caller's own link, or its directory owner's). TT__FILE_STREAM when path
  * leads to a FIFO, character device or socket, or through /proc.
- * TT__FILE_PLANTED for another user's symlink. -EISDIR for a directory, -EINVAL for a block device, another -errno if
- * path cannot be looked at. */
+ * TT__FILE_PLANTED for another user's symlink. -EISDIR for a directory,
+ * -EINVAL for a block device, another -errno if path cannot be looked at. */
 int tt__file_target(const char *path, char **real);
 /* Creates a new file beside path (from tt__file_target), named
- * "<path>.<16 random hex digits>.tmp", with
- * O_EXCL|O_NOFOLLOW|O_CLOEXEC and mode (less the umask). Returns the fd (read
- * and write) with the name in *tmp (malloc'd), or -errno with *tmp NULL and
- * nothing created. */
+ * "<path>.<16 random hex digits>.tmp", with O_EXCL|O_NOFOLLOW|O_CLOEXEC and
+ * mode (less the umask). Returns the fd (read and write) with the name in
+ * *tmp (malloc'd), or -errno with *tmp NULL and nothing created. */
 int tt__file_create(const char *path, unsigned mode, char **tmp);
 /* Renames tmp (made by tt__file_create) to path, unless path has become a
  * directory, device, FIFO or socket meanwhile (-EINVAL). On failure tmp is

@@ -218,7 +218,8 @@ TT_TEST(symlink_at_the_old_temporary_name_is_not_followed)
 TT_TEST(another_users_symlink_at_the_destination_is_refused)
 {
     if (geteuid() != 0) {
-        printf("skip another_users_symlink_at_the_destination_is_refused: needs root to plant as another user\n");
+        printf("skip another_users_symlink_at_the_destination_is_refused: "
+               "needs root to plant a link as another user\n");
         return;
     }
     const struct passwd *pw = unprivileged_user();

@@ -87,9 +87,10 @@ typedef struct tt_log_options {
  * Returns 0, -EALREADY (running), -EINVAL (an option or environment value
  * out of range: tt_log_error() says which; or a crash_file that is a
  * device, FIFO or socket), -EACCES (another user's symlink at crash_file),
- * -ENOMEM, -ENOSPC or another errno of creating the crash-safe file. A start
- * that fails leaves every file as it was. In a setuid, setgid or file-capability program no environment
- * variable is read (docs/security.md). */
+ * -EISDIR, -ENOMEM, -ENOSPC or another errno of creating the crash-safe
+ * file. A start that fails leaves every file as it was. In a setuid, setgid
+ * or file-capability program no environment variable is read
+ * (docs/security.md). */
 TT_API int tt_log_start(const tt_log_options *opts);
 /* Why the last tt_log_start() in this process refused an option, an
  * environment value or its crash file's destination (-EINVAL, or -EACCES
