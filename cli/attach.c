@@ -497,18 +497,114 @@ static void print_untrusted(FILE *f, const char *text)
     }
 }
 
-/* Reads a load answer. Returns the exit status: 0, or 1 after printing why. */
-static int report_load(const char *answer, pid_t pid, const char *options)
+/* The system property in which threadtime's agentmain leaves the message of
+ * the exception it failed with: libinstrument prints that exception only on
+ * the target's stderr and answers the attacher with return code 102 alone. */
+#define AGENT_ERROR_PROPERTY "threadtime.attach.error"
+
+/* Appends code point c as UTF-8. */
+static size_t put_utf8(char *out, unsigned long c)
 {
+    if (c < 0x80) {
+        out[0] = (char)c;
+        return 1;
+    }
+    if (c < 0x800) {
+        out[0] = (char)(0xc0 | c >> 6);
+        out[1] = (char)(0x80 | (c & 0x3f));
+        return 2;
+    }
+    if (c < 0x10000) {
+        out[0] = (char)(0xe0 | c >> 12);
+        out[1] = (char)(0x80 | (c >> 6 & 0x3f));
+        out[2] = (char)(0x80 | (c & 0x3f));
+        return 3;
+    }
+    out[0] = (char)(0xf0 | c >> 18);
+    out[1] = (char)(0x80 | (c >> 12 & 0x3f));
+    out[2] = (char)(0x80 | (c >> 6 & 0x3f));
+    out[3] = (char)(0x80 | (c & 0x3f));
+    return 4;
+}
+
+static bool hex4(const char *p, unsigned long *v)
+{
+    char digits[5];
+    memcpy(digits, p, 4);
+    digits[4] = '\0';
+    *v = strtoul(digits, NULL, 16);
+    return strspn(digits, "0123456789abcdefABCDEF") == 4;
+}
+
+/* The value of key in an answer to "properties", which is Java's
+ * Properties.store format: key=value lines, '#' comments, backslash escapes
+ * (\t \n \r \f, \uXXXX for all but printable ASCII, \ before any other
+ * character). Decoded as UTF-8 into out; false when the key is absent. */
+static bool property_value(const char *props, const char *key, char *out, size_t n)
+{
+    size_t kl = strlen(key);
+    for (const char *line = props; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != '\0')) {
+        if (strncmp(line, key, kl) != 0 || (line[kl] != '=' && line[kl] != ':'))
+            continue;
+        size_t used = 0;
+        for (const char *p = line + kl + 1; *p && *p != '\n' && used + 8 < n; p++) {
+            unsigned long c = (unsigned char)*p, low;
+            if (c == '\\' && p[1]) {
+                p++;
+                c = *p == 't' ? '\t' : *p == 'n' ? '\n' : *p == 'r' ? '\r' : *p == 'f' ? '\f' : (unsigned char)*p;
+                if (*p == 'u' && hex4(p + 1, &c)) {
+                    p += 4;
+                    /* A character beyond the 16-bit range comes as two \u escapes (a surrogate pair). */
+                    if (c >= 0xd800 && c < 0xdc00 && p[1] == '\\' && p[2] == 'u' && hex4(p + 3, &low) &&
+                        low >= 0xdc00 && low < 0xe000) {
+                        c = 0x10000 + ((c - 0xd800) << 10) + (low - 0xdc00);
+                        p += 6;
+                    } else if (c >= 0xd800 && c < 0xe000) {
+                        c = 0xfffd;
+                    }
+                }
+            }
+            used += c < 0x80 ? (out[used] = (char)c, 1) : put_utf8(out + used, c);
+        }
+        out[used] = '\0';
+        return true;
+    }
+    return false;
+}
+
+/* Asks the JVM for the message threadtime's agent left when it failed, and
+ * prints it. Returns whether there was one. */
+static bool print_agent_error(const target *t, const char *socket_path)
+{
+    int s = connect_checked(t, socket_path);
+    if (s < 0)
+        return false;
+    static char props[ANSWER_MAX], message[4096];
+    const char *const ask[4] = {"properties", "", "", ""};
+    ssize_t n = request(s, ask, props, sizeof props, t->pid);
+    close(s);
+    if (n <= 0 || strncmp(props, "0\n", 2) != 0 || !property_value(props + 2, AGENT_ERROR_PROPERTY, message,
+                                                                   sizeof message))
+        return false;
+    fprintf(stderr, "threadtime attach: the agent in JVM %d failed: ", (int)t->pid);
+    print_untrusted(stderr, message);
+    fputc('\n', stderr);
+    return true;
+}
+
+/* Reads a load answer. Returns the exit status: 0, or 1 after printing why. */
+static int report_load(const char *answer, const target *t, const char *socket_path, const char *options)
+{
+    int pid = (int)t->pid;
     char *end;
     long status = strtol(answer, &end, 10);
     if (end == answer || (*end != '\n' && *end != '\0')) {
         if (!*answer)
             fail("JVM %d closed the connection without an answer: it takes an agent only from a client with its own "
                  "effective uid and gid (or root)",
-                 (int)pid);
+                 pid);
         else {
-            fail("JVM %d answered something that is not the attach protocol:", (int)pid);
+            fail("JVM %d answered something that is not the attach protocol:", pid);
             print_untrusted(stderr, answer);
             fputc('\n', stderr);
         }
@@ -516,7 +612,7 @@ static int report_load(const char *answer, pid_t pid, const char *options)
     }
     const char *text = *end ? end + 1 : end;
     if (status != 0) {
-        fprintf(stderr, "threadtime attach: JVM %d refused the agent (status %ld): ", (int)pid, status);
+        fprintf(stderr, "threadtime attach: JVM %d refused the agent (status %ld): ", pid, status);
         print_untrusted(stderr, *text ? text : "no reason given\n");
         return 1;
     }
@@ -525,20 +621,22 @@ static int report_load(const char *answer, pid_t pid, const char *options)
     rc_text = rc_text ? rc_text + strlen("return code: ") : text;
     long rc = strtol(rc_text, &end, 10);
     if (end == rc_text) {
-        fprintf(stderr, "threadtime attach: JVM %d did not load the agent: ", (int)pid);
+        fprintf(stderr, "threadtime attach: JVM %d did not load the agent: ", pid);
         print_untrusted(stderr, *text ? text : "no reason given\n");
         return 1;
     }
     if (rc == 0) {
-        fprintf(stderr, "threadtime: JVM %d took %s\n", (int)pid, options);
+        fprintf(stderr, "threadtime: JVM %d took %s\n", pid, options);
         return 0;
     }
+    if (rc == AGENT_START_FAILED && print_agent_error(t, socket_path))
+        return 1;
     const char *why = rc == AGENT_BAD_JAR ? "it could not open the JAR or found no Agent-Class in it"
                       : rc == AGENT_NOT_ON_CLASS_PATH ? "it could not add the JAR to its class path"
                       : rc == AGENT_START_FAILED      ? "the agent failed to start (a wrong option, or agentmain threw)"
                       : rc == JNI_OUT_OF_MEMORY       ? "it ran out of memory"
                                                       : "the agent returned an error";
-    fail("JVM %d did not take the agent: %s (return code %ld); the target's stderr says more", (int)pid, why, rc);
+    fail("JVM %d did not take the agent: %s (return code %ld); the target's stderr says more", pid, why, rc);
     return 1;
 }
 
@@ -643,7 +741,7 @@ int tt_cli_attach(int argc, char **argv)
     const char *const load[4] = {"load", "instrument", "false", arg};
     ssize_t n = request(s, load, answer, sizeof answer, pid);
     close(s);
-    status = n < 0 ? 1 : report_load(answer, pid, opts);
+    status = n < 0 ? 1 : report_load(answer, &t, socket_path, opts);
 out:
     target_close(&t);
     return status;

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# `threadtime attach` never runs a program of the target's, and as root it acts
+# as the target's user (issue 29 item 2).
+#   test_attach.sh THREADTIME FAKE_JAVA SOURCE_DIR
+# FAKE_JAVA is tests/attach/fake_java.c built; it is installed as `java` and run
+# as an unprivileged user (nobody). A real JVM of that user is attached to too
+# when the checkout's JAR is built (make test-java or java-install) and JDK 17
+# or 25 is here. Needs root, to run a process as another user; anyone else
+# gets one SKIP line (exit 77). Files go under $TMPDIR only, and the fake's
+# /tmp is a private tmpfs in its own mount namespace.
+set -u
+cli=$1 fake=$2 src=$3
+if [ "$(id -u)" != 0 ]; then
+  echo "SKIP test_attach: needs root (it attaches as root to another user's process)"
+  exit 77
+fi
+user=nobody
+uid=$(id -u $user) gid=$(id -g $user)
+work=$(mktemp -d "${TMPDIR:-/tmp}/attach.XXXXXX") || exit 1
+chmod 755 "$work"
+pids=()
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# A readable stand-in for the agent JAR: the fakes never open it.
+jar=$work/agent.jar
+: >"$jar"
+chmod 644 "$jar"
+
+# run_as NAME [--private-tmp] COMMAND...: runs COMMAND as the user in
+# $work/NAME (a copy of the fake there as `java`); sets $pid.
+run_as() {
+  local dir=$work/$1 private=
+  shift
+  [ "$1" = --private-tmp ] && { private=1; shift; }
+  mkdir "$dir" && cp "$fake" "$dir/java" && chown -R "$user:" "$dir"
+  local drop="cd '$dir' && exec setpriv --reuid=$uid --regid=$gid --clear-groups $*"
+  if [ -n "$private" ]; then
+    unshare -m --propagation private sh -c "mount -t tmpfs -o mode=1777 tmpfs /tmp && $drop" &
+  else
+    sh -c "$drop" &
+  fi
+  pid=$!
+  pids+=("$pid")
+}
+
+# ready PID EXE [quit]: waits (bounded) until PID runs EXE and, with quit, has
+# its SIGQUIT handler in. A wait for readiness, not a timing check.
+ready() {
+  local i
+  for i in $(seq 200); do
+    if [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$2" ]; then
+      [ -z "${3:-}" ] && return 0
+      local cgt
+      cgt=$(sed -n 's/^SigCgt:\s*//p' "/proc/$1/status")
+      (((0x$cgt >> 2) & 1)) && return 0
+    fi
+    sleep 0.05
+  done
+  fail "process $1 never became ready ($2)"
+  return 1
+}
+
+# attach PID OPTIONS [ARGS...]: runs threadtime attach as root from $work;
+# sets $rc and $out (stdout and stderr).
+attach() {
+  local p=$1 o=$2
+  shift 2
+  out=$(cd "$work" && "$cli" attach --jar "$jar" "$@" "$p" "$o" 2>&1)
+  rc=$?
+}
+
+expect() { # expect WHAT: $out must contain WHAT
+  case "$out" in *"$1"*) ;; *) fail "expected '$1' in: $out" ;; esac
+}
+
+never_ran_as_root() {
+  [ -e "$work/$1/ran-as-root" ] && fail "$1: threadtime attach ran the target's program as root"
+}
+
+# 1. The issue's case: a user's program named java, no JVM. Today's attach
+#    executes it as root; it must not be run, signalled or left dead.
+run_as plain ./java plain
+if ready "$pid" "$work/plain/java"; then
+  attach "$pid" probe=off
+  [ "$rc" = 1 ] || fail "plain: exit $rc, expected 1: $out"
+  expect "is not a JVM that can be attached"
+  expect "no SIGQUIT handler"
+  kill -0 "$pid" 2>/dev/null || fail "plain: the process was killed"
+fi
+never_ran_as_root plain
+
+# 2. A program that catches SIGQUIT but never listens: a bounded wait, then a
+#    clear error, and the trigger file is gone again.
+run_as quit ./java quit
+if ready "$pid" "$work/quit/java" quit; then
+  attach "$pid" probe=off --timeout 1
+  [ "$rc" = 1 ] || fail "quit: exit $rc, expected 1: $out"
+  expect "no attach listener"
+  expect "appeared within 1 s"
+  ls -A "$work/quit" | grep -q '^\.attach_pid' && fail "quit: the trigger file was left behind"
+fi
+never_ran_as_root quit
+
+# 3. A listener as a JVM has it, in its own mount namespace with its own /tmp:
+#    the attacher enters the namespace, makes the trigger and connects as the
+#    user (not as root), and sends the load request with absolute paths.
+run_as listen --private-tmp ./java listen 0
+if ready "$pid" "$work/listen/java" quit; then
+  attach "$pid" dump=now.ttrace
+  [ "$rc" = 0 ] || fail "listen: exit $rc, expected 0: $out"
+  expect "entered the mount namespace of process $pid"
+  expect "acting as uid $uid, gid $gid"
+  expect "threadtime: JVM $pid took dump=$work/now.ttrace"
+  [ "$(cat "$work/listen/trigger-owner" 2>/dev/null)" = "$uid" ] || fail "listen: trigger file not made by uid $uid"
+  [ "$(cat "$work/listen/peer" 2>/dev/null)" = "$uid $gid" ] ||
+    fail "listen: connected as '$(cat "$work/listen/peer" 2>/dev/null)', not as '$uid $gid'"
+  printf '1\0load\0instrument\0false\0%s=dump=%s/now.ttrace\0' "$jar" "$work" >"$work/expected"
+  cmp -s "$work/expected" "$work/listen/request" || fail "listen: the request is not the load request: $(tr '\0' '|' <"$work/listen/request")"
+fi
+never_ran_as_root listen
+
+# 4. The agent's failure (return code 102): the attacher asks for the
+#    message the agent left in the system properties and prints it decoded,
+#    with the terminal escape sequence and the C1 control in it made harmless.
+run_as refuse --private-tmp ./java listen 102
+if ready "$pid" "$work/refuse/java" quit; then
+  attach "$pid" probe=off
+  [ "$rc" = 1 ] || fail "refuse: exit $rc, expected 1: $out"
+  expect "the agent in JVM $pid failed: threadtime: probe é\\x1b[31m matched nothing\\u0085 𝄞"
+  case "$out" in *$'\e'*) fail "refuse: an escape character reached the terminal" ;; esac
+  [ "$(cat "$work/refuse/peer2" 2>/dev/null)" = "$uid $gid" ] || fail "refuse: the properties were not asked for as '$uid $gid'"
+  printf '1\0properties\0\0\0\0' >"$work/expected2"
+  cmp -s "$work/expected2" "$work/refuse/request2" || fail "refuse: the second request is not 'properties'"
+fi
+
+# 5. A JAR the target's user cannot read is named before anything is sent.
+mkdir -m 700 "$work/private" && cp "$jar" "$work/private/agent.jar"
+run_as unreadable ./java quit
+if ready "$pid" "$work/unreadable/java" quit; then
+  out=$(cd "$work" && "$cli" attach --jar "$work/private/agent.jar" --timeout 1 "$pid" probe=off 2>&1)
+  rc=$?
+  [ "$rc" = 1 ] || fail "unreadable: exit $rc, expected 1: $out"
+  expect "uid $uid, the user of process $pid, cannot read the JAR $work/private/agent.jar"
+  ls -A "$work/unreadable" | grep -q '^\.attach_pid' && fail "unreadable: a trigger file was made"
+fi
+
+# 6. Real JVMs of the user: the agent loads as that user, and writes as it.
+shopt -s nullglob
+jars=("$src"/java/threadtime/target/threadtime-[0-9]*.jar)
+if [ ${#jars[@]} = 0 ]; then
+  echo "test_attach: no JAR in $src/java/threadtime/target (make java-install); real JVMs not tried"
+else
+  cp "${jars[0]}" "$jar"
+  mkdir "$work/jvm" && chown "$user:" "$work/jvm" && chmod 755 "$work/jvm"
+  cat >"$work/jvm/Wait.java" <<'EOF'
+public class Wait {
+    public static void main(String[] args) throws Exception {
+        System.out.println("ready");
+        Thread.sleep(600_000);
+    }
+}
+EOF
+  for v in 17 25; do
+    home=$("$src/java/jdks.sh" home $v 2>/dev/null) || { echo "test_attach: no JDK $v here; not tried"; continue; }
+    (cd "$work/jvm" && exec setpriv --reuid=$uid --regid=$gid --clear-groups "$home/bin/java" Wait.java \
+      >"$work/jvm/out$v" 2>"$work/jvm/err$v") &
+    pid=$!
+    pids+=("$pid")
+    for _ in $(seq 600); do grep -q ready "$work/jvm/out$v" 2>/dev/null && break; sleep 0.1; done
+    grep -q ready "$work/jvm/out$v" || { fail "JDK $v: the JVM did not start: $(cat "$work/jvm/err$v")"; continue; }
+    attach "$pid" "probe=java.lang.Integer::parseInt,out=$work/jvm/exit$v.ttrace"
+    [ "$rc" = 0 ] || fail "JDK $v: probe attach: exit $rc: $out"
+    expect "threadtime: JVM $pid took probe=java.lang.Integer::parseInt"
+    attach "$pid" "dump=$work/jvm/now$v.ttrace"
+    [ "$rc" = 0 ] || fail "JDK $v: dump attach: exit $rc: $out"
+    [ "$(stat -c %u "$work/jvm/now$v.ttrace" 2>/dev/null)" = "$uid" ] || fail "JDK $v: no trace written by uid $uid"
+    "$cli" dump "$work/jvm/now$v.ttrace" >/dev/null || fail "JDK $v: the dumped trace does not read"
+    attach "$pid" "probe=a..b"
+    [ "$rc" = 1 ] || fail "JDK $v: a bad option: exit $rc: $out"
+    # A JAR whose agentmain leaves its message in threadtime.attach.error has
+    # it printed; an older one gets the return code and a pointer.
+    if unzip -p "$jar" io/threadtime/ThreadTimeAgent.class | grep -aq threadtime.attach.error; then
+      expect "the agent in JVM $pid failed: threadtime: unknown or conflicting option 'probe=a..b'"
+    else
+      expect "the agent failed to start (a wrong option, or agentmain threw) (return code 102)"
+    fi
+  done
+fi
+
+[ "$fails" = 0 ] && echo "test_attach: all passed"
+exit $((fails > 0))
