@@ -70,7 +70,8 @@ static void usage(FILE *f)
                "  --jar      threadtime's JAR (default: $THREADTIME_JAR, else the checkout's build)\n"
                "  --timeout  how long to wait for the JVM's attach listener to start (default 10)\n"
                "  Runs nothing of the target's. As root, it acts as the target's user (and in its\n"
-               "  mount namespace); that user must be able to read the JAR.\n");
+               "  mount namespace); that user must be able to read the JAR.\n"
+               "  Exit status 0, 1 (the attach or the agent failed) or 2 (usage, no JAR).\n");
 }
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -705,7 +706,10 @@ int tt_cli_attach(int argc, char **argv)
     target t;
     err = target_open(&t, pid);
     if (err != 0) {
-        fail("process %d: %s", (int)pid, err == -ENOENT || err == -ESRCH ? "no such process" : strerror(-err));
+        fail("process %d: %s", (int)pid,
+             err == -ENOENT || err == -ESRCH ? "no such process"
+             : err == -EINVAL                ? "not a process id (a thread's?)"
+                                             : strerror(-err));
         target_close(&t);
         return 1;
     }
