@@ -6,8 +6,9 @@
 # as an unprivileged user (nobody). A real JVM of that user is attached to too
 # when the checkout's JAR is built (make test-java or java-install) and JDK 17
 # or 25 is here. Needs root, to run a process as another user; anyone else
-# gets one SKIP line (exit 77). Files go under $TMPDIR only, and the fake's
-# /tmp is a private tmpfs in its own mount namespace.
+# gets one SKIP line (exit 77). Files go under $TMPDIR only: the fakes that
+# listen and the JVMs get a private tmpfs /tmp in their own mount namespace,
+# which the attacher enters.
 set -u
 cli=$1 fake=$2 src=$3
 if [ "$(id -u)" != 0 ]; then
@@ -21,7 +22,7 @@ chmod 755 "$work"
 pids=()
 cleanup() {
   local p
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
   wait 2>/dev/null
   rm -rf "$work"
 }
@@ -170,8 +171,10 @@ public class Wait {
 EOF
   for v in 17 25; do
     home=$("$src/java/jdks.sh" home $v 2>/dev/null) || { echo "test_attach: no JDK $v here; not tried"; continue; }
-    (cd "$work/jvm" && exec setpriv --reuid=$uid --regid=$gid --clear-groups "$home/bin/java" Wait.java \
-      >"$work/jvm/out$v" 2>"$work/jvm/err$v") &
+    # Its own /tmp, as the fakes': the socket and hsperfdata stay out of the host's.
+    unshare -m --propagation private sh -c "mount -t tmpfs -o mode=1777 tmpfs /tmp && cd '$work/jvm' &&
+      exec setpriv --reuid=$uid --regid=$gid --clear-groups '$home/bin/java' Wait.java" \
+      >"$work/jvm/out$v" 2>"$work/jvm/err$v" &
     pid=$!
     pids+=("$pid")
     for _ in $(seq 600); do grep -q ready "$work/jvm/out$v" 2>/dev/null && break; sleep 0.1; done
@@ -179,6 +182,8 @@ EOF
     attach "$pid" "probe=java.lang.Integer::parseInt,out=$work/jvm/exit$v.ttrace"
     [ "$rc" = 0 ] || fail "JDK $v: probe attach: exit $rc: $out"
     expect "threadtime: JVM $pid took probe=java.lang.Integer::parseInt"
+    expect "entered the mount namespace of process $pid"
+    expect "acting as uid $uid, gid $gid"
     attach "$pid" "dump=$work/jvm/now$v.ttrace"
     [ "$rc" = 0 ] || fail "JDK $v: dump attach: exit $rc: $out"
     [ "$(stat -c %u "$work/jvm/now$v.ttrace" 2>/dev/null)" = "$uid" ] || fail "JDK $v: no trace written by uid $uid"
