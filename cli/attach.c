@@ -498,10 +498,15 @@ static void print_untrusted(FILE *f, const char *text)
     }
 }
 
-/* The system property in which threadtime's agentmain leaves the message of
- * the exception it failed with: libinstrument prints that exception only on
- * the target's stderr and answers the attacher with return code 102 alone. */
-#define AGENT_ERROR_PROPERTY "threadtime.attach.error"
+/* The system properties in which threadtime's agentmain leaves what the
+ * attacher should say: the attach protocol carries only agentmain's return
+ * code (102 when it threw), and libinstrument prints the exception on the
+ * target's stderr alone. Each holds lines. */
+#define AGENT_ERROR_PROPERTY "threadtime.attach.error"       /* the message it failed with */
+#define AGENT_WARNINGS_PROPERTY "threadtime.attach.warnings" /* e.g. a filter that matched nothing */
+/* What is read of an answer to "properties" at most: a long class path can be
+ * most of it. */
+#define PROPERTIES_MAX (1024 * 1024)
 
 /* Appends code point c as UTF-8. */
 static size_t put_utf8(char *out, unsigned long c)
@@ -573,24 +578,33 @@ static bool property_value(const char *props, const char *key, char *out, size_t
     return false;
 }
 
-/* Asks the JVM for the message threadtime's agent left when it failed, and
- * prints it. Returns whether there was one. */
-static bool print_agent_error(const target *t, const char *socket_path)
+/* Asks the JVM for the property key that threadtime's agent set, and prints
+ * each of its lines after prefix. Returns whether there was such a line. */
+static bool print_agent_property(const target *t, const char *socket_path, const char *key, const char *prefix)
 {
     int s = connect_checked(t, socket_path);
     if (s < 0)
         return false;
-    static char props[ANSWER_MAX], message[4096];
+    static char message[8192];
+    char *props = malloc(PROPERTIES_MAX);
     const char *const ask[4] = {"properties", "", "", ""};
-    ssize_t n = request(s, ask, props, sizeof props, t->pid);
+    ssize_t n = props ? request(s, ask, props, PROPERTIES_MAX, t->pid) : -1;
     close(s);
-    if (n <= 0 || strncmp(props, "0\n", 2) != 0 || !property_value(props + 2, AGENT_ERROR_PROPERTY, message,
-                                                                   sizeof message))
-        return false;
-    fprintf(stderr, "threadtime attach: the agent in JVM %d failed: ", (int)t->pid);
-    print_untrusted(stderr, message);
-    fputc('\n', stderr);
-    return true;
+    bool found = n > 0 && strncmp(props, "0\n", 2) == 0 &&
+                 property_value(props + 2, key, message, sizeof message) && message[0];
+    free(props);
+    for (char *line = message; found && line;) {
+        char *next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        if (*line) {
+            fprintf(stderr, "%s", prefix);
+            print_untrusted(stderr, line);
+            fputc('\n', stderr);
+        }
+        line = next;
+    }
+    return found;
 }
 
 /* Reads a load answer. Returns the exit status: 0, or 1 after printing why. */
@@ -626,11 +640,15 @@ static int report_load(const char *answer, const target *t, const char *socket_p
         print_untrusted(stderr, *text ? text : "no reason given\n");
         return 1;
     }
+    char prefix[96];
     if (rc == 0) {
         fprintf(stderr, "threadtime: JVM %d took %s\n", pid, options);
+        snprintf(prefix, sizeof prefix, "threadtime: JVM %d: ", pid);
+        print_agent_property(t, socket_path, AGENT_WARNINGS_PROPERTY, prefix);
         return 0;
     }
-    if (rc == AGENT_START_FAILED && print_agent_error(t, socket_path))
+    snprintf(prefix, sizeof prefix, "threadtime attach: the agent in JVM %d failed: ", pid);
+    if (rc == AGENT_START_FAILED && print_agent_property(t, socket_path, AGENT_ERROR_PROPERTY, prefix))
         return 1;
     const char *why = rc == AGENT_BAD_JAR ? "it could not open the JAR or found no Agent-Class in it"
                       : rc == AGENT_NOT_ON_CLASS_PATH ? "it could not add the JAR to its class path"

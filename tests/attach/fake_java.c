@@ -6,8 +6,9 @@
  *   java quit         sleeps with a SIGQUIT handler, never listens
  *   java listen RC    on SIGQUIT with .attach_pid<pid> in its working
  *                     directory, listens on /tmp/.java_pid<pid> as a JVM
- *                     does, takes one request and answers "return code: RC";
- *                     when RC is not 0, one more, answered with properties
+ *                     does, takes one request and answers "return code: RC",
+ *                     then one more, answered with system properties that
+ *                     hold threadtime's agent's error and warnings
  *
  * Whatever the arguments, run with uid or euid 0 it only writes the file
  * ran-as-root beside itself and exits 3: that file is the proof that an
@@ -79,9 +80,9 @@ static int serve(int l, const char *peer_file, const char *request_file, const c
 }
 
 /* Serves attach requests the way HotSpot's listener does: a load, answered
- * "return code: RC", and after a failed one the system properties, with
- * threadtime's agent's message in them (escaped as Java writes them, with a
- * terminal escape sequence inside). 0 or 1. */
+ * "return code: RC", then the system properties, with threadtime's agent's
+ * error and warnings in them (escaped as Java writes them, with a terminal
+ * escape sequence inside). 0 or 1. */
 static int listen_once(const char *rc)
 {
     char trigger[64], path[108];
@@ -108,10 +109,11 @@ static int listen_once(const char *rc)
     char answer[64];
     snprintf(answer, sizeof answer, "0\nreturn code: %s\n", rc);
     int failed = serve(l, "peer", "request", answer);
-    if (!failed && strcmp(rc, "0") != 0)
+    if (!failed)
         failed = serve(l, "peer2", "request2",
                        "0\n#Wed Nov 25 21:00:00 UTC 2026\njava.version=17\n"
-                       "threadtime.attach.error=threadtime\\: probe \\u00e9\\u001b[31m matched nothing\\u0085 \\uD834\\uDD1E\n");
+                       "threadtime.attach.error=threadtime\\: probe \\u00e9\\u001b[31m matched nothing\\u0085 \\uD834\\uDD1E\n"
+                       "threadtime.attach.warnings=probe 'a.B\\:\\:c' matched nothing\\nprobe 'd.E\\:\\:f' matched nothing\n");
     close(l);
     unlink(path);
     return failed;

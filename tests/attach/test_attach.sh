@@ -125,6 +125,10 @@ if ready "$pid" "$work/listen/java" quit; then
     fail "listen: connected as '$(cat "$work/listen/peer" 2>/dev/null)', not as '$uid $gid'"
   printf '1\0load\0instrument\0false\0%s=dump=%s/now.ttrace\0' "$jar" "$work" >"$work/expected"
   cmp -s "$work/expected" "$work/listen/request" || fail "listen: the request is not the load request: $(tr '\0' '|' <"$work/listen/request")"
+  # The agent's warnings (threadtime.attach.warnings), a line each; not its error.
+  expect "threadtime: JVM $pid: probe 'a.B::c' matched nothing"
+  expect "threadtime: JVM $pid: probe 'd.E::f' matched nothing"
+  case "$out" in *"failed:"*) fail "listen: a successful attach printed the error property: $out" ;; esac
 fi
 never_ran_as_root listen
 
@@ -160,6 +164,11 @@ if [ ${#jars[@]} = 0 ]; then
   echo "test_attach: no JAR in $src/java/threadtime/target (make java-install); real JVMs not tried"
 else
   cp "${jars[0]}" "$jar"
+  # A JAR whose agentmain leaves its error and warnings in the properties
+  # threadtime.attach.error and .warnings has them printed; with an older one
+  # the attacher has only the return code.
+  agent_says=
+  unzip -p "$jar" io/threadtime/ThreadTimeAgent.class | grep -aq threadtime.attach.warnings && agent_says=1
   mkdir "$work/jvm" && chown "$user:" "$work/jvm" && chmod 755 "$work/jvm"
   cat >"$work/jvm/Wait.java" <<'EOF'
 public class Wait {
@@ -179,9 +188,12 @@ EOF
     pids+=("$pid")
     for _ in $(seq 600); do grep -q ready "$work/jvm/out$v" 2>/dev/null && break; sleep 0.1; done
     grep -q ready "$work/jvm/out$v" || { fail "JDK $v: the JVM did not start: $(cat "$work/jvm/err$v")"; continue; }
-    attach "$pid" "probe=java.lang.Integer::parseInt,out=$work/jvm/exit$v.ttrace"
+    attach "$pid" "probe=java.lang.Integer::parseInt;java.lang.Integer::parsInt,out=$work/jvm/exit$v.ttrace"
     [ "$rc" = 0 ] || fail "JDK $v: probe attach: exit $rc: $out"
     expect "threadtime: JVM $pid took probe=java.lang.Integer::parseInt"
+    if [ -n "$agent_says" ]; then
+      expect "threadtime: JVM $pid: probe 'java.lang.Integer::parsInt' matched nothing"
+    fi
     expect "entered the mount namespace of process $pid"
     expect "acting as uid $uid, gid $gid"
     attach "$pid" "dump=$work/jvm/now$v.ttrace"
@@ -190,9 +202,7 @@ EOF
     "$cli" dump "$work/jvm/now$v.ttrace" >/dev/null || fail "JDK $v: the dumped trace does not read"
     attach "$pid" "probe=a..b"
     [ "$rc" = 1 ] || fail "JDK $v: a bad option: exit $rc: $out"
-    # A JAR whose agentmain leaves its message in threadtime.attach.error has
-    # it printed; an older one gets the return code and a pointer.
-    if unzip -p "$jar" io/threadtime/ThreadTimeAgent.class | grep -aq threadtime.attach.error; then
+    if [ -n "$agent_says" ]; then
       expect "the agent in JVM $pid failed: threadtime: unknown or conflicting option 'probe=a..b'"
     else
       expect "the agent failed to start (a wrong option, or agentmain threw) (return code 102)"
