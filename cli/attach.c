@@ -205,10 +205,10 @@ static int target_open(target *t, pid_t pid)
         return n < 0 ? -err : -EIO;
     status[n] = '\0';
     char v[256];
-    unsigned long ruid, euid, rgid, egid;
+    unsigned long euid, egid; /* the second of the real, effective, saved and file ids */
     unsigned long long caught;
-    if (!status_field(status, "Uid", v, sizeof v) || sscanf(v, "%lu %lu", &ruid, &euid) != 2 ||
-        !status_field(status, "Gid", v, sizeof v) || sscanf(v, "%lu %lu", &rgid, &egid) != 2 ||
+    if (!status_field(status, "Uid", v, sizeof v) || sscanf(v, "%*u %lu", &euid) != 1 ||
+        !status_field(status, "Gid", v, sizeof v) || sscanf(v, "%*u %lu", &egid) != 1 ||
         !status_field(status, "SigCgt", v, sizeof v) || sscanf(v, "%llx", &caught) != 1)
         return -EIO;
     t->uid = (uid_t)euid;
@@ -236,16 +236,13 @@ static void target_close(target *t)
         close(t->cwd);
 }
 
-static bool same_mount_ns(pid_t pid, int *err)
+static bool same_mount_ns(pid_t pid)
 {
     char path[64];
     struct stat mine, theirs;
     snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)pid);
-    if (stat("/proc/self/ns/mnt", &mine) != 0 || stat(path, &theirs) != 0) {
-        *err = errno;
+    if (stat("/proc/self/ns/mnt", &mine) != 0 || stat(path, &theirs) != 0)
         return true; /* cannot tell: the files are then reached the plain way */
-    }
-    *err = 0;
     return mine.st_ino == theirs.st_ino && mine.st_dev == theirs.st_dev;
 }
 
@@ -254,14 +251,19 @@ static bool same_mount_ns(pid_t pid, int *err)
  * Returns 0, or 1 after printing why not. */
 static int become_target(target *t)
 {
+    if (geteuid() != 0 && geteuid() != t->uid) {
+        fail("permission denied: process %d runs as uid %lu; a JVM takes an agent only from its own user or root "
+             "(run this as uid %lu, or with sudo)",
+             (int)t->pid, (unsigned long)t->uid, (unsigned long)t->uid);
+        return 1;
+    }
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/cwd", (int)t->pid);
     /* Opened now: after setns, /proc may be the target's own procfs, where
      * our pid names another process or none. */
     t->cwd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-    int err;
-    if (!same_mount_ns(t->pid, &err)) {
+    if (!same_mount_ns(t->pid)) {
         snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)t->pid);
         int ns = open(path, O_RDONLY | O_CLOEXEC);
         if (ns >= 0 && setns(ns, CLONE_NEWNS) == 0) {
@@ -278,9 +280,7 @@ static int become_target(target *t)
             close(ns);
     }
 
-    if (geteuid() == 0) {
-        if (t->uid == 0 && t->gid == 0)
-            return 0;
+    if (geteuid() == 0 && (t->uid != 0 || t->gid != 0)) {
         if (setgroups(0, NULL) != 0 || setresgid(t->gid, t->gid, t->gid) != 0 ||
             setresuid(t->uid, t->uid, t->uid) != 0) {
             fail("cannot take the uid %lu and gid %lu of process %d (%s); nothing was done", (unsigned long)t->uid,
@@ -289,13 +289,6 @@ static int become_target(target *t)
         }
         fprintf(stderr, "threadtime attach: acting as uid %lu, gid %lu (those of process %d), no other groups\n",
                 (unsigned long)t->uid, (unsigned long)t->gid, (int)t->pid);
-        return 0;
-    }
-    if (geteuid() != t->uid) {
-        fail("permission denied: process %d runs as uid %lu; a JVM takes an agent only from its own user or root "
-             "(run this as uid %lu, or with sudo)",
-             (int)t->pid, (unsigned long)t->uid, (unsigned long)t->uid);
-        return 1;
     }
     return 0;
 }
@@ -308,9 +301,10 @@ static int64_t now_ms(void)
 }
 
 /* Creates the trigger file that makes the JVM's SIGQUIT handler start the
- * listener: in the target's working directory, else its /tmp. Returns the
- * directory fd it was created in (to remove it after), -2 when one was there
- * already (someone else's: left alone), or -1 after printing why not. */
+ * listener: in the target's working directory, else its /tmp (where the JVM
+ * looks next, also when the first is someone else's). Returns the directory
+ * fd it was created in (to remove it after), -2 when it could make none but
+ * one is there already (left alone: not ours), or -1 after printing why not. */
 static int create_trigger(const target *t, const char *name, int *tmp_dir)
 {
     int dirs[2] = {t->cwd, -1};
@@ -328,9 +322,9 @@ static int create_trigger(const target *t, const char *name, int *tmp_dir)
             return dirs[i];
         }
         errs[i] = errno;
-        if (errno == EEXIST)
-            return -2;
     }
+    if (errs[0] == EEXIST || errs[1] == EEXIST)
+        return -2;
     fail("cannot create the trigger file %s in the working directory of process %d (%s) nor in %s (%s)", name,
          (int)t->pid, strerror(errs[0]), tmp, strerror(errs[1]));
     return -1;
