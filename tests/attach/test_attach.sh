@@ -164,11 +164,6 @@ if [ ${#jars[@]} = 0 ]; then
   echo "test_attach: no JAR in $src/java/threadtime/target (make java-install); real JVMs not tried"
 else
   cp "${jars[0]}" "$jar"
-  # A JAR whose agentmain leaves its error and warnings in the properties
-  # threadtime.attach.error and .warnings has them printed; with an older one
-  # the attacher has only the return code.
-  agent_says=
-  unzip -p "$jar" io/threadtime/ThreadTimeAgent.class | grep -aq threadtime.attach.warnings && agent_says=1
   mkdir "$work/jvm" && chown "$user:" "$work/jvm" && chmod 755 "$work/jvm"
   cat >"$work/jvm/Wait.java" <<'EOF'
 public class Wait {
@@ -180,6 +175,12 @@ public class Wait {
 EOF
   for v in 17 25; do
     home=$("$src/java/jdks.sh" home $v 2>/dev/null) || { echo "test_attach: no JDK $v here; not tried"; continue; }
+    # A JAR whose agentmain leaves its error and warnings in the properties
+    # threadtime.attach.error and .warnings has them printed; with an older
+    # one the attacher has only the return code.
+    agent_says=
+    (cd "$work" && "$home/bin/jar" xf "$jar" io/threadtime/ThreadTimeAgent.class) &&
+      grep -aq threadtime.attach.warnings "$work/io/threadtime/ThreadTimeAgent.class" && agent_says=1
     # Its own /tmp, as the fakes': the socket and hsperfdata stay out of the host's.
     unshare -m --propagation private sh -c "mount -t tmpfs -o mode=1777 tmpfs /tmp && cd '$work/jvm' &&
       exec setpriv --reuid=$uid --regid=$gid --clear-groups '$home/bin/java' Wait.java" \
