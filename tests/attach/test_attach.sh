@@ -3,10 +3,10 @@
 # as the target's user (issue 29 item 2).
 #   test_attach.sh THREADTIME FAKE_JAVA SOURCE_DIR
 # FAKE_JAVA is tests/attach/fake_java.c built; it is installed as `java` and run
-# as an unprivileged user (nobody). A real JVM of that user is attached to too
-# when the checkout's JAR is built (make test-java or java-install) and JDK 17
-# or 25 is here. Needs root, to run a process as another user; anyone else
-# gets one SKIP line (exit 77). Files go under $TMPDIR only: the fakes that
+# as an unprivileged user (nobody). Real JVMs of that user (Java 17, 21 and 25,
+# those java/jdks.sh finds) are attached to too when the checkout's JAR is
+# built (make test-java or java-install). Needs root, to run a process as
+# another user; anyone else gets one SKIP line (exit 77). Files go under $TMPDIR only: the fakes that
 # listen and the JVMs get a private tmpfs /tmp in their own mount namespace,
 # which the attacher enters.
 set -u
@@ -157,40 +157,42 @@ if ready "$pid" "$work/unreadable/java" quit; then
   ls -A "$work/unreadable" | grep -q '^\.attach_pid' && fail "unreadable: a trigger file was made"
 fi
 
-# 6. Real JVMs of the user: the agent loads as that user, and writes as it.
+# 6. Real JVMs of the user (Java 17, 21 and 25, those java/jdks.sh finds):
+#    the agent loads as that user and writes as it.
 shopt -s nullglob
 jars=("$src"/java/threadtime/target/threadtime-[0-9]*.jar)
-if [ ${#jars[@]} = 0 ]; then
-  echo "test_attach: no JAR in $src/java/threadtime/target (make java-install); real JVMs not tried"
+jdk=$("$src/java/jdks.sh" home 17 2>/dev/null || "$src/java/jdks.sh" home 25 2>/dev/null)
+if [ ${#jars[@]} = 0 ] || [ -z "$jdk" ]; then
+  echo "test_attach: no JAR in $src/java/threadtime/target (make java-install) or no JDK; real JVMs not tried"
 else
   cp "${jars[0]}" "$jar"
-  mkdir "$work/jvm" && chown "$user:" "$work/jvm" && chmod 755 "$work/jvm"
-  cat >"$work/jvm/Wait.java" <<'EOF'
-public class Wait {
-    public static void main(String[] args) throws Exception {
-        System.out.println("ready");
-        Thread.sleep(600_000);
-    }
-}
-EOF
-  for v in 17 25; do
-    home=$("$src/java/jdks.sh" home $v 2>/dev/null) || { echo "test_attach: no JDK $v here; not tried"; continue; }
-    # A JAR whose agentmain leaves its error and warnings in the properties
-    # threadtime.attach.error and .warnings has them printed; with an older
-    # one the attacher has only the return code.
-    agent_says=
-    (cd "$work" && "$home/bin/jar" xf "$jar" io/threadtime/ThreadTimeAgent.class) &&
-      grep -aq threadtime.attach.warnings "$work/io/threadtime/ThreadTimeAgent.class" && agent_says=1
+  mkdir "$work/jvm" && chmod 755 "$work/jvm"
+  printf '%s\n' 'public class Wait {' \
+    '    public static void main(String[] args) throws Exception {' \
+    '        System.out.println("ready");' \
+    '        Thread.sleep(600_000);' \
+    '    }' \
+    '}' >"$work/Wait.java"
+  "$jdk/bin/javac" --release 17 -d "$work/jvm" "$work/Wait.java" || fail "javac failed"
+  # A JAR whose agentmain leaves its error and warnings in the properties
+  # threadtime.attach.error and .warnings has them printed; with an older
+  # one the attacher has only the return code.
+  agent_says=
+  (cd "$work" && "$jdk/bin/jar" xf "$jar" io/threadtime/ThreadTimeAgent.class) &&
+    grep -aq threadtime.attach.warnings "$work/io/threadtime/ThreadTimeAgent.class" && agent_says=1
+  chown -R "$user:" "$work/jvm"
+  for v in 17 21 25; do
+    home=$("$src/java/jdks.sh" runtime $v 2>/dev/null) || { echo "test_attach: no Java $v here; not tried"; continue; }
     # Its own /tmp, as the fakes': the socket and hsperfdata stay out of the host's.
     unshare -m --propagation private sh -c "mount -t tmpfs -o mode=1777 tmpfs /tmp && cd '$work/jvm' &&
-      exec setpriv --reuid=$uid --regid=$gid --clear-groups '$home/bin/java' Wait.java" \
-      >"$work/jvm/out$v" 2>"$work/jvm/err$v" &
+      exec setpriv --reuid=$uid --regid=$gid --clear-groups '$home/bin/java' -cp . Wait" \
+      >"$work/out$v" 2>"$work/err$v" &
     pid=$!
     pids+=("$pid")
-    for _ in $(seq 600); do grep -q ready "$work/jvm/out$v" 2>/dev/null && break; sleep 0.1; done
-    grep -q ready "$work/jvm/out$v" || { fail "JDK $v: the JVM did not start: $(cat "$work/jvm/err$v")"; continue; }
+    for _ in $(seq 600); do grep -q ready "$work/out$v" 2>/dev/null && break; sleep 0.1; done
+    grep -q ready "$work/out$v" || { fail "Java $v: the JVM did not start: $(cat "$work/err$v")"; continue; }
     attach "$pid" "probe=java.lang.Integer::parseInt;java.lang.Integer::parsInt,out=$work/jvm/exit$v.ttrace"
-    [ "$rc" = 0 ] || fail "JDK $v: probe attach: exit $rc: $out"
+    [ "$rc" = 0 ] || fail "Java $v: probe attach: exit $rc: $out"
     expect "threadtime: JVM $pid took probe=java.lang.Integer::parseInt"
     if [ -n "$agent_says" ]; then
       expect "threadtime: JVM $pid: probe 'java.lang.Integer::parsInt' matched nothing"
@@ -198,11 +200,11 @@ EOF
     expect "entered the mount namespace of process $pid"
     expect "acting as uid $uid, gid $gid"
     attach "$pid" "dump=$work/jvm/now$v.ttrace"
-    [ "$rc" = 0 ] || fail "JDK $v: dump attach: exit $rc: $out"
-    [ "$(stat -c %u "$work/jvm/now$v.ttrace" 2>/dev/null)" = "$uid" ] || fail "JDK $v: no trace written by uid $uid"
-    "$cli" dump "$work/jvm/now$v.ttrace" >/dev/null || fail "JDK $v: the dumped trace does not read"
+    [ "$rc" = 0 ] || fail "Java $v: dump attach: exit $rc: $out"
+    [ "$(stat -c %u "$work/jvm/now$v.ttrace" 2>/dev/null)" = "$uid" ] || fail "Java $v: no trace written by uid $uid"
+    "$cli" dump "$work/jvm/now$v.ttrace" >/dev/null || fail "Java $v: the dumped trace does not read"
     attach "$pid" "probe=a..b"
-    [ "$rc" = 1 ] || fail "JDK $v: a bad option: exit $rc: $out"
+    [ "$rc" = 1 ] || fail "Java $v: a bad option: exit $rc: $out"
     if [ -n "$agent_says" ]; then
       expect "the agent in JVM $pid failed: threadtime: unknown or conflicting option 'probe=a..b'"
     else
