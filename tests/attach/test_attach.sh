@@ -6,9 +6,9 @@
 # as an unprivileged user (nobody). Real JVMs of that user (Java 17, 21 and 25,
 # those java/jdks.sh finds) are attached to too when the checkout's JAR is
 # built (make test-java or java-install). Needs root, to run a process as
-# another user; anyone else gets one SKIP line (exit 77). Files go under $TMPDIR only: the fakes that
-# listen and the JVMs get a private tmpfs /tmp in their own mount namespace,
-# which the attacher enters.
+# another user; anyone else gets one SKIP line (exit 77). Files go under
+# $TMPDIR only: the fakes that listen and the JVMs get a private tmpfs /tmp
+# in their own mount namespace, which the attacher enters.
 set -u
 cli=$1 fake=$2 src=$3
 if [ "$(id -u)" != 0 ]; then
