@@ -1,6 +1,7 @@
 """fork(): what the child inherits must not answer with the parent's
 figures (issue 29, item 9)."""
 import errno
+import multiprocessing
 import os
 import threading
 import time
@@ -72,3 +73,32 @@ def test_thread_times_in_the_child_reads_the_childs_thread():
 
     child, kernel = map(int, in_child(body).split())
     assert child <= kernel < parent.total_ns
+
+
+def burn_task(ms: int) -> tuple[int, int, int, int]:
+    """In a pool worker: times() and the calling thread's total around a
+    burn of ms of CPU (measured by the kernel's own clock), and the kernel's
+    clock around both."""
+    k0 = time.thread_time_ns()
+    a, ta = threadtime.times(), threadtime.total_ns()
+    while time.thread_time_ns() - k0 < ms * 1_000_000:
+        pass
+    b, tb = threadtime.times(), threadtime.total_ns()
+    k1 = time.thread_time_ns()
+    return b.total_ns - a.total_ns, tb - ta, k1 - k0, max(b.total_ns, tb) - k1
+
+
+def test_a_fork_pools_tasks_read_their_own_cpu_time():
+    # The parent's thread has used more than any task will, so a figure
+    # carried over from it would show.
+    burn_cpu_ns(300_000_000)
+    threadtime.times(), threadtime.total_ns()
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        results = pool.map(burn_task, [50, 100, 150, 200])
+    for ms, (times_ns, total_ns, kernel_ns, above_kernel) in zip([50, 100, 150, 200], results):
+        # Never the parent's figure: nothing above the worker's own clock
+        # read after it (1 us: times() is whole microseconds).
+        assert above_kernel <= 1_000, (ms, above_kernel)
+        # Not ~0: the burn shows (less one tick of getrusage's lag at each end).
+        assert total_ns >= ms * 1_000_000 and total_ns <= kernel_ns, (ms, total_ns, kernel_ns)
+        assert times_ns >= ms * 1_000_000 // 2, (ms, times_ns)
