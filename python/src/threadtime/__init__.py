@@ -9,9 +9,15 @@ Three kinds of answer, named so they are not confused:
   ``Times(user_ns, system_ns, total_ns)`` with ``user_ns + system_ns ==
   total_ns`` and each part monotonic, as /proc and getrusage report it.
 
+``total_ns()`` of the calling thread reads the core's fast clock (no system
+call while the thread keeps its CPU); ``fast_clock()`` says what answers,
+``set_fast_clock(False)`` turns it off.
+
 The event log: ``start_log()``, ``event(id[, text or value])``, ``with
-interval(id):``, ``event_name(id, name)``, ``dump(path)``, ``stop_log()``;
-each event costs about one cycle-counter read in C plus the Python call.
+interval(id):`` (or ``@interval(id)``), ``event_name(id, name)``,
+``dump(path)``, ``stop_log()``, or ``with recording(path):`` for start, stop
+and dump; an id is an int or a str name. Each event costs about one
+cycle-counter read in C plus the Python call.
 
 Trace files: ``read_trace(path)`` parses one with the core's reader, and
 ``Trace.to_pandas()`` gives its events as a DataFrame (pandas optional).
