@@ -132,7 +132,8 @@ def load(path: str) -> Bench:
     try:
         return parse(json.loads(text))
     except json.JSONDecodeError as e:
-        raise BenchFormatError(f"not JSON: {e}") from e
+        raise BenchFormatError("neither a trace file (no TTRACE signature at the start) nor the JSON of "
+                               f"`threadtime bench --json` (not JSON: {e})") from e
 
 
 def title(bench: Bench) -> str:
