@@ -117,7 +117,8 @@ ROOT = core_root()
 LIMITED = not free_threaded()
 core = Extension(
     "threadtime._core",
-    sources=["ext/_core.c", "ext/trace.c", *core_sources(ROOT)],
+    sources=["ext/_core.c", "ext/clocks.c", "ext/handles.c", "ext/log.c", "ext/interval.c", "ext/trace.c",
+             *core_sources(ROOT)],
     include_dirs=[str(ROOT / "include"), str(ROOT / "src")],
     define_macros=[("_GNU_SOURCE", None)] + ([("Py_LIMITED_API", hex(LIMITED_API))] if LIMITED else []),
     extra_compile_args=["-std=c11", "-fvisibility=hidden"],
