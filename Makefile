@@ -87,6 +87,16 @@ bench-event-dump: build
 	bash -c 'time $(THREADTIME) dump --format chrome -o $(BUILD)/event_dump_bench.json $(BUILD)/event_dump_bench.trace'
 	rm -f $(BUILD)/event_dump_bench.trace $(BUILD)/event_dump_bench.json
 
+# Pairing speed on its worst case: PAIR_N begins of one id, then PAIR_N ends
+# of another, on one thread; Chrome and --summary output timed on it.
+PAIR_N ?= 131072
+.PHONY: bench-pairing
+bench-pairing: build
+	$(BUILD)/cli/pair_bench $(BUILD)/pair_bench.trace $(PAIR_N)
+	bash -c 'time $(THREADTIME) dump --format chrome -o $(BUILD)/pair_bench.json $(BUILD)/pair_bench.trace'
+	bash -c 'time $(THREADTIME) dump --summary -o $(BUILD)/pair_bench.txt $(BUILD)/pair_bench.trace'
+	rm -f $(BUILD)/pair_bench.trace $(BUILD)/pair_bench.json $(BUILD)/pair_bench.txt
+
 # How lumpy this host's per-thread CPU clock is, idle and then with a busy
 # loop per CPU beside it (CLOCK_STEPS_SECONDS each).
 CLOCK_STEPS_SECONDS ?= 30

@@ -230,10 +230,12 @@ static void golden_case(const char *args, const char *golden_name, size_t cut, i
     golden_trace_case(0, args, golden_name, cut, want_status);
 }
 
-TT_TEST(text) { golden_case("", "dump.txt", 0, 0); }
-TT_TEST(csv) { golden_case("--format csv", "dump.csv", 0, 0); }
-TT_TEST(json) { golden_case("--format json", "dump.json", 0, 0); }
-TT_TEST(chrome) { golden_case("--format chrome", "dump.chrome.json", 0, 0); }
+/* Status 1: thread 101's record that never committed lies between intact
+ * ones, so the reader says it dropped it. */
+TT_TEST(text) { golden_case("", "dump.txt", 0, 1); }
+TT_TEST(csv) { golden_case("--format csv", "dump.csv", 0, 1); }
+TT_TEST(json) { golden_case("--format json", "dump.json", 0, 1); }
+TT_TEST(chrome) { golden_case("--format chrome", "dump.chrome.json", 0, 1); }
 /* Cut in the second thread's records: the first thread in full, what is
  * left of the second, the message, status 1. */
 TT_TEST(truncated) { golden_case("", "dump-truncated.txt", 128 + 128 + 7 * 32 + 128 + 2 * 32 + 5, 1); }
@@ -249,7 +251,7 @@ TT_TEST(v11_summary_json) { golden_trace_case(1 + INTACT, "--summary --format js
 TT_TEST(v11_bad_name) { golden_trace_case(1 + BAD_NAME, "--format csv", "dump11-bad-name.csv", 0, 1); }
 TT_TEST(v11_bad_summary) { golden_trace_case(1 + BAD_SUMMARY, "--summary", "summary11-bad.txt", 0, 1); }
 /* The 1.0 trace has no summary: the pairs in the rings, said so. */
-TT_TEST(v10_summary) { golden_case("--summary", "summary10.txt", 0, 0); }
+TT_TEST(v10_summary) { golden_case("--summary", "summary10.txt", 0, 1); }
 
 /* Seeded random damage to the 1.1 trace (flipped bytes, cuts) through every
  * output: the CLI always ends with status 0, 1 or 2, never a crash or a
