@@ -32,7 +32,10 @@ void json_header(row_ctx *c)
     puts_(s, ",\"source\":\"");
     puts_(s, tt__trace_source_name(t->h.source));
     puts_(s, "\",\"counter_hz\":");
-    put_u64(s, (uint64_t)(t->h.counter_hz + 0.5));
+    /* A damaged file's frequency can be anything when the anchors carry
+     * the time: only a value a u64 holds is converted. */
+    double hz = t->h.counter_hz;
+    put_u64(s, hz >= 0 && hz < 1.8e19 ? (uint64_t)(hz + 0.5) : 0);
     puts_(s, ",\"start_realtime_ns\":");
     put_i64(s, t->h.anchors[0].real_ns);
     puts_(s, ",\"damaged\":");
