@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "trace_model.h"
 
@@ -25,8 +26,21 @@ typedef struct sink {
 } sink;
 
 void sink_flush(sink *s);
-void put(sink *s, const char *p, size_t n);
-void puts_(sink *s, const char *p);
+/* put's path when the buffer is full. */
+void sink_put_slow(sink *s, const char *p, size_t n);
+
+/* Inline: the emitters call these for every few bytes of output. */
+static inline void put(sink *s, const char *p, size_t n)
+{
+    if (s->used + n > sizeof s->buf) {
+        sink_put_slow(s, p, n);
+        return;
+    }
+    memcpy(s->buf + s->used, p, n);
+    s->used += n;
+}
+
+static inline void puts_(sink *s, const char *p) { put(s, p, strlen(p)); }
 void put_u64(sink *s, uint64_t v);
 void put_i64(sink *s, int64_t v);
 /* ns as microseconds with exactly three decimals: 1234567 -> 1234.567. */
@@ -63,7 +77,10 @@ void text_thread(sink *s, const tt__trace_thread *th, uint64_t events, uint64_t 
 void text_event(sink *s, const tt__trace *t, const tt__trace_event *ev, int64_t delta, uint64_t vthread);
 
 void csv_header(sink *s);
-void csv_event(sink *s, const tt__trace *t, const tt__trace_thread *th, const tt__trace_event *ev, int64_t delta,
+/* The CSV fields every row of th starts with (tid, thread name), made once
+ * per thread into *row (a scratch sink). */
+void csv_thread(sink *row, const tt__trace_thread *th);
+void csv_event(sink *s, const tt__trace *t, const sink *row, const tt__trace_event *ev, int64_t delta,
                uint64_t vthread);
 
 void json_header(row_ctx *c);

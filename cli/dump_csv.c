@@ -9,13 +9,20 @@ void csv_header(sink *s)
     puts_(s, "tid,thread,vthread,index,t_ns,delta_ns,kind,id,name,value,text,cpu_user_ns,cpu_system_ns,thrown\n");
 }
 
-void csv_event(sink *s, const tt__trace *t, const tt__trace_thread *th, const tt__trace_event *ev, int64_t delta,
+void csv_thread(sink *row, const tt__trace_thread *th)
+{
+    row->f = NULL;
+    row->used = 0;
+    put_u64(row, th->tid);
+    put(row, ",", 1);
+    put_csv_str(row, th->name, strlen(th->name));
+    put(row, ",", 1);
+}
+
+void csv_event(sink *s, const tt__trace *t, const sink *row, const tt__trace_event *ev, int64_t delta,
                uint64_t vthread)
 {
-    put_u64(s, th->tid);
-    put(s, ",", 1);
-    put_csv_str(s, th->name, strlen(th->name));
-    put(s, ",", 1);
+    put(s, row->buf, row->used);
     if (vthread)
         put_u64(s, vthread);
     put(s, ",", 1);

@@ -17,10 +17,13 @@ static void emit_thread(row_ctx *c, enum dump_format fmt, const tt__trace_thread
 {
     uint64_t total = th->head - th->first;
     uint64_t events = fmt == FMT_CSV ? 0 : count_events(c->t, th);
+    static sink row; /* CSV: the fields every row of th starts with */
     if (fmt == FMT_TEXT)
         text_thread(c->s, th, events, total - events);
     else if (fmt == FMT_JSON)
         json_thread(c, th, total - events);
+    else
+        csv_thread(&row, th);
     int64_t prev = 0;
     int have_prev = 0;
     tt__owner_walk w = {0, 0};
@@ -35,7 +38,7 @@ static void emit_thread(row_ctx *c, enum dump_format fmt, const tt__trace_thread
         if (fmt == FMT_TEXT)
             text_event(c->s, c->t, &ev, delta, v);
         else if (fmt == FMT_CSV)
-            csv_event(c->s, c->t, th, &ev, delta, v);
+            csv_event(c->s, c->t, &row, &ev, delta, v);
         else
             json_event(c, &ev, delta, v);
     }

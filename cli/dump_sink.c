@@ -16,21 +16,17 @@ void sink_flush(sink *s)
     s->used = 0;
 }
 
-void put(sink *s, const char *p, size_t n)
+void sink_put_slow(sink *s, const char *p, size_t n)
 {
-    if (s->used + n > sizeof s->buf) {
-        sink_flush(s);
-        if (n > sizeof s->buf) {
-            if (s->f)
-                fwrite(p, 1, n, s->f);
-            return;
-        }
+    sink_flush(s);
+    if (n > sizeof s->buf) {
+        if (s->f)
+            fwrite(p, 1, n, s->f);
+        return;
     }
-    memcpy(s->buf + s->used, p, n);
-    s->used += n;
+    memcpy(s->buf, p, n);
+    s->used = n;
 }
-
-void puts_(sink *s, const char *p) { put(s, p, strlen(p)); }
 
 void put_u64(sink *s, uint64_t v)
 {

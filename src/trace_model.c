@@ -143,8 +143,13 @@ static id_slot *slot_of(pairer *p, uint32_t id)
 
 static int pairer_begin(pairer *p, const tt__step *st)
 {
-    open_begin *bigger = tt__grow(p->stack, &p->cap, p->depth + 1, sizeof *p->stack, 64);
-    id_slot *s = bigger ? (p->stack = bigger, slot_of(p, st->ev.id)) : NULL;
+    if (p->depth == p->cap) {
+        open_begin *bigger = tt__grow(p->stack, &p->cap, p->depth + 1, sizeof *p->stack, 64);
+        if (!bigger)
+            return -ENOMEM;
+        p->stack = bigger;
+    }
+    id_slot *s = slot_of(p, st->ev.id);
     if (!s)
         return -ENOMEM;
     p->stack[p->depth] = (open_begin){*st, s->top, 1};
