@@ -416,6 +416,42 @@ TT_TEST(fifo_input_is_a_stream)
     io_teardown(dir);
 }
 
+/* Two pairs of one id, each lasting 0.6 * INT64_MAX ns (a damaged or
+ * hostile file can hold any times): --summary's total saturates at
+ * INT64_MAX instead of overflowing (UBSan in the sanitizer build; a
+ * negative total before). */
+TT_TEST(summary_total_saturates)
+{
+    unsigned char buf[1024];
+    memset(buf, 0, sizeof buf);
+    tt__trace_header h = {.version_major = 1, .version_minor = 0, .header_size = 128, .section_size = 128,
+                          .record_size = 32, .flags = TT__TRACE_END_ANCHOR,
+                          .source = TT__TRACE_SOURCE_MONOTONIC_RAW, .sections = 1, .pid = 1,
+                          .anchors = {{1000, 1000, 0}, {2000, 2000, 0}}, .ring_records = 4};
+    memcpy(h.magic, TT__TRACE_MAGIC, TT__TRACE_MAGIC_LEN);
+    memcpy(buf, &h, TT__TRACE_HEADER_SIZE_1_0);
+    size_t off = TT__TRACE_HEADER_SIZE_1_0;
+    const uint64_t d = UINT64_C(0x6000000000000000);
+    put_section(buf, &off, 4, 4, 4, TT__RING_EXITED, 7, "t");
+    put_record(buf + off, 1000, TT__KIND_BEGIN, 5, 0, 0, 0), off += 32;
+    put_record(buf + off, 1000 + d, TT__KIND_END, 5, 1, 0, 0), off += 32;
+    put_record(buf + off, 1000 + d, TT__KIND_BEGIN, 5, 2, 0, 0), off += 32;
+    put_record(buf + off, 1000 + 2 * d, TT__KIND_END, 5, 3, 0, 0), off += 32;
+    char dir[256], path[300];
+    temp_path(dir, sizeof dir, "extreme");
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/input.trace", dir);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fwrite(buf, 1, off, f);
+    fclose(f);
+    CHECK_OP(run_cli("--summary --format json", dir), ==, 0);
+    CHECK(output_says(dir, "\"calls\":2,\"total_ns\":9223372036854775807,"));
+    io_teardown(dir);
+}
+
 /* The 1.0 trace has no summary: the pairs in the rings, said so. */
 TT_TEST(v10_summary) { golden_case("--summary", "summary10.txt", 0, 1); }
 
