@@ -284,3 +284,19 @@ int tt__trace_walk(const tt__trace *t, const tt__walk_ops *ops, void *ctx)
     free(p.slots);
     return rc;
 }
+
+int tt__pair_track(const tt__step *steps, size_t n, const tt__walk_ops *ops, void *ctx)
+{
+    pairer p = {0};
+    tt__track tr = {0, 0, 0};
+    int rc = 0;
+    pairer_reset(&p);
+    ops->track_start(ctx, &tr);
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = feed(&p, ops, ctx, &tr, &steps[i]);
+    if (rc == 0)
+        finish_track(&p, ops, ctx, &tr);
+    free(p.stack);
+    free(p.slots);
+    return rc;
+}

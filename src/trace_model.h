@@ -117,4 +117,9 @@ typedef struct tt__walk_ops {
  * threads' events). Returns 0 or -ENOMEM. */
 int tt__trace_walk(const tt__trace *t, const tt__walk_ops *ops, void *ctx);
 
+/* The same pairing over one track given as an array (events a caller
+ * picked, such as Python's pair_intervals() on a list of events): ops see
+ * it as one track (vthread 0). Returns 0 or -ENOMEM. */
+int tt__pair_track(const tt__step *steps, size_t n, const tt__walk_ops *ops, void *ctx);
+
 #endif /* TT_TRACE_MODEL_H */

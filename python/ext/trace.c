@@ -548,7 +548,101 @@ static PyObject *ttpy_trace_intervals(PyObject *m, PyObject *arg)
     return c.by_thread;
 }
 
+/* ---- _pair_events: the same rule on events a caller picked ---- */
+
+typedef struct picked_ctx {
+    PyObject *out;          /* list of pairs */
+    const uint64_t *vthread; /* per step: its Event's vthread (0: None) */
+    int failed;
+} picked_ctx;
+
+static void picked_event(void *ctx, const tt__track *tr, const tt__step *end, const tt__step *b)
+{
+    picked_ctx *c = ctx;
+    (void)tr;
+    if (!b || c->failed)
+        return;
+    int64_t user = 0, sys = 0;
+    int cpu = tt__pair_cpu(b, end, &user, &sys);
+    uint64_t v = c->vthread[b->k];
+    PyObject *item = Py_BuildValue("(LLINNNO)", (long long)b->ns, (long long)end->ns, (unsigned)end->ev.id,
+                                   cpu ? PyLong_FromLongLong(user) : Py_NewRef(Py_None),
+                                   cpu ? PyLong_FromLongLong(sys) : Py_NewRef(Py_None),
+                                   v ? PyLong_FromUnsignedLongLong(v) : Py_NewRef(Py_None),
+                                   end->ev.thrown ? Py_True : Py_False);
+    if (item == NULL || PyList_Append(c->out, item) != 0)
+        c->failed = 1;
+    Py_XDECREF(item);
+}
+
+/* One Event as a step of a track; markers counts the mount/unmount events
+ * so far. Returns 0, or -1 with an exception set. */
+static int step_of(PyObject *o, Py_ssize_t k, uint64_t *markers, tt__step *st, uint64_t *vthread)
+{
+    if (!PyObject_TypeCheck(o, event_type)) {
+        PyErr_Format(PyExc_TypeError, "pair_intervals() takes Event items, not %R", (PyObject *)Py_TYPE(o));
+        return -1;
+    }
+    PyObject *kind = PyStructSequence_GetItem(o, 1);
+    unsigned code = 0;
+    for (unsigned c = 1; c < KINDS && !code; c++)
+        if (kind == kind_names[c] || PyUnicode_Compare(kind, kind_names[c]) == 0)
+            code = c;
+    memset(st, 0, sizeof *st);
+    st->ev.kind = code;
+    st->ev.id = (uint32_t)PyLong_AsUnsignedLong(PyStructSequence_GetItem(o, 2));
+    st->ns = PyLong_AsLongLong(PyStructSequence_GetItem(o, 0));
+    PyObject *user = PyStructSequence_GetItem(o, 5), *sys = PyStructSequence_GetItem(o, 6);
+    /* No stamp reads as the core's "unreadable" (negative). */
+    st->ev.p0 = user == Py_None ? UINT64_MAX : PyLong_AsUnsignedLongLong(user);
+    st->ev.p1 = sys == Py_None ? 0 : PyLong_AsUnsignedLongLong(sys);
+    st->ev.thrown = PyObject_IsTrue(PyStructSequence_GetItem(o, 10)) == 1;
+    PyObject *v = PyStructSequence_GetItem(o, 9);
+    *vthread = v == Py_None ? 0 : PyLong_AsUnsignedLongLong(v);
+    *markers += tt__kind_is_marker(code);
+    st->markers = *markers;
+    st->k = (uint64_t)k;
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* _pair_events(events) -> [(start_ns, end_ns, id, cpu_user_ns, cpu_system_ns,
+ * vthread, thrown)]: the trace model's pairing (tt__pair_track) over events
+ * a caller picked, seen as one track on one thread, in pairing order. */
+static PyObject *ttpy_pair_events(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    PyObject *list = PySequence_List(arg);
+    if (list == NULL)
+        return NULL;
+    Py_ssize_t n = PyList_Size(list);
+    tt__step *steps = malloc((size_t)(n ? n : 1) * sizeof *steps);
+    uint64_t *vthread = malloc((size_t)(n ? n : 1) * sizeof *vthread);
+    picked_ctx c = {PyList_New(0), vthread, 0};
+    PyObject *result = NULL;
+    if (steps == NULL || vthread == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    uint64_t markers = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (step_of(PyList_GetItem(list, i), i, &markers, &steps[i], &vthread[i]) != 0)
+            goto done;
+    const tt__walk_ops ops = {pairs_track, picked_event, NULL, pairs_open};
+    if (c.out != NULL && tt__pair_track(steps, (size_t)n, &ops, &c) != 0)
+        PyErr_NoMemory();
+    else if (c.out != NULL && !c.failed)
+        result = Py_NewRef(c.out);
+done:
+    Py_XDECREF(c.out);
+    free(steps);
+    free(vthread);
+    Py_DECREF(list);
+    return result;
+}
+
 static PyMethodDef trace_methods[] = {
+    {"_pair_events", ttpy_pair_events, METH_O,
+     "_pair_events(events, /)\n--\n\nThe trace model's pairing over a list of Event, as one track (internal)."},
     {"_trace_intervals", ttpy_trace_intervals, METH_O,
      "_trace_intervals(data, /)\n--\n\nThe trace model's begin/end pairs, per thread that recorded the begin (internal)."},
     {NULL, NULL, 0, NULL},

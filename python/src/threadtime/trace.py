@@ -17,7 +17,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from ._core import _KINDS, Event, Events, _trace_columns, _trace_intervals, _trace_open
+from ._core import _KINDS, Event, Events, _pair_events, _trace_columns, _trace_intervals, _trace_open
 
 if TYPE_CHECKING:
     import pandas
@@ -89,33 +89,14 @@ class TraceThread:
 
 
 def pair_intervals(events: Iterable[Event]) -> list[Interval]:
-    """The intervals of a list of events you picked, by start time: an end
-    closes the latest open begin of its id. Unlike ``TraceThread.intervals()``
-    it sees no tracks and no carriers, so use it only on events of one
-    thread and one virtual thread; CPU is given only when no mount marker
-    lies between begin and end in ``events``."""
-    open_: list[tuple[Event, int]] = []
-    done: list[Interval] = []
-    markers = 0
-    for ev in events:
-        if ev.kind in ("mount", "unmount"):
-            markers += 1
-        elif ev.kind in ("begin", "begin_cpu"):
-            open_.append((ev, markers))
-        elif ev.kind in ("end", "end_cpu"):
-            for k in range(len(open_) - 1, -1, -1):
-                if open_[k][0].id == ev.id:
-                    b, at = open_.pop(k)
-                    cpu = b.cpu_user_ns is not None and ev.cpu_user_ns is not None and at == markers
-                    done.append(Interval(
-                        ev.id, b.t_ns, ev.t_ns, b.text,
-                        ev.cpu_user_ns - b.cpu_user_ns if cpu else None,  # type: ignore[operator]
-                        ev.cpu_system_ns - b.cpu_system_ns if cpu else None,  # type: ignore[operator]
-                        vthread=b.vthread, thrown=bool(ev.thrown),
-                    ))
-                    break
-    done.sort(key=lambda i: i.start_ns)
-    return done
+    """The intervals of events you picked, by start time, paired by the
+    core's rule as one track: an end closes the latest open begin of its id.
+    Unlike ``TraceThread.intervals()`` it sees no carriers, so give it the
+    events of one thread (or of one virtual thread, in time order); CPU is
+    given only when no mount or unmount event lies between begin and end."""
+    return sorted((Interval(id_, start, end, None, user, system, vthread, None, thrown)
+                   for (start, end, id_, user, system, vthread, thrown) in _pair_events(events)),
+                  key=lambda i: i.start_ns)
 
 
 @dataclass(frozen=True)
