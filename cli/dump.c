@@ -8,6 +8,7 @@
  * Times are CLOCK_MONOTONIC_RAW ns rebased to the trace's start anchor. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -46,6 +47,20 @@ static int parse_format(const char *v, enum dump_format *f)
     return -1;
 }
 
+/* A pipe's first bytes, read without waiting: 0 (nothing yet, a writer
+ * is there), -1 (no process has it open for writing, so it would read as
+ * empty or block forever), or how many bytes landed in first[]. */
+static ssize_t pipe_probe(int fd, unsigned char *first, size_t n)
+{
+    ssize_t got;
+    do
+        got = read(fd, first, n);
+    while (got < 0 && errno == EINTR);
+    if (got == 0)
+        return -1;
+    return got < 0 ? 0 : got;
+}
+
 /* Reads the trace at path into *buf. Returns 0, or 2 with a message on
  * stderr. *st: the input's identity, for the output check. */
 static int load(const char *path, unsigned char **buf, size_t *len, struct stat *st)
@@ -58,10 +73,15 @@ static int load(const char *path, unsigned char **buf, size_t *len, struct stat 
             close(fd);
         return 2;
     }
+    unsigned char first[4096];
+    ssize_t nfirst = 0;
     const char *refuse = S_ISDIR(st->st_mode) ? "is a directory, not a trace file"
                          : !S_ISREG(st->st_mode) && !S_ISFIFO(st->st_mode)
                              ? "is neither a regular file nor a pipe; refusing to read it as a trace"
                              : NULL;
+    if (!refuse && S_ISFIFO(st->st_mode) && (nfirst = pipe_probe(fd, first, sizeof first)) < 0)
+        refuse = "is a pipe that no process has open for writing (start the writer first, or pipe the "
+                 "trace into threadtime dump /dev/stdin)";
     int rc = 0;
     if (!refuse && fcntl(fd, F_SETFL, 0) != 0) /* blocking again: a pipe's writer may be slow */
         rc = -errno;
@@ -71,6 +91,17 @@ static int load(const char *path, unsigned char **buf, size_t *len, struct stat 
     if (refuse) {
         fprintf(stderr, "threadtime dump: %s %s\n", path, refuse);
         return 2;
+    }
+    if (rc == 0 && nfirst > 0) { /* the probe's bytes go first */
+        unsigned char *all = *len <= SIZE_MAX - (size_t)nfirst ? malloc((size_t)nfirst + *len) : NULL;
+        if (all) {
+            memcpy(all, first, (size_t)nfirst);
+            memcpy(all + nfirst, *buf, *len);
+            *len += (size_t)nfirst;
+        }
+        free(*buf);
+        *buf = all;
+        rc = all ? 0 : -ENOMEM;
     }
     if (rc != 0) {
         fprintf(stderr, "threadtime dump: reading %s: %s\n", path, strerror(-rc));
