@@ -82,10 +82,29 @@ test-fuzz: build
 		-artifact_prefix=build-fuzz/ build-fuzz/corpus
 
 # Dump speed: 10 million events to a binary trace, then to Chrome JSON.
+# BASELINE_CLI=path/to/an/older/threadtime times that one on the same file,
+# alternating with this build's, BENCH_ROUNDS times each.
+BENCH_ROUNDS ?= 3
 bench-event-dump: build
 	$(BUILD)/cli/event_dump_bench $(BUILD)/event_dump_bench.trace
-	bash -c 'time $(THREADTIME) dump --format chrome -o $(BUILD)/event_dump_bench.json $(BUILD)/event_dump_bench.trace'
+	for i in $$(seq $(BENCH_ROUNDS)); do for cli in $(abspath $(THREADTIME)) $(BASELINE_CLI); do \
+		/usr/bin/time -f "$$cli chrome: %e s wall, %U s user" $$cli dump --format chrome \
+			-o $(BUILD)/event_dump_bench.json $(BUILD)/event_dump_bench.trace; done; done
 	rm -f $(BUILD)/event_dump_bench.trace $(BUILD)/event_dump_bench.json
+
+# Pairing speed on its worst case: PAIR_N begins of one id, then PAIR_N ends
+# of another, on one thread; Chrome and --summary output timed on it (and
+# with BASELINE_CLI=path, an older threadtime on the same file).
+PAIR_N ?= 131072
+.PHONY: bench-pairing
+bench-pairing: build
+	$(BUILD)/cli/pair_bench $(BUILD)/pair_bench.trace $(PAIR_N)
+	for cli in $(abspath $(THREADTIME)) $(BASELINE_CLI); do \
+		/usr/bin/time -f "$$cli chrome: %e s wall" $$cli dump --format chrome \
+			-o $(BUILD)/pair_bench.json $(BUILD)/pair_bench.trace; \
+		/usr/bin/time -f "$$cli --summary: %e s wall" $$cli dump --summary \
+			-o $(BUILD)/pair_bench.txt $(BUILD)/pair_bench.trace; done
+	rm -f $(BUILD)/pair_bench.trace $(BUILD)/pair_bench.json $(BUILD)/pair_bench.txt
 
 # How lumpy this host's per-thread CPU clock is, idle and then with a busy
 # loop per CPU beside it (CLOCK_STEPS_SECONDS each).

@@ -5,6 +5,7 @@
  * written beside its destination and renamed over it, so a reader never sees
  * half a dump and a failure (full disk) leaves the rings untouched. */
 #include "internal.h"
+#include "util.h"
 #include "arch.h"
 #include "event_internal.h"
 #include "event_log.h"
@@ -129,18 +130,12 @@ static uint64_t strtab_add(strtab *t, const char *text, uint64_t *len)
     size_t i = strtab_slot(t, (uintptr_t)text);
     if (t->keys[i])
         return t->offsets[i];
-    if (t->len + n + 1 > t->blob_cap) {
-        size_t cap = t->blob_cap ? t->blob_cap * 2 : 4096;
-        while (cap < t->len + n + 1)
-            cap *= 2;
-        char *b = realloc(t->blob, cap);
-        if (!b) {
-            t->err = -ENOMEM;
-            return 0;
-        }
-        t->blob = b;
-        t->blob_cap = cap;
+    char *b = tt__grow(t->blob, &t->blob_cap, t->len + n + 1, 1, 4096);
+    if (!b) {
+        t->err = -ENOMEM;
+        return 0;
     }
+    t->blob = b;
     memcpy(t->blob + t->len, text, n);
     t->blob[t->len + n] = 0;
     t->keys[i] = (uintptr_t)text;

@@ -47,6 +47,7 @@ typedef struct tt__trace_thread {
     uint64_t mask;
     const unsigned char *body;
     uint64_t stored;      /* records present in the body (may be cut short) */
+    uint64_t damaged;     /* records that do not decode between two that do (dropped) */
 } tt__trace_thread;
 
 /* One entry of the name table; text points into the file, valid UTF-8. */

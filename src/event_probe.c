@@ -17,6 +17,7 @@
  * at once. Sums belong to a run: a block tagged with an older run's key is
  * cleared by its owner before it adds anything. */
 #include "internal.h"
+#include "util.h"
 #include "arch.h"
 #include "event_internal.h"
 #include "event_log.h"
@@ -392,16 +393,12 @@ static void entries_add(entries *v, tt__summary_entry c)
 {
     if (v->err || !c.sums.calls)
         return;
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 256;
-        tt__summary_entry *bigger = realloc(v->e, cap * sizeof *bigger);
-        if (!bigger) {
-            v->err = -ENOMEM;
-            return;
-        }
-        v->e = bigger;
-        v->cap = cap;
+    tt__summary_entry *bigger = tt__grow(v->e, &v->cap, v->n + 1, sizeof *bigger, 256);
+    if (!bigger) {
+        v->err = -ENOMEM;
+        return;
     }
+    v->e = bigger;
     v->e[v->n++] = c;
 }
 

@@ -2,7 +2,7 @@
 import os
 from _typeshed import structseq
 from types import TracebackType
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Callable, Protocol, Final, Literal, ParamSpec, TypeVar, final, overload
 
 _P = ParamSpec("_P")
@@ -188,3 +188,6 @@ class Events(Sequence[Event]):
 
 def _trace_open(path: str | os.PathLike[str] | bytes, /) -> tuple[str | None, Any, Any, Any]: ...
 def _trace_columns(data: object, /) -> dict[str, Any]: ...
+def _trace_intervals(data: object, /) -> list[list[tuple[int, int | None, int, int, int, str | None, int | None, int | None, bool]]]: ...
+def _pair_events(events: Iterable[Event], /) -> list[tuple[int, int, int, int | None, int | None, int | None, bool]]: ...
+_KINDS: tuple[str, ...]
