@@ -62,6 +62,9 @@ typedef struct tt__rseq_area {
     uint64_t rseq_cs;
 } tt__rseq_area;
 
+/* support_check's answer when it must be asked again later. */
+static const char RETRY[] = "retry";
+
 /* The process-wide decision. */
 enum { DECIDE_NOT = 0, DECIDE_RUNNING = 1, DECIDE_DONE = 2 };
 static _Atomic int g_decided;
@@ -229,7 +232,10 @@ static const char *support_check(fast_state *s)
     if (g_rseq_size < offsetof(tt__rseq_area, rseq_cs) + sizeof(uint64_t))
         return "syscall: no rseq area (glibc < 2.35 or glibc.pthread.rseq=0)";
     double hz = 0;
-    if (!tt__counter_calibrated(&hz))
+    int trusted = tt__counter_calibrated_nowait(&hz);
+    if (trusted == -EAGAIN)
+        return RETRY;
+    if (!trusted)
         return "syscall: the cycle counter is not trusted here";
     /* 1 ms of ticks, and 2^32 ns per tick scaled (1 MHz .. 20 GHz). */
     g_span = (uint64_t)(hz / 1e9 * (double)TT_FAST_BOUND_NS);
@@ -253,7 +259,13 @@ static void decide(void)
     if (!atomic_compare_exchange_strong(&g_decided, &expect, DECIDE_RUNNING))
         return;
 #if TT__FAST_POSSIBLE
-    g_unsupported = support_check(&t_fast);
+    const char *why = support_check(&t_fast);
+    if (why == RETRY) {
+        /* Another caller is calibrating the counter: decide later. */
+        atomic_store_explicit(&g_decided, DECIDE_NOT, memory_order_release);
+        return;
+    }
+    g_unsupported = why;
 #else
     g_unsupported = "syscall: no fast clock for this architecture";
 #endif
