@@ -270,6 +270,9 @@ static void decide(void)
     g_unsupported = "syscall: no fast clock for this architecture";
 #endif
     atomic_store(&g_on, g_unsupported == NULL && atomic_load(&g_off) == NULL);
+    /* A tt_fast_clock_set(0) that ran meanwhile wins. */
+    if (atomic_load(&g_off) != NULL)
+        atomic_store(&g_on, 0);
     /* Release: g_unsupported and the counter's scale before DONE. */
     atomic_store_explicit(&g_decided, DECIDE_DONE, memory_order_release);
 }
@@ -281,14 +284,15 @@ static int decided(void)
     return atomic_load_explicit(&g_decided, memory_order_acquire) == DECIDE_DONE;
 }
 
-/* Reads the environment and glibc's rseq symbols at load time: both may
- * take locks a signal handler must not wait for. dlsym, not a link-time
+/* Reads the environment (tt__env: nothing under setuid, setgid or file
+ * capabilities) and glibc's rseq symbols at load time: both may take locks
+ * a signal handler must not wait for. dlsym, not a link-time
  * reference: __rseq_offset and __rseq_size are GLIBC_2.35 symbols, and the
  * library must load on older glibc. */
 __attribute__((constructor)) static void fast_load(void)
 {
-    const char *v = secure_getenv("THREADTIME_FAST_CLOCK");
-    if (v != NULL && strcmp(v, "1") != 0)
+    const char *v = tt__env("THREADTIME_FAST_CLOCK");
+    if (v != NULL && v[0] != '\0' && strcmp(v, "1") != 0) /* empty counts as unset */
         atomic_store(&g_off, strcmp(v, "0") == 0 ? "syscall: off (THREADTIME_FAST_CLOCK=0)"
                                                  : "syscall: off (THREADTIME_FAST_CLOCK is not 0 or 1)");
     const ptrdiff_t *off = dlsym(RTLD_DEFAULT, "__rseq_offset");

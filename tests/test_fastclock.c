@@ -398,31 +398,50 @@ TT_TEST(fork_child_starts_its_own_clock)
     tt_thread_close(h);
 }
 
-/* ---- rseq switched off by glibc's tunable: re-executed with it ---- */
+/* ---- switched off from the environment: re-executed with it ---- */
 
-TT_TEST(tunable_child)
+/* Runs this test binary's test `name` with one more environment variable;
+ * returns its exit status (0: passed). */
+static int run_self(const char *name, const char *var, const char *value)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        char *argv[] = {(char *)"test_fastclock", (char *)name, NULL};
+        setenv(var, value, 1);
+        execv("/proc/self/exe", argv);
+        _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* The child side of the two tests below; alone it checks nothing. */
+TT_TEST(off_child)
 {
     const char *t = getenv("GLIBC_TUNABLES");
-    if (t == NULL || strstr(t, "glibc.pthread.rseq=0") == NULL)
-        return; /* only meaningful when run by glibc_rseq_tunable_off */
+    const char *f = getenv("THREADTIME_FAST_CLOCK");
+    const char *want = t != NULL && strstr(t, "glibc.pthread.rseq=0") != NULL ? "glibc.pthread.rseq=0"
+                       : f != NULL && strcmp(f, "0") == 0                        ? "off (THREADTIME_FAST_CLOCK=0)"
+                       : f != NULL                                               ? "THREADTIME_FAST_CLOCK is not 0 or 1"
+                                                                                 : NULL;
+    if (want == NULL)
+        return;
     CHECK_OP(tt_fast_clock(), ==, TT_FAST_SYSCALL);
-    CHECK(strstr(tt_fast_clock_name(), "glibc.pthread.rseq=0") != NULL);
+    CHECK(strstr(tt_fast_clock_name(), want) != NULL);
     check_bounded(2000, 200);
 }
 
 TT_TEST(glibc_rseq_tunable_off)
 {
-    pid_t pid = fork();
-    if (pid == 0) {
-        char *argv[] = {(char *)"test_fastclock", (char *)"tunable_child", NULL};
-        setenv("GLIBC_TUNABLES", "glibc.pthread.rseq=0", 1);
-        execv("/proc/self/exe", argv);
-        _exit(127);
-    }
-    CHECK_OP(pid, >, 0);
-    int status = 0;
-    CHECK_OP(waitpid(pid, &status, 0), ==, pid);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_OP(run_self("off_child", "GLIBC_TUNABLES", "glibc.pthread.rseq=0"), ==, 0);
+}
+
+TT_TEST(environment_off)
+{
+    CHECK_OP(run_self("off_child", "THREADTIME_FAST_CLOCK", "0"), ==, 0);
+    CHECK_OP(run_self("off_child", "THREADTIME_FAST_CLOCK", "yes"), ==, 0);
 }
 
 /* ---- another library's rseq_cs ---- */
