@@ -36,10 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#if defined(TT__RSEQ_SIG) && defined(SYS_rseq)
+#if defined(TT__RSEQ_SIG)
 #define TT__FAST_POSSIBLE 1
 #else
 #define TT__FAST_POSSIBLE 0
@@ -158,13 +157,13 @@ static const char *thread_check(fast_state *s)
         return "syscall: this thread has no rseq area";
     unsigned len = g_rseq_size > 32 ? g_rseq_size : 32;
     int saved = errno;
-    long rc = syscall(SYS_rseq, a, len, 0, TT__RSEQ_SIG);
+    long rc = syscall(TT__NR_RSEQ, a, len, 0, TT__RSEQ_SIG);
     int e = errno;
     errno = saved;
     if (rc == 0) {
         /* Registered it just now: it was not registered after all. Give
          * it back at once (same area, same signature). */
-        syscall(SYS_rseq, a, len, 1 /* RSEQ_FLAG_UNREGISTER */, TT__RSEQ_SIG);
+        syscall(TT__NR_RSEQ, a, len, 1 /* RSEQ_FLAG_UNREGISTER */, TT__RSEQ_SIG);
         errno = saved;
         return "syscall: this thread has no rseq area";
     }
