@@ -77,7 +77,8 @@ static const char *g_unsupported;
 static const char *_Atomic g_off;
 /* The counter: ticks one anchor may serve, and ns = (ticks * g_mult) >> 32
  * for any count below g_span (the product stays below 2^63 by construction:
- * g_span ticks are 1 ms, so the product is about 1e6 * 2^32). */
+ * g_span ticks are 1 ms, so the product is about 1e6 * 2^32; the tests'
+ * longer span, 1 s, about 2^62). */
 static uint64_t g_span, g_mult;
 /* From glibc >= 2.35, found at load time (NULL/0 before). */
 static ptrdiff_t g_rseq_offset;
@@ -104,7 +105,7 @@ static const tt__rseq_cs g_desc = {
 enum { THREAD_UNCHECKED = 0, THREAD_OK = 1, THREAD_NO = -1 };
 typedef struct fast_state {
     uint64_t gen;        /* even: the anchor below is whole; odd: a re-arm is writing it */
-    uint64_t c0;         /* the counter just before the anchor's real read */
+    uint64_t c0;         /* the counter just after the anchor's real read */
     int64_t t0;          /* the anchor's real read */
     uint64_t last;       /* the largest answer given: the monotonic floor */
     tt__rseq_area *area; /* this thread's rseq area, once checked usable */
@@ -194,22 +195,24 @@ static const char *kernel_check(tt__rseq_area *a)
     int saved = errno;
     const char *why = "syscall: could not test this kernel (no sleep blocked)";
     for (int i = 0; i < 12 && blocks < 3; i++) {
-        uint64_t cs = __atomic_load_n(&a->rseq_cs, __ATOMIC_RELAXED);
-        if (cs != 0 && cs != OURS) {
-            why = "syscall: rseq_cs in use by another library";
-            break;
-        }
+        /* Another library's pointer, left after its section, is never
+         * overwritten: it serves as the probe itself (the kernel clears
+         * any pointer the same way). */
+        uint64_t probe = __atomic_load_n(&a->rseq_cs, __ATOMIC_RELAXED);
+        if (probe == 0)
+            probe = OURS;
         long before = voluntary_switches();
-        __atomic_store_n(&a->rseq_cs, OURS, __ATOMIC_RELAXED);
+        if (probe == OURS)
+            __atomic_store_n(&a->rseq_cs, OURS, __ATOMIC_RELAXED);
         compiler_fence();
         /* 20 us, then longer: a timer that expires before the thread
          * sleeps is no block. */
         struct timespec ts = {0, (long)(20 * 1000) << (i / 3)};
         nanosleep(&ts, NULL);
         compiler_fence();
-        int kept = __atomic_load_n(&a->rseq_cs, __ATOMIC_RELAXED) == OURS;
+        int kept = __atomic_load_n(&a->rseq_cs, __ATOMIC_RELAXED) == probe;
         long after = voluntary_switches();
-        if (kept)
+        if (kept && probe == OURS)
             __atomic_store_n(&a->rseq_cs, 0, __ATOMIC_RELAXED);
         if (before < 0 || after <= before)
             continue;
