@@ -56,7 +56,8 @@
  *
  * Async-signal-safe (no lock, no allocation; callable from a signal handler
  * that interrupted any of them, on the same thread and handle): every
- * tt_self_*, tt_tid_*, tt_thread_total_ns, tt_thread_user_raw_ns,
+ * tt_self_* (tt_self_fast_ns included), tt_fast_clock, tt_fast_clock_name,
+ * tt_tid_*, tt_thread_total_ns, tt_thread_user_raw_ns,
  * tt_thread_times, tt_thread_tid, every tt_process_*, tt_make_clockid,
  * tt_clock_ns, tt_getrusage_thread, tt_procfs_read and tt_method_name. A
  * handler must not close a handle it reads, and like any system call these
@@ -66,7 +67,15 @@
  * translate); call them from normal code.
  *
  * Cost on the reference machine (KVM guest, see docs/benchmarks.md):
- * one system call (~300-650 ns) for every clockid read; ~10 us for /proc.
+ * one system call (~300-650 ns) for every clockid read; ~10 us for /proc;
+ * tt_self_fast_ns() about one cycle-counter read (~10 ns) while the thread
+ * stays on its CPU (docs/fast-clock.md).
+ *
+ * fork: in the child, every figure the forking thread kept (floors, splits,
+ * the fast clock's anchor) starts again from the child's own clock, and a
+ * tt_thread handle opened before the fork answers -EINVAL for every read
+ * (it names a thread of the parent). Only fork() does this: a raw clone()
+ * or _Fork() runs no atfork handler.
  */
 #ifndef THREADTIME_CPU_H
 #define THREADTIME_CPU_H
@@ -119,7 +128,10 @@ TT_API int64_t tt_self_total_ns(void);
  * (~10-25 ns, about one counter read). Otherwise one real read, which
  * re-arms. One anchor serves at most TT_FAST_BOUND_NS of counter time.
  *   - Monotonic per thread (also across tt_fast_clock_set()).
- *   - Never below a tt_self_total_ns() the thread read before it.
+ *   - Never below a real read of the thread's clock taken before it
+ *     (tt_self_total_ns(), clock_gettime(CLOCK_THREAD_CPUTIME_ID), any
+ *     caller's): the counter runs at least as fast as a running thread's
+ *     clock, and each anchor's counter value precedes its real read.
  *   - Never above a real read taken after it plus TT_FAST_BOUND_NS. In
  *     practice far closer: the counter also runs while the CPU serves an
  *     interrupt or the hypervisor runs someone else (steal), which a kernel
@@ -136,6 +148,12 @@ TT_API int64_t tt_self_fast_ns(void);
 /* How far tt_self_fast_ns() may run ahead of a real read taken after it:
  * the counter time one anchor serves, 1 ms. */
 #define TT_FAST_BOUND_NS INT64_C(1000000)
+/* How far an answer may exceed the thread's true CPU time when the counter
+ * and the kernel agree (no interrupt or steal time the kernel leaves out):
+ * the anchor's counter value is read just before its real read, and an
+ * anchoring call longer than this is not used. So an interval of two fast
+ * reads is at most this much longer than the real interval around it. */
+#define TT_FAST_EXCESS_NS INT64_C(5000)
 
 /* Which mechanism tt_self_fast_ns() uses in this process. */
 enum {
