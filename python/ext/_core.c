@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "prim/thread.h"
 #include "threadtime/threadtime.h"
 
 static PyTypeObject *times_type;    /* Times(user_ns, system_ns, total_ns) */
@@ -311,7 +312,7 @@ static PyObject *cache_get(PyObject *key, pid_t tid)
         return Py_NewRef(clock);
     if (PyErr_Occurred())
         return NULL;
-    clock = clock_open(clock_type, tid == gettid() ? 0 : tid);
+    clock = clock_open(clock_type, tid == tt__gettid() ? 0 : tid);
     if (clock != NULL && PyDict_Size(clock_cache) >= cache_sweep_at && cache_sweep() != 0)
         Py_CLEAR(clock);
     if (clock != NULL && PyDict_SetItem(clock_cache, key, clock) != 0)
@@ -325,7 +326,7 @@ static PyObject *py_thread_times(PyObject *m, PyObject *arg)
     if (as_id(arg, &tid))
         return NULL;
     if (tid == 0)
-        tid = gettid();
+        tid = tt__gettid();
     PyObject *key = PyLong_FromLong((long)tid);
     if (key == NULL)
         return NULL;
