@@ -8,9 +8,7 @@
 # test build links the test programs, which call glibc 2.30's gettid(),
 # against the glibc that runs them under qemu.
 #
-# zig is $TT_ZIG if set, else $TT_ZIG_DIR/bin/zig (default
-# /opt/threadtime-zig, where .ci/deps.d/natives.sh installs it), else the
-# first zig on PATH.
+# Which zig: scripts/zig.sh says.
 if(NOT TT_ZIG_GLIBC)
   set(TT_ZIG_GLIBC 2.17)
 endif()
@@ -23,20 +21,11 @@ set(TT_ZIG_TARGET "${TT_ZIG_ARCH}-linux-gnu.${TT_ZIG_GLIBC}")
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR "${TT_ZIG_ARCH}")
 
-if(DEFINED ENV{TT_ZIG})
-  set(_tt_zig "$ENV{TT_ZIG}")
-elseif(DEFINED ENV{TT_ZIG_DIR})
-  set(_tt_zig "$ENV{TT_ZIG_DIR}/bin/zig")
-else()
-  set(_tt_zig "/opt/threadtime-zig/bin/zig")
-endif()
-if(NOT EXISTS "${_tt_zig}")
-  find_program(_tt_zig_on_path zig)
-  if(NOT _tt_zig_on_path)
-    message(FATAL_ERROR "zig.cmake: no zig at ${_tt_zig} nor on PATH; scripts/deps.sh installs it "
-                        "(.ci/deps.d/natives.sh), or set TT_ZIG to one")
-  endif()
-  set(_tt_zig "${_tt_zig_on_path}")
+execute_process(COMMAND "${CMAKE_CURRENT_LIST_DIR}/../scripts/zig.sh" --path
+                OUTPUT_VARIABLE _tt_zig OUTPUT_STRIP_TRAILING_WHITESPACE
+                ERROR_VARIABLE _tt_zig_error RESULT_VARIABLE _tt_zig_rc)
+if(NOT _tt_zig_rc EQUAL 0)
+  message(FATAL_ERROR "zig.cmake: ${_tt_zig_error}")
 endif()
 
 # A list: the compiler and the arguments every call needs (CMake 3.19+).

@@ -4,7 +4,7 @@
 # JAR's libraries, the wheel's extension and a release libthreadtime.so link
 # against glibc 2.17's symbols on both arches with no sysroot. It comes from
 # the ziglang wheel on PyPI, in a venv of its own at $TT_ZIG_DIR (default
-# /opt/threadtime-zig); cmake/zig.cmake finds $TT_ZIG_DIR/bin/zig.
+# /opt/threadtime-zig), where scripts/zig.sh finds it.
 # Skipped when that zig is already there at the pinned version.
 set -euo pipefail
 version=0.17.0
