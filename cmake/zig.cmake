@@ -31,6 +31,10 @@ endif()
 # A list: the compiler and the arguments every call needs (CMake 3.19+).
 set(CMAKE_C_COMPILER "${_tt_zig}" cc -target "${TT_ZIG_TARGET}")
 set(CMAKE_CXX_COMPILER "${_tt_zig}" c++ -target "${TT_ZIG_TARGET}")
+# CMake's compiler checks compile without linking: linking a C++ check
+# program makes zig build libc++ for the target first (minutes), which only
+# a build with C++ targets (the tests' header check) needs.
+set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
 
 # Another arch's test programs run under qemu-user, with the arch's glibc
 # from Debian's libc6-<arch>-cross (.ci/deps.d/natives.apt): ctest prefixes
