@@ -115,7 +115,8 @@ test-load: deps
 #                       (cmake/zig-<arch>.cmake), in build-zig-<arch>/
 #   make test-natives   every shipped native (those, the JAR's, the wheels')
 #                       needs glibc $(GLIBC_FLOOR) or older; the aarch64 build's C
-#                       tests run under qemu-user
+#                       tests and the aarch64 wheel's Python tests run under
+#                       qemu-user
 #   make bench-natives  `threadtime bench` of the gcc build and the x86-64 zig
 #                       build side by side, in one run (scripts/bench-compare.sh)
 # docs/platforms.md has the platforms and how each artifact is built.
@@ -143,9 +144,12 @@ natives:
 $(NATIVES_JAR): | java-toolchains
 	$(JAVA_MVN) -pl threadtime -DskipITs package
 
+# The aarch64 wheel's Python suite runs under qemu-user too, with an aarch64
+# CPython from Debian's arm64 packages (scripts/test-aarch64-wheel.sh).
 test-natives: natives wheels $(NATIVES_JAR) test-natives-qemu
 	scripts/check-glibc.sh $(GLIBC_FLOOR) $(foreach a,$(NATIVE_ARCHES),build-zig-$(a)/src/libthreadtime.so) \
 		$(NATIVES_JAR) $(PY_DIST)/*.whl
+	scripts/test-aarch64-wheel.sh $(PY_DIST)/*_aarch64.whl build-qemu-aarch64/python
 
 # The aarch64 C tests, built by zig's clang and run by ctest through
 # qemu-aarch64-static (cmake/zig.cmake). The test programs call gettid(),
