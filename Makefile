@@ -125,12 +125,13 @@ GLIBC_FLOOR := 2.17
 ZIG_CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_BUILD_TESTS=OFF
 NATIVES_JAR := $(JAVA_DIR)/threadtime/target/threadtime-0.1.0.jar
 # Tests the aarch64 run leaves out, and why: test_install builds a consumer
-# with the host's compiler; test_dump_golden runs the aarch64 CLI as a child,
-# which needs qemu registered with binfmt_misc (run when it is); test_fallback's
-# seccomp filter would judge qemu's own x86-64 system calls; test_event_calib
-# holds the counter to 10 ppm of the wall clock, which qemu's emulated counter
-# does not keep.
-QEMU_SKIP := test_install|test_fallback|test_event_calib$(if $(wildcard /proc/sys/fs/binfmt_misc/qemu-aarch64),,|test_dump_golden)
+# with the host's compiler; test_attach attaches the CLI to the host's JVMs;
+# test_dump_golden and test_event_files start aarch64 programs as children
+# (the CLI; a setuid probe), which needs qemu registered with binfmt_misc
+# (they run when it is); test_fallback's seccomp filter would judge qemu's own
+# x86-64 system calls; test_event_calib holds the counter to 10 ppm of the
+# wall clock, which qemu's emulated counter does not keep.
+QEMU_SKIP := test_install|test_attach|test_fallback|test_event_calib$(if $(wildcard /proc/sys/fs/binfmt_misc/qemu-aarch64),,|test_dump_golden|test_event_files)
 .PHONY: natives test-natives test-natives-qemu bench-natives
 
 natives:
