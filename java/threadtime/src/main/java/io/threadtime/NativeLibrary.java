@@ -32,6 +32,7 @@ import java.util.zip.CRC32;
  * A failure is kept, not cached as a broken class: every later call gets an
  * {@link UnsupportedOperationException} that names the platform and the
  * cause ({@link #load()}).
+ * <p>
  * The extracted name carries the artifact version and a CRC of the content,
  * so JARs of different versions never overwrite each other's file and a file
  * in use is never rewritten. Concurrent JVMs extracting at once serialize on a
