@@ -53,7 +53,7 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-fuzz
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-zig-* build-qemu-*
 
 # ---- the event log (issue 3) ----
 DEMO_TARGETS += demo-events
@@ -135,3 +135,61 @@ test: deps
 # busy loop per CPU beside them; the loops stop with the target.
 test-load: deps
 	scripts/with-load.sh $(MAKE) $(LOAD_TARGETS)
+
+# ---- the shipped natives: glibc 2.17+, x86-64 and aarch64 (issue 27) ----
+#   make natives        libthreadtime.so (a release's) and the CLI for each arch
+#                       in NATIVE_ARCHES, by zig's clang against glibc 2.17
+#                       (cmake/zig-<arch>.cmake), in build-zig-<arch>/
+#   make test-natives   every shipped native (those, the JAR's, the wheels')
+#                       needs glibc $(GLIBC_FLOOR) or older; the aarch64 build's C
+#                       tests and the aarch64 wheel's Python tests run under
+#                       qemu-user
+#   make bench-natives  `threadtime bench` of the gcc build and the x86-64 zig
+#                       build side by side, in one run (scripts/bench-compare.sh)
+# docs/platforms.md has the platforms and how each artifact is built.
+NATIVE_ARCHES := x86_64 aarch64
+GLIBC_FLOOR := 2.17
+ZIG_CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_BUILD_TESTS=OFF
+NATIVES_JAR := $(JAVA_DIR)/threadtime/target/threadtime-0.1.0.jar
+# Tests the aarch64 run leaves out, and why: test_install builds a consumer
+# with the host's compiler; test_attach attaches the CLI to the host's JVMs;
+# test_dump_golden and test_event_files start aarch64 programs as children
+# (the CLI; a setuid probe), which needs qemu registered with binfmt_misc
+# (they run when it is); test_fallback's seccomp filter would judge qemu's own
+# x86-64 system calls; test_event_calib holds the counter to 10 ppm of the
+# wall clock, which qemu's emulated counter does not keep.
+QEMU_SKIP := test_install|test_attach|test_fallback|test_event_calib$(if $(wildcard /proc/sys/fs/binfmt_misc/qemu-aarch64),,|test_dump_golden|test_event_files)
+.PHONY: natives test-natives test-natives-qemu bench-natives
+
+natives:
+	set -e; for arch in $(NATIVE_ARCHES); do \
+		cmake -S . -B build-zig-$$arch $(ZIG_CMAKE_FLAGS) -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/zig-$$arch.cmake \
+			-DTT_ZIG_GLIBC=$(GLIBC_FLOOR); \
+		cmake --build build-zig-$$arch; \
+	done
+
+# The JAR as test-java left it, else packaged here (no tests).
+$(NATIVES_JAR): | java-toolchains
+	$(JAVA_MVN) -pl threadtime -DskipITs package
+
+# The aarch64 wheel's Python suite runs under qemu-user too, with an aarch64
+# CPython from Debian's arm64 packages (scripts/test-aarch64-wheel.sh).
+test-natives: natives wheels $(NATIVES_JAR) test-natives-qemu
+	scripts/check-glibc.sh $(GLIBC_FLOOR) $(foreach a,$(NATIVE_ARCHES),build-zig-$(a)/src/libthreadtime.so) \
+		$(NATIVES_JAR) $(PY_DIST)/*.whl
+	scripts/test-aarch64-wheel.sh $(PY_DIST)/*_aarch64.whl build-qemu-aarch64/python
+
+# The aarch64 C tests, built by zig's clang and run by ctest through
+# qemu-aarch64-static (cmake/zig.cmake). The test programs call gettid(),
+# which glibc has had since 2.30: they are linked against that version, as
+# the test build's library is; the aarch64 glibc qemu runs them with is
+# Debian's libc6-arm64-cross.
+test-natives-qemu:
+	cmake -S . -B build-qemu-aarch64 -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/zig-aarch64.cmake -DTT_ZIG_GLIBC=2.30
+	cmake --build build-qemu-aarch64
+	ctest --test-dir build-qemu-aarch64 --output-on-failure -E '^($(QEMU_SKIP))$$'
+
+bench-natives: build natives
+	scripts/bench-compare.sh $(THREADTIME) build-zig-x86_64/cli/threadtime
+TEST_TARGETS += test-natives

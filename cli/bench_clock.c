@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "prim/thread.h"
 #include "read_clock.h"
 #include "threadtime/threadtime.h"
 
@@ -27,7 +28,7 @@ static int state_setup(void **out)
     clock_state *s = calloc(1, sizeof *s);
     if (s == NULL)
         return -ENOMEM;
-    s->tid = gettid();
+    s->tid = tt__gettid();
     int rc = tt_thread_open(s->tid, &s->handle);
     if (rc == 0)
         rc = tt_make_clockid(0, 1, TT_CLOCK_VIRT, &s->virt_self);

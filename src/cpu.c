@@ -8,14 +8,14 @@
  * may make (see cpu.h) completes whatever it interrupted.
  */
 #include "internal.h"
-#include "linux/clockid.h"
+#include "prim/clockid.h"
+#include "prim/thread.h"
 
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* ---- method selection ---- */
@@ -153,7 +153,7 @@ int tt__procfs_missing(pid_t pid, pid_t tid)
      * task's fault. tgkill(our pid, tid, 0) finds a live thread of ours
      * without /proc and without sending anything. */
     if (tid != 0)
-        return syscall(SYS_tgkill, getpid(), tid, 0) == 0 ? tt__no_source() : tt__classify_missing(tid);
+        return tt__tgkill(getpid(), tid, 0) == 0 ? tt__no_source() : tt__classify_missing(tid);
     int rc = tt__classify_missing(pid);
     return rc == -EINVAL && !procfs_mounted() ? tt__no_source() : rc;
 }
@@ -347,7 +347,7 @@ int tt__own_times(int who, tt_times *out)
         if (rc == 0 || forced == TT_METHOD_GETRUSAGE)
             return rc;
     }
-    int rc = who == RUSAGE_THREAD ? tt__procfs_times(0, gettid(), out) : tt__procfs_times(0, 0, out);
+    int rc = who == RUSAGE_THREAD ? tt__procfs_times(0, tt__gettid(), out) : tt__procfs_times(0, 0, out);
     if (rc == -ESRCH)
         return tt__no_source(); /* we exist: /proc is what is missing */
     return rc;
@@ -481,8 +481,8 @@ static int64_t tid_clock(pid_t tid, unsigned which)
         if (!tt__fall_back(r))
             return r;
     }
-    /* Off the fast path, so the gettid() system call costs nothing. */
-    if (tid == gettid())
+    /* Off the fast path, so the gettid system call costs nothing. */
+    if (tid == tt__gettid())
         return self_clock(which);
     int64_t r = procfs_clock(0, tid, which);
     return r == -ESRCH ? tt__procfs_missing(0, tid) : r;

@@ -11,6 +11,7 @@
 #include "arch.h"
 #include "event_internal.h"
 #include "event_log.h"
+#include "prim/thread.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -147,7 +148,7 @@ static tt__ring *claim_ring(tt__run *run)
      * in a slot can never carry an index tag the new owner will use. */
     __atomic_store_n(&r->base, __atomic_load_n(&r->head, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
     __atomic_store_n(&r->order, __atomic_fetch_add(&run->order, 1, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-    __atomic_store_n(&r->tid, (uint32_t)gettid(), __ATOMIC_RELAXED);
+    __atomic_store_n(&r->tid, (uint32_t)tt__gettid(), __ATOMIC_RELAXED);
     char comm[TT_EVENT_TEXT_MAX + 1] = {0};
     if (prctl(PR_GET_NAME, comm) != 0)
         comm[0] = 0;

@@ -6,12 +6,12 @@
  * destination as it was. */
 #include "internal.h"
 #include "event_log.h"
+#include "prim/random.h"
 
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,7 +26,7 @@
 static uint64_t random_bits(void)
 {
     uint64_t x;
-    if (getrandom(&x, sizeof x, GRND_NONBLOCK) == (ssize_t)sizeof x)
+    if (tt__getrandom(&x, sizeof x, GRND_NONBLOCK) == (ssize_t)sizeof x)
         return x;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

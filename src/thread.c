@@ -4,7 +4,8 @@
  * by mistake. Reads take no lock (see tt__split_merge), so a signal
  * handler may read a handle whose read it interrupted. */
 #include "internal.h"
-#include "linux/clockid.h"
+#include "prim/clockid.h"
+#include "prim/thread.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -81,7 +82,7 @@ int tt_thread_open(pid_t tid, tt_thread **out)
     *out = NULL;
     if (tid < 0 || tid > TT__CPUCLOCK_PID_MAX)
         return -EINVAL;
-    int self = tid == 0 || tid == gettid();
+    int self = tid == 0 || tid == tt__gettid();
     if (!self) {
         int64_t r = tt_tid_total_ns(tid); /* exists, and is ours? */
         if (r < 0)
@@ -96,7 +97,7 @@ int tt_thread_open(pid_t tid, tt_thread **out)
             free(h);
             return rc;
         }
-        tid = gettid();
+        tid = tt__gettid();
         h->owner = pthread_self();
         /* Start the split from the kernel's own (the one /proc and getrusage
          * report): never below a figure read from them before the handle. */
@@ -160,7 +161,7 @@ static int owner_reads(const tt_thread *h)
 static int fallback_times(const tt_thread *h, tt_times *out)
 {
     int rc;
-    if (owner_reads(h) || h->tid == gettid())
+    if (owner_reads(h) || h->tid == tt__gettid())
         rc = tt__own_times(RUSAGE_THREAD, out);
     else if ((rc = tt__procfs_times(0, h->tid, out)) == -ESRCH)
         rc = tt__procfs_missing(0, h->tid);

@@ -6,7 +6,7 @@
 #include "threadtime/threadtime.h"
 #include "arch.h"
 #include "internal.h"
-#include "linux/clockid.h"
+#include "prim/clockid.h"
 #include "read_clock.h"
 
 #include <dlfcn.h>

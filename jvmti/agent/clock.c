@@ -3,7 +3,7 @@
 
 #include "event_internal.h"
 #include "internal.h"
-#include "linux/clockid.h"
+#include "prim/clockid.h"
 
 vt_source vt__source = VT_SOURCE_CPU;
 

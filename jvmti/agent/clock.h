@@ -44,10 +44,8 @@ static inline int64_t vt_clock_now(void)
 {
     if (vt__source == VT_SOURCE_CPU)
         return vt__cpu_now();
-#if !defined(TT__ARCH_NO_COUNTER)
     if (vt__source == VT_SOURCE_COUNTER)
         return (int64_t)tt__counter_read();
-#endif
     return tt__read_clock(CLOCK_MONOTONIC_RAW);
 }
 

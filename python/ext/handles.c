@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include "prim/thread.h"
 #include "threadtime/threadtime.h"
 
 static PyTypeObject *clock_type; /* ThreadClock */
@@ -210,7 +211,7 @@ static PyObject *cache_get(PyObject *key, pid_t tid)
         return Py_NewRef(clock);
     if (PyErr_Occurred())
         return NULL;
-    clock = clock_open(clock_type, tid == gettid() ? 0 : tid);
+    clock = clock_open(clock_type, tid == tt__gettid() ? 0 : tid);
     if (clock != NULL && PyDict_Size(clock_cache) >= cache_sweep_at && cache_sweep() != 0)
         Py_CLEAR(clock);
     if (clock != NULL && PyDict_SetItem(clock_cache, key, clock) != 0)
@@ -224,7 +225,7 @@ static PyObject *py_thread_times(PyObject *m, PyObject *arg)
     if (as_thread(arg, &tid))
         return NULL;
     if (tid == 0)
-        tid = gettid();
+        tid = tt__gettid();
     PyObject *key = PyLong_FromLong((long)tid);
     if (key == NULL)
         return NULL;

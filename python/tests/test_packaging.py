@@ -76,7 +76,7 @@ def test_sdist_is_self_contained_and_builds_an_abi3_wheel(tmp_path):
         names = tar.getnames()
         tar.extractall(tmp_path / "unpacked", filter="data")
     top = sdist.removesuffix(".tar.gz")
-    for needed in ("core/src/CMakeLists.txt", "core/include/threadtime/threadtime.h", "ext/_core.c",
+    for needed in ("core/src/sources.txt", "core/include/threadtime/threadtime.h", "ext/_core.c",
                    "ext/exports.map", "src/threadtime/_core.pyi", "setup.py"):
         assert f"{top}/{needed}" in names
     assert not any(n.startswith(f"{top}/..") or "/../" in n for n in names)

@@ -45,6 +45,10 @@ import javax.management.ObjectName;
  * the JDK offers no way to find a virtual thread by id, so use
  * {@link VirtualThreadCpu#threadCpuTime(Thread)}. Without the agent every
  * virtual-thread figure is -1, as from the platform.
+ * <p>
+ * Where threadtime's native library cannot load (a platform the JAR carries
+ * none for, a missing file), every read is the platform bean's: the bean is
+ * never worse than the JDK's. That is said once when it happens.
  */
 public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
     private static final ThreadTimeMXBean INSTANCE = new ThreadTimeMXBean();
@@ -149,6 +153,9 @@ public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
     }
 
     private long current(ThreadMap.Clock clock) {
+        if (!Native.available()) { // never worse than the JDK's bean (Native said why, once)
+            return clock == ThreadMap.Clock.TOTAL ? platform.getCurrentThreadCpuTime() : platform.getCurrentThreadUserTime();
+        }
         if (clock == ThreadMap.Clock.USER) {
             return ThreadTime.currentThreadUserTime();
         }
@@ -178,7 +185,7 @@ public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
 
     /** Whether a read of this id is answered here (else by the platform bean). */
     private static boolean ours(long id) {
-        return id == Thread.currentThread().getId() || ThreadMap.of(id) != null;
+        return Native.available() && (id == Thread.currentThread().getId() || ThreadMap.of(id) != null);
     }
 
     /** One id that passed the checks: -1 if it names no live platform thread. */
