@@ -86,7 +86,11 @@ TT_TEST(set_checks_its_argument)
     CHECK_OP(tt_fast_clock(), ==, before);
     CHECK_OP(tt_fast_clock_set(0), ==, 0);
     CHECK_OP(tt_fast_clock(), ==, TT_FAST_SYSCALL);
-    CHECK(strcmp(tt_fast_clock_name(), "syscall: off (tt_fast_clock_set(0))") == 0);
+    /* Where it cannot work at all, the name keeps saying why. */
+    if (before == TT_FAST_RSEQ)
+        CHECK(strcmp(tt_fast_clock_name(), "syscall: off (tt_fast_clock_set(0))") == 0);
+    else
+        CHECK(strncmp(tt_fast_clock_name(), "syscall: ", 9) == 0);
     check_bounded(200, 200);
     int rc = tt_fast_clock_set(1);
     CHECK(rc == 0 || rc == -ENOTSUP);
@@ -431,12 +435,23 @@ static int run_self(const char *name, const char *var, const char *value)
         char *argv[] = {(char *)"test_fastclock", (char *)name, NULL};
         setenv(var, value, 1);
         execv("/proc/self/exe", argv);
-        _exit(127);
+        _exit(126); /* not run: see can_run_self() */
     }
     int status = 0;
     if (pid < 0 || waitpid(pid, &status, 0) != pid)
         return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* Whether this binary can start itself again: not under qemu-user without
+ * binfmt (make test-natives runs the aarch64 tests so), where exec of an
+ * aarch64 program fails. */
+static int can_run_self(void)
+{
+    if (run_self("off_child", "THREADTIME_TEST_PROBE", "1") != 126)
+        return 1;
+    printf("  skipped: this test binary cannot be executed again here (an emulator without binfmt)\n");
+    return 0;
 }
 
 /* The child side of the two tests below; alone it checks nothing. */
@@ -457,11 +472,15 @@ TT_TEST(off_child)
 
 TT_TEST(glibc_rseq_tunable_off)
 {
+    if (!can_run_self())
+        return;
     CHECK_OP(run_self("off_child", "GLIBC_TUNABLES", "glibc.pthread.rseq=0"), ==, 0);
 }
 
 TT_TEST(environment_off)
 {
+    if (!can_run_self())
+        return;
     CHECK_OP(run_self("off_child", "THREADTIME_FAST_CLOCK", "0"), ==, 0);
     CHECK_OP(run_self("off_child", "THREADTIME_FAST_CLOCK", "yes"), ==, 0);
 }
