@@ -95,6 +95,14 @@ bench-clock-steps: build
 	@echo "idle:"; $(BUILD)/cli/cpu_clock_steps $(CLOCK_STEPS_SECONDS)
 	@echo "with a busy loop per CPU:"; scripts/with-load.sh $(BUILD)/cli/cpu_clock_steps $(CLOCK_STEPS_SECONDS)
 
+# The fast clock (issue 25): its cost beside rdtsc and the system call, and
+# its accuracy idle, with 1 and with 1.5 busy loops per CPU, FAST_CLOCK_RUNS
+# rounds interleaved, medians.
+FAST_CLOCK_RUNS ?= 5
+.PHONY: bench-fast-clock
+bench-fast-clock: build
+	bench/fast-clock.sh $(BUILD) $(FAST_CLOCK_RUNS)
+
 -include java/java.mk
 -include python/python.mk
 -include jvmti/jvmti.mk

@@ -682,7 +682,7 @@ static void cpu_event(unsigned kind, uint32_t id)
     if (!recording(run_current()))
         return;
     tt_times t = {-1, -1, -1};
-    tt__self_split_clockid(&t);
+    tt__self_split_fast(&t);
     tt__record(TT__W1(kind, id), (uint64_t)t.user_ns, (uint64_t)t.system_ns, 2);
 }
 
