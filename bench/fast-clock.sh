@@ -50,9 +50,12 @@ printf '  fast_self / rdtsc: %s\n' "$(for f in "$out"/cost.*.json; do
 done | median)"
 echo
 echo "accuracy over $intervals intervals of 5 us..2 ms (median of $runs runs):"
-printf '  %-18s %12s %12s %12s %12s\n' load total_error_% mean_abs_ns p99_abs_ns worst_ns
+printf '  %-8s %14s %12s %12s %12s %16s %18s\n' load total_error_% mean_abs_ns p99_abs_ns worst_ns \
+  midpoint_error_% one_anchor_error_%
 for l in idle load1 load15; do
-  printf '  %-18s %12s %12s %12s %12s\n' "$l" "$(field total_error_pct "$out/$l" | median)" \
+  printf '  %-8s %14s %12s %12s %12s %16s %18s\n' "$l" "$(field total_error_pct "$out/$l" | median)" \
     "$(field mean_abs_ns "$out/$l" | median)" "$(field p99_abs_ns "$out/$l" | median)" \
-    "$(field worst_ns "$out/$l" | sed 's/^-//' | median)"
+    "$(field worst_ns "$out/$l" | sed 's/^-//' | median)" "$(field midpoint_error_pct "$out/$l" | median)" \
+    "$(field one_anchor_error_pct "$out/$l" | median)"
 done
+echo "  (worst_ns: the median of each run's largest |fast - real|)"

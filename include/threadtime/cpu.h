@@ -56,7 +56,8 @@
  *
  * Async-signal-safe (no lock, no allocation; callable from a signal handler
  * that interrupted any of them, on the same thread and handle): every
- * tt_self_*, tt_tid_*, tt_thread_total_ns, tt_thread_user_raw_ns,
+ * tt_self_* (tt_self_fast_ns included), tt_fast_clock, tt_fast_clock_name,
+ * tt_tid_*, tt_thread_total_ns, tt_thread_user_raw_ns,
  * tt_thread_times, tt_thread_tid, every tt_process_*, tt_make_clockid,
  * tt_clock_ns, tt_getrusage_thread, tt_procfs_read and tt_method_name. A
  * handler must not close a handle it reads, and like any system call these
@@ -66,7 +67,15 @@
  * translate); call them from normal code.
  *
  * Cost on the reference machine (KVM guest, see docs/benchmarks.md):
- * one system call (~300-650 ns) for every clockid read; ~10 us for /proc.
+ * one system call (~300-650 ns) for every clockid read; ~10 us for /proc;
+ * tt_self_fast_ns() about one cycle-counter read (~10 ns) while the thread
+ * stays on its CPU (docs/fast-clock.md).
+ *
+ * fork: in the child, every figure the forking thread kept (floors, splits,
+ * the fast clock's anchor) starts again from the child's own clock, and a
+ * tt_thread handle opened before the fork answers -EINVAL for every read
+ * (it names a thread of the parent). Only fork() does this: a raw clone()
+ * or _Fork() runs no atfork handler.
  */
 #ifndef THREADTIME_CPU_H
 #define THREADTIME_CPU_H
