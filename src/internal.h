@@ -92,11 +92,6 @@ static inline void tt__times_from_procfs(const tt_procfs_stat *st, tt_times *out
     out->total_ns = st->user_ns + st->system_ns;
 }
 
-/* The calling thread's consistent split at ns resolution for the event
- * log: three clock reads scaled against this thread's previous answer (a
- * state apart from tt_self_times'). 0 or -errno. */
-int tt__self_split_clockid(tt_times *out);
-
 /* The calling thread's tt_self_total_ns() floor (cpu.c): the fast clock
  * never answers below it. initial-exec, like every per-thread state here. */
 extern __thread tt__floor tt__total_floor __attribute__((tls_model("initial-exec")));

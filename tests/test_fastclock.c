@@ -105,6 +105,26 @@ TT_TEST(bounded_by_real_reads)
 /* Monotonic across switching the clock off and on, which changes the
  * source from anchor + counter (possibly ahead by up to the bound) to real
  * reads. */
+/* Never below a real read of the clock taken before it by any caller, not
+ * only through the core's floor: here clock_gettime itself, as
+ * time.thread_time_ns() reads it (with the anchor's counter read after its
+ * real read, 63,250 of 200,000 Python reads came out below, by up to
+ * 2.5 us). The work between reads varies, so anchors of every age and
+ * re-arms land between the two reads. */
+TT_TEST(never_below_a_direct_kernel_read_before_it)
+{
+    int bad = 0;
+    for (int i = 0; i < 200000; i++) {
+        int64_t r = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+        int64_t f = tt_self_fast_ns();
+        if (f < r && bad++ < 3)
+            fprintf(stderr, "  fast %lld ns below an earlier kernel read %lld ns\n", (long long)f, (long long)r);
+        if (i % 64 == 0)
+            spin(i % 3000);
+    }
+    CHECK_OP(bad, ==, 0);
+}
+
 TT_TEST(monotonic_across_set)
 {
     int64_t prev = tt_self_fast_ns();
@@ -121,7 +141,9 @@ TT_TEST(monotonic_across_set)
 
 /* ---- time switched out is never counted ----
  * A read after a switch is a real read, so for R_a <= F1 ... F2 <= R_b the
- * fast interval F2 - F1 is at most the real one R_b - R_a, with no slack.
+ * fast interval F2 - F1 is at most the real one R_b - R_a plus
+ * TT_FAST_EXCESS_NS (5 us: what an anchor may carry of its own system
+ * call), far below the 200 us switched out each time.
  * The anchors serve 1 s here: a switch the mechanism missed would then be
  * counted in full rather than hidden by the 1 ms expiry. */
 
@@ -137,7 +159,7 @@ static void check_blocked(const char *what, blocker block, void *arg, int rounds
         block(arg);
         int64_t f2 = tt_self_fast_ns();
         int64_t rb = tt_self_total_ns();
-        if (f2 - f1 > rb - ra) {
+        if (f2 - f1 > rb - ra + TT_FAST_EXCESS_NS) {
             if (bad++ < 3)
                 fprintf(stderr, "  %s: fast %lld ns > real %lld ns\n", what, (long long)(f2 - f1),
                         (long long)(rb - ra));
@@ -258,7 +280,7 @@ TT_TEST(preempted_time_not_counted)
         int64_t rb = tt_self_total_ns();
         if (p2 > p1) {
             switched++;
-            if (f2 - f1 > rb - ra && bad++ < 3)
+            if (f2 - f1 > rb - ra + TT_FAST_EXCESS_NS && bad++ < 3)
                 fprintf(stderr, "  preempted %lld ns: fast %lld ns > real %lld ns\n", (long long)(p2 - p1),
                         (long long)(f2 - f1), (long long)(rb - ra));
         }

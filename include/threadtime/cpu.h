@@ -128,7 +128,10 @@ TT_API int64_t tt_self_total_ns(void);
  * (~10-25 ns, about one counter read). Otherwise one real read, which
  * re-arms. One anchor serves at most TT_FAST_BOUND_NS of counter time.
  *   - Monotonic per thread (also across tt_fast_clock_set()).
- *   - Never below a tt_self_total_ns() the thread read before it.
+ *   - Never below a real read of the thread's clock taken before it
+ *     (tt_self_total_ns(), clock_gettime(CLOCK_THREAD_CPUTIME_ID), any
+ *     caller's): the counter runs at least as fast as a running thread's
+ *     clock, and each anchor's counter value precedes its real read.
  *   - Never above a real read taken after it plus TT_FAST_BOUND_NS. In
  *     practice far closer: the counter also runs while the CPU serves an
  *     interrupt or the hypervisor runs someone else (steal), which a kernel
@@ -145,6 +148,12 @@ TT_API int64_t tt_self_fast_ns(void);
 /* How far tt_self_fast_ns() may run ahead of a real read taken after it:
  * the counter time one anchor serves, 1 ms. */
 #define TT_FAST_BOUND_NS INT64_C(1000000)
+/* How far an answer may exceed the thread's true CPU time when the counter
+ * and the kernel agree (no interrupt or steal time the kernel leaves out):
+ * the anchor's counter value is read just before its real read, and an
+ * anchoring call longer than this is not used. So an interval of two fast
+ * reads is at most this much longer than the real interval around it. */
+#define TT_FAST_EXCESS_NS INT64_C(5000)
 
 /* Which mechanism tt_self_fast_ns() uses in this process. */
 enum {

@@ -152,8 +152,10 @@ TT_API void tt_event_begin(uint32_t id);
 TT_API void tt_event_end(uint32_t id);
 /* Interval bounds that also record the thread's user and system CPU time
  * (the core's consistent split at ns resolution: user + system == the
- * precise total, each monotonic per thread). Three clock reads each, ~0.9 us
- * on the reference machine. */
+ * total, each monotonic per thread). The total is tt_self_fast_ns()'s, the
+ * split proportioned by tick counts read once per fast-clock anchor: about
+ * 20 ns while the thread stays on its CPU, three clock reads (~0.9 us on
+ * the reference machine) after a switch (docs/fast-clock.md). */
 TT_API void tt_event_begin_cpu(uint32_t id);
 TT_API void tt_event_end_cpu(uint32_t id);
 

@@ -12,6 +12,10 @@
 #define TT__RSEQ_SIG 0xd428bc00u
 #endif
 
+/* The rseq system call's number (Linux 4.18+), written out: a build
+ * against an old sysroot (glibc 2.17's headers) has no SYS_rseq. */
+#define TT__NR_RSEQ 293
+
 /* The thread pointer (TPIDR_EL0), from which __rseq_offset is counted. */
 static inline char *tt__thread_pointer(void)
 {

@@ -9,6 +9,10 @@
 
 #define TT__RSEQ_SIG 0x53053053u
 
+/* The rseq system call's number (Linux 4.18+), written out: a build
+ * against an old sysroot (glibc 2.17's headers) has no SYS_rseq. */
+#define TT__NR_RSEQ 334
+
 /* The thread pointer: glibc keeps the TCB's own address at %fs:0, and
  * __rseq_offset is counted from it. One load. */
 static inline char *tt__thread_pointer(void)
