@@ -47,12 +47,11 @@ public final class ThreadTime {
      * kernel's clock, read without a system call where it can be: from the
      * cycle counter while the kernel's rseq area shows that this thread has
      * not been switched out since the last real read (see
-     * {@link #currentThreadCpuClock()}). Monotonic; never above a real read
-     * of the kernel's clock taken after it by more than the bound
-     * {@code tt_self_fast_ns} documents (1 ms, include/threadtime/cpu.h), and
-     * never below one taken before it except by the part of its own last
-     * real read after the kernel's sample (a system call's exit path, well
-     * under a microsecond; docs/fast-clock.md). The user/system split
+     * {@link #currentThreadCpuClock()}). Monotonic; never below a real read
+     * of the kernel's clock taken before it (by anyone, the JDK included),
+     * never above one taken after it by more than the bound
+     * {@code tt_self_fast_ns} documents (1 ms, include/threadtime/cpu.h;
+     * docs/fast-clock.md). The user/system split
      * ({@link #currentThreadTimes()} and the other {@code User}/{@code System}
      * calls) still costs a system call.
      */
