@@ -24,6 +24,10 @@ interface Backend {
      *  while the kernel's rseq area shows no switch since the last real read. */
     long selfFast();
 
+    /** A ()J handle that calls tt_self_fast_ns with nothing in between, for
+     *  the virtual-thread hooks, which read it at every mount and unmount. */
+    java.lang.invoke.MethodHandle selfFastHandle() throws ReflectiveOperationException;
+
     /** tt_fast_clock_name: how {@link #selfFast()} reads, e.g. "rseq+tsc" or "syscall: ...". */
     String fastClockName();
 

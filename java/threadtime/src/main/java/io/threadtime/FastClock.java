@@ -1,8 +1,6 @@
 package io.threadtime;
 
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 
 /**
  * The calling thread's precise CPU clock as the core reads it cheaply
@@ -56,9 +54,11 @@ final class FastClock {
         return Native.B.selfFast();
     }
 
-    /** A ()J handle on {@link #read()}, for the virtual-thread hooks. */
+    /** A ()J handle doing what {@link #read()} does, for the virtual-thread
+     * hooks: the backend's own call (the downcall handle itself on FFM), so
+     * that the JIT compiles a hook into the native call with nothing around it. */
     static MethodHandle reader() throws ReflectiveOperationException {
-        return MethodHandles.lookup().findStatic(FastClock.class, "read", MethodType.methodType(long.class));
+        return Native.B.selfFastHandle();
     }
 
     /** How reads are made: "rseq+tsc", or "syscall: " and why. */

@@ -165,6 +165,11 @@ final class FfmBackend implements Backend {
     }
 
     @Override
+    public MethodHandle selfFastHandle() {
+        return H.SELF_FAST;
+    }
+
+    @Override
     public String fastClockName() {
         try {
             return cString((MemorySegment) H.FAST_CLOCK_NAME.invokeExact());
