@@ -30,7 +30,8 @@ import java.util.jar.JarOutputStream;
  * with options {@code mode=exact|mounted}, {@code events=on|off} and
  * {@code accounts=threads|table}, and the
  * probes' {@code probe=}, {@code probes=@FILE}, {@code probe.cpu=},
- * {@code out=} and {@code ring=} (see {@link ProbeAgent}), comma-separated.
+ * {@code out=} and {@code ring=} (see {@link ProbeAgent}), and
+ * {@code fastclock=on|off} (see {@link FastClock}), comma-separated.
  * It puts hooks into {@code java.lang.VirtualThread} (see
  * {@link VirtualThreadTransformer}) that charge each virtual thread the
  * carrier's CPU clock (exact) or the time it was mounted (mounted) in
@@ -55,7 +56,7 @@ public final class ThreadTimeAgent {
             + "(every run of jvmti/bench/flag_hang.sh on JDK 25, with no agent at all)";
     static final String OPTIONS_HELP = "expected mode=exact|mounted, events=on|off, accounts=threads|table, "
             + "probe=FILTER[;FILTER...], "
-            + "probes=@FILE, probe.cpu=on|off, out=PATH, ring=N";
+            + "probes=@FILE, probe.cpu=on|off, out=PATH, ring=N, fastclock=on|off";
     static final String ATTACH_HELP = "expected probe=FILTER[;FILTER...], probes=@FILE, probe=off, probe.cpu=on|off, "
             + "out=PATH, ring=N, dump=PATH";
 
@@ -103,6 +104,7 @@ public final class ThreadTimeAgent {
         int ring;
         boolean probesOff;
         Path dump;
+        Boolean fastClock; // fastclock=: null when not given
 
         /** Whether the agent runs the event log (and writes it at exit). */
         boolean runsLog() {
@@ -162,7 +164,7 @@ public final class ThreadTimeAgent {
         }
 
         private static final Set<String> START_KEYS = Set.of("mode", "events", "accounts", "probe", "probes", "probe.cpu",
-                "out", "ring");
+                "out", "ring", "fastclock");
         private static final Set<String> ATTACH_KEYS = Set.of("probe", "probes", "probe.cpu", "out", "ring", "dump");
 
         /** One option's value; column is where the value starts in the option text. */
@@ -230,6 +232,9 @@ public final class ThreadTimeAgent {
                         throw new IllegalArgumentException("expected records per thread ring, 16 to " + (1 << 23));
                     }
                     break;
+                case "fastclock":
+                    fastClock = FastClock.parse(value);
+                    break;
                 default:
                     throw new IllegalStateException(key);
             }
@@ -286,6 +291,13 @@ public final class ThreadTimeAgent {
     }
 
     private static void start(Options o, Instrumentation inst) {
+        if (o.fastClock != null) {
+            try {
+                FastClock.set(o.fastClock);
+            } catch (RuntimeException | LinkageError e) {
+                say("fastclock=" + (o.fastClock ? "on" : "off") + " could not be applied (" + e + ")");
+            }
+        }
         boolean log = o.runsLog();
         if (Runtime.version().feature() < 21) {
             if (!log) {
@@ -452,11 +464,13 @@ public final class ThreadTimeAgent {
         String clockName;
         double nsPerTick = 1;
         if (exact) {
-            clock = lookup.findVirtual(Backend.class, "selfTotal", MethodType.methodType(long.class))
-                    .bindTo(Native.B);
+            // The carrier's own clock, without a system call while the kernel
+            // shows that the carrier was not switched out (FastClock).
+            clock = FastClock.reader();
             carrierClock = lookup.findVirtual(ThreadTimeMXBean.class, "getThreadCpuTime",
                     MethodType.methodType(long.class, long.class)).bindTo(ThreadTimeMXBean.getInstance());
-            clockName = "thread-cpu";
+            String how = FastClock.name();
+            clockName = (how.startsWith("syscall") ? "thread-cpu (" : "thread-cpu-fast (") + how + ")";
         } else {
             // The cycle counter where the core's calibration trusts it (cheaper
             // than System.nanoTime() here), else System.nanoTime().

@@ -115,6 +115,12 @@ public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
 
     // ---- CPU and user time: threadtime ----
 
+    /**
+     * The calling thread's precise CPU time, as {@link ThreadTime#currentThreadCpuTime()}
+     * reads it: without a system call while the kernel shows that the thread
+     * has not been switched out since the last real read. (User time still
+     * costs one.) On a virtual thread, the agent's figure; see the class comment.
+     */
     @Override
     public long getCurrentThreadCpuTime() {
         return currentEnabled() ? current(ThreadMap.Clock.TOTAL) : -1;
@@ -159,7 +165,7 @@ public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
         if (clock == ThreadMap.Clock.USER) {
             return ThreadTime.currentThreadUserTime();
         }
-        return ThreadMap.mapSelf() ? ThreadTimeException.check(Native.B.selfTotal()) : VirtualThreadCpu.currentVirtual();
+        return ThreadMap.mapSelf() ? ThreadTimeException.check(FastClock.read()) : VirtualThreadCpu.currentVirtual();
     }
 
     /** The platform's argument and support checks for one id, then its switch. */
