@@ -21,12 +21,12 @@ public final class Main {
     public static void main(String[] args) {
         if (args.length != 3 || !args[0].equals("attach") || !args[1].matches("[0-9]+")) {
             System.err.println("usage: java -jar threadtime.jar attach PID OPTIONS\n"
-                    + "  OPTIONS, comma-separated: " + ThreadTimeAgent.ATTACH_HELP.substring("expected ".length()));
+                    + "  OPTIONS, comma-separated: " + AgentOptions.ATTACH_HELP.substring("expected ".length()));
             System.exit(2);
         }
         String options = absolutePaths(args[2]);
         try {
-            ThreadTimeAgent.Options.parse(options, true);
+            AgentOptions.parse(options, true);
         } catch (IllegalArgumentException e) {
             System.err.println(e.getMessage());
             System.exit(2);
