@@ -99,7 +99,8 @@ bench-clock-steps: build
 -include python/python.mk
 -include jvmti/jvmti.mk
 
-demo: $(DEMO_TARGETS)
+demo: deps
+	$(MAKE) $(DEMO_TARGETS)
 test: deps
 	$(MAKE) $(TEST_TARGETS)
 
