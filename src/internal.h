@@ -12,6 +12,10 @@
 
 #include "read_clock.h"
 
+/* getenv for every variable the library reads: NULL in a setuid, setgid or
+ * file-capability process (AT_SECURE), whatever its environment holds. */
+const char *tt__env(const char *name);
+
 /* Three raw reads in the order that keeps them consistent: VIRT before PROF
  * (so PROF >= VIRT) and SCHED last (so runtime covers both samples). */
 static inline int tt__read_three(clockid_t virt_id, clockid_t prof_id, clockid_t sched_id, int64_t v[3])
