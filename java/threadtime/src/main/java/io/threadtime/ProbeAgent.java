@@ -149,6 +149,11 @@ final class ProbeAgent {
         AgentLog.info("probes removed: " + n + " class(es) back to their own bytecode");
     }
 
+    /** The filters that match nothing among the classes loaded now, a line each. */
+    static synchronized List<String> unmatched() {
+        return inst == null ? List.of() : REGISTRY.unmatched(inst.getAllLoadedClasses());
+    }
+
     /** dump=PATH at attach: the trace now. */
     static void dumpNow(Path path) {
         EventLog.dump(path);

@@ -48,22 +48,39 @@ public final class ThreadTimeAgent {
      * the message (the attacher prints it) and changes nothing.
      */
     public static void agentmain(String options, Instrumentation inst) {
-        AgentOptions o = AgentOptions.parse(options, true);
-        AgentLog.configure(o.logLevel, o.systemLogger);
-        if (o.runsLog()) {
-            // the boot classes first: ProbeConfig must not be loaded here yet
-            if (!BootClassPath.append(inst)) {
-                throw new IllegalStateException("threadtime: the probe classes could not be put on the boot class path");
+        // The attach protocol carries only agentmain's return code (102 when
+        // it throws): the attaching side (cli/attach.c, Main) reads these two
+        // properties to say why, and which filters matched nothing.
+        System.clearProperty(ATTACH_ERROR);
+        System.clearProperty(ATTACH_WARNINGS);
+        try {
+            AgentOptions o = AgentOptions.parse(options, true);
+            AgentLog.configure(o.logLevel, o.systemLogger);
+            if (o.runsLog()) {
+                // the boot classes first: ProbeConfig must not be loaded here yet
+                if (!BootClassPath.append(inst)) {
+                    throw new IllegalStateException(
+                            "threadtime: the probe classes could not be put on the boot class path");
+                }
+                ProbeAgent.start(o, inst, false);
+                System.setProperty(ATTACH_WARNINGS, String.join("\n", ProbeAgent.unmatched()));
             }
-            ProbeAgent.start(o, inst, false);
-        }
-        if (o.probesOff) {
-            ProbeAgent.removeProbes();
-        }
-        if (o.dump != null) {
-            ProbeAgent.dumpNow(o.dump);
+            if (o.probesOff) {
+                ProbeAgent.removeProbes();
+            }
+            if (o.dump != null) {
+                ProbeAgent.dumpNow(o.dump);
+            }
+        } catch (RuntimeException | Error e) {
+            System.setProperty(ATTACH_ERROR, String.valueOf(e.getMessage()));
+            throw e;
         }
     }
+
+    /** Where agentmain leaves the message it failed with, for the attaching side. */
+    static final String ATTACH_ERROR = "threadtime.attach.error";
+    /** Where agentmain leaves the filters that match nothing yet, a line each, for the attaching side. */
+    static final String ATTACH_WARNINGS = "threadtime.attach.warnings";
 
     private static void start(AgentOptions o, Instrumentation inst) {
         boolean log = o.runsLog();

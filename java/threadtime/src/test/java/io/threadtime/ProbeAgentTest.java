@@ -294,6 +294,16 @@ class ProbeAgentTest {
             Path third = dir.resolve("third.ttrace");
             assertEquals(0, attachWithCli(pid, "dump=" + third), "threadtime attach, the CLI's form");
             assertNotEquals(0, attach(pid, "mode=exact"), "mode= is refused at attach");
+            // Issue 30 item 2: the attaching side hears what matched nothing, and why the agent failed.
+            ChildJvm miss = ChildJvm.run(null, List.of(), "-jar", jar(), "attach", pid, "probe=example.NoSuchApp::run");
+            assertEquals(0, miss.exit(), miss.toString());
+            assertTrue(miss.err().contains("probe 'example.NoSuchApp::run' matched nothing"), miss.toString());
+            Process cli = new ProcessBuilder(System.getProperty("threadtime.cli"), "attach", "--jar", jar(), pid,
+                    "probe=a..b").redirectErrorStream(true).start();
+            String cliOut = ChildJvm.drain(cli.getInputStream());
+            assertTrue(cli.waitFor(120, TimeUnit.SECONDS), "threadtime attach hung");
+            assertNotEquals(0, cli.exitValue(), cliOut);
+            assertTrue(cliOut.contains("bad option 'probe=a..b'"), cliOut);
             in.write("exit\n");
             in.flush();
             assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the child did not end");
