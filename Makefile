@@ -126,7 +126,8 @@ bench-fast-clock: build
 -include python/python.mk
 -include jvmti/jvmti.mk
 
-demo: $(DEMO_TARGETS)
+demo: deps
+	$(MAKE) $(DEMO_TARGETS)
 test: deps
 	$(MAKE) $(TEST_TARGETS)
 

@@ -136,7 +136,7 @@ public final class VirtualThreadCpu {
      * start). False when it is on, or on a JVM without that flag.
      */
     public static boolean transitionPathOff() {
-        return Boolean.FALSE.equals(ThreadTimeAgent.transitionsOn());
+        return Boolean.FALSE.equals(HotSpotFlags.transitionsOn());
     }
 
     /** How many times a hook of the {@code -javaagent} failed inside
