@@ -165,7 +165,10 @@ case "$(realpath "$work")/" in
     # 6. Real JVMs of the user (Java 17, 21 and 25, those java/jdks.sh finds):
     #    the agent loads as that user and writes as it.
     shopt -s nullglob
-    jars=("$src"/java/threadtime/target/threadtime-[0-9]*.jar)
+    jars=()
+    for j in "$src"/java/threadtime/target/threadtime-[0-9]*.jar; do
+      case $j in *-sources.jar|*-javadoc.jar) ;; *) jars+=("$j") ;; esac # the agent JAR, not its companions
+    done
     jdk=$("$src/java/jdks.sh" home 17 2>/dev/null || "$src/java/jdks.sh" home 25 2>/dev/null)
     if [ ${#jars[@]} = 0 ] || [ -z "$jdk" ]; then
       echo "test_attach: no JAR in $src/java/threadtime/target (make java-install) or no JDK; real JVMs not tried"
@@ -211,7 +214,7 @@ case "$(realpath "$work")/" in
         attach "$pid" "probe=a..b"
         [ "$rc" = 1 ] || fail "Java $v: a bad option: exit $rc: $out"
         if [ -n "$agent_says" ]; then
-          expect "the agent in JVM $pid failed: threadtime: unknown or conflicting option 'probe=a..b'"
+          expect "the agent in JVM $pid failed: threadtime: bad option 'probe=a..b'"
         else
           expect "the agent failed to start (a wrong option, or agentmain threw) (return code 102)"
         fi
