@@ -19,6 +19,7 @@
 #include "threadtime/threadtime.h"
 
 int tt_cli_dump(int argc, char **argv);
+int tt_cli_run_dump(int argc, char **argv);
 
 enum format { FMT_TEXT, FMT_CSV, FMT_JSON, FMT_CHROME };
 
@@ -1382,6 +1383,9 @@ static int parse_format(const char *v, enum format *f)
 
 int tt_cli_dump(int argc, char **argv)
 {
+    int run_rc = tt_cli_run_dump(argc, argv); /* a `threadtime run` recording (cli/run.c) */
+    if (run_rc >= 0)
+        return run_rc;
     enum format fmt = FMT_TEXT;
     const char *path = NULL, *out_path = NULL;
     int want_summary = 0;
