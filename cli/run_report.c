@@ -282,21 +282,19 @@ static void build_rows(proc *p)
     qsort(p->rows, p->nrows, sizeof *p->rows, cmp_rows);
 }
 
-/* The name with its last run of digits folded to '*': "GC Thread#3" ->
- * "GC Thread#*", "pool-1-thread-7" -> "pool-1-thread-*". */
+/* The name with its trailing number folded to '*': "GC Thread#3" ->
+ * "GC Thread#*", "pool-1-thread-7" -> "pool-1-thread-*". Only a trailing
+ * one: "C2 CompilerThread0" reaches the kernel cut to 15 bytes, "C2
+ * CompilerThre", which already names them all and keeps its C1/C2. */
 static void fold_name(const char *name, char *out, size_t cap)
 {
-    size_t n = strlen(name), end = n;
-    while (end > 0 && !(name[end - 1] >= '0' && name[end - 1] <= '9'))
-        end--;
-    size_t begin = end;
+    size_t begin = strlen(name);
     while (begin > 0 && name[begin - 1] >= '0' && name[begin - 1] <= '9')
         begin--;
-    if (end == 0 || n + 2 > cap) {
+    if (begin == strlen(name) || begin == 0)
         snprintf(out, cap, "%s", name);
-        return;
-    }
-    snprintf(out, cap, "%.*s*%s", (int)begin, name, name + end);
+    else
+        snprintf(out, cap, "%.*s*", (int)begin, name);
 }
 
 static void group_rows(proc *p)
