@@ -95,6 +95,13 @@ bench-clock-steps: build
 	@echo "idle:"; $(BUILD)/cli/cpu_clock_steps $(CLOCK_STEPS_SECONDS)
 	@echo "with a busy loop per CPU:"; scripts/with-load.sh $(BUILD)/cli/cpu_clock_steps $(CLOCK_STEPS_SECONDS)
 
+# threadtime run's floors (issue 26): per-thread cost, the sampler with
+# 1,000 threads, xz -T2 on RUN_BENCH_MB MB with and without it.
+RUN_BENCH_MB ?= 40
+.PHONY: bench-run
+bench-run: build
+	python3 bench/run_bench.py $(THREADTIME) $(BUILD)/preload/run_bench $(BUILD)/preload/libthreadtime_run.so $(RUN_BENCH_MB)
+
 -include java/java.mk
 -include python/python.mk
 -include jvmti/jvmti.mk

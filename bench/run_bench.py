@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""The floors of `threadtime run` (issue 26), each beside its baseline in
+the same run: make bench-run. Usage: run_bench.py THREADTIME RUN_BENCH
+PRELOAD_LIB [XZ_MB] [ROUNDS]."""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+TT, BENCH, LIB = (os.path.abspath(a) for a in sys.argv[1:4])
+XZ_MB = int(sys.argv[4]) if len(sys.argv) > 4 else 40
+ROUNDS = int(sys.argv[5]) if len(sys.argv) > 5 else 5
+tmp = tempfile.mkdtemp(prefix="run_bench.", dir=os.environ.get("TMPDIR"))
+
+
+def preloaded_env():
+    d = tempfile.mkdtemp(dir=tmp)
+    return dict(os.environ, LD_PRELOAD=LIB, THREADTIME_RUN_DIR=d, THREADTIME_RUN_INTERVAL_NS="100000000")
+
+
+# 1. Per thread started and ended: the preload's records (a take, two
+#    names, the thread's own split) against bare create + join.
+bare, pre = [], []
+for _ in range(ROUNDS):
+    bare.append(int(subprocess.check_output([BENCH, "create", "20000"])))
+    pre.append(int(subprocess.check_output([BENCH, "create", "20000"], env=dict(preloaded_env(), THREADTIME_RUN_THREADS="32768"))))
+b, p = statistics.median(bare), statistics.median(pre)
+print(f"thread start+end: bare {b:.0f} ns, preloaded {p:.0f} ns, added {p - b:.0f} ns "
+      f"(medians of {ROUNDS} interleaved runs of 20 batches of 1000)")
+
+# 2. The sampler at 100 ms with 1,000 live threads, from the report.
+out = subprocess.run([TT, "run", "--format", "json", "--report", os.path.join(tmp, "idle.json"), "--",
+                      BENCH, "idle", "1000", "10"], check=True)
+rep = json.load(open(os.path.join(tmp, "idle.json")))
+proc = rep["processes"][0]
+s = proc["sampler"]
+print(f"sampler, 1000 live threads, 100 ms: {s['cpu_ns'] / 1e6:.1f} ms CPU in {proc['wall_ns'] / 1e9:.1f} s "
+      f"= {100 * s['cpu_ns'] / proc['wall_ns']:.3f} % of one CPU ({s['rounds']} rounds, "
+      f"{s['cpu_ns'] / max(s['rounds'], 1) / 1e3:.0f} us per round)")
+
+# 3. xz -T2 on a text file of XZ_MB MB, with and without threadtime run.
+src = os.path.join(tmp, "input.txt")
+with open(src, "w") as f:
+    i = 0
+    while f.tell() < XZ_MB << 20:
+        f.write("".join(f"line {j} of some text {j * 7919 % 10007} alpha beta gamma\n" for j in range(i, i + 10000)))
+        i += 10000
+walls = {"bare": [], "run": []}
+for _ in range(ROUNDS):
+    for kind in ("bare", "run"):
+        cmd = ["xz", "-T2", "-c", src]
+        if kind == "run":
+            cmd = [TT, "run", "--report", os.path.join(tmp, "xz.txt"), "--"] + cmd
+        t0 = time.monotonic()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
+        walls[kind].append(time.monotonic() - t0)
+wb, wr = statistics.median(walls["bare"]), statistics.median(walls["run"])
+print(f"xz -T2, {XZ_MB} MB: bare {wb:.3f} s, threadtime run {wr:.3f} s, ratio {wr / wb:.4f} "
+      f"(medians of {ROUNDS} interleaved runs; all: bare {[round(x, 3) for x in walls['bare']]}, "
+      f"run {[round(x, 3) for x in walls['run']]})")
+subprocess.run(["rm", "-rf", tmp])
