@@ -183,7 +183,8 @@ int tt_run_parse_format(const char *name, enum tt_run_format *out)
 
 typedef struct row {
     uint32_t tid, count; /* count > 1: a group */
-    char name[64], name_start[TT_RUN_NAME];
+    int mixed;           /* a group of different names */
+    char name[64], name_start[TT_RUN_NAME], orig[64];
     const char *how;     /* how the figures were taken */
     int64_t user, sys, total; /* user/sys -1: unknown (sampled total only) */
     uint64_t start, end;      /* start 0: unknown */
@@ -240,6 +241,10 @@ static void build_rows(proc *p)
         return;
     for (uint32_t i = 0; i < used; i++) {
         const tt_run_thread *t = &p->threads[i];
+        /* After exec the main thread goes on in the next image's file, its
+         * CPU clock with it: counted there, once. */
+        if (h->state == TT_RUN_PROC_EXECED && t->tid == h->pid)
+            continue;
         row r = {.tid = t->tid, .count = 1, .rec = t, .start = t->start_ns, .end = t->end_ns};
         copy_name(r.name, sizeof r.name, t->name_end[0] ? t->name_end : t->name_start);
         if (t->name_end[0] && strncmp(t->name_start, t->name_end, TT_RUN_NAME) != 0)
@@ -309,12 +314,14 @@ static void group_rows(proc *p)
             j++;
         if (j == n) {
             p->rows[n] = r;
+            strcpy(p->rows[n].orig, r.name);
             strcpy(p->rows[n].name, g);
             p->rows[n].name_start[0] = 0;
             n++;
             continue;
         }
         row *q = &p->rows[j];
+        q->mixed |= strcmp(q->orig, r.name) != 0;
         q->count++;
         q->user = q->user >= 0 && r.user >= 0 ? q->user + r.user : -1;
         q->sys = q->sys >= 0 && r.sys >= 0 ? q->sys + r.sys : -1;
@@ -324,6 +331,10 @@ static void group_rows(proc *p)
         if (r.end > q->end)
             q->end = r.end;
     }
+    /* A name nothing else folded into keeps its digits ("python3"). */
+    for (uint32_t i = 0; i < n; i++)
+        if (!p->rows[i].mixed)
+            strcpy(p->rows[i].name, p->rows[i].orig);
     p->nrows = n;
     qsort(p->rows, p->nrows, sizeof *p->rows, cmp_rows);
 }
@@ -575,6 +586,10 @@ void tt_run_report(const tt_run_set *s, enum tt_run_format fmt, int group, FILE 
                      "(user %.3f, system %.3f); exit status %d\n",
                 (double)sum / 1e6, (double)rus / 1e6, (double)s->h.rusage_user_ns / 1e6,
                 (double)s->h.rusage_system_ns / 1e6, s->h.exit_status);
+        if (rus > sum)
+            fprintf(out, "%.3f ms of it ran after the threads' last reads (the end of exit() and the kernel's "
+                         "teardown of each process) or in forked children that ended with _exit()\n",
+                    (double)(rus - sum) / 1e6);
         break;
     case TT_RUN_CSV:
         fprintf(out, group ? "pid,ppid,threads,name,user_ns,system_ns,total_ns\n"

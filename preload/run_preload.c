@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -32,6 +33,8 @@
 #define EXPORT __attribute__((visibility("default")))
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef int (*setname_fn)(pthread_t, const char *);
+typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long, unsigned long);
 
 static _Atomic(create_fn) g_real_create;
 static const char *g_dir;      /* from the environment; NULL: inert */
@@ -41,6 +44,22 @@ static tt_run_file g_file;     /* hdr NULL: no file (yet) in this process */
 static _Atomic int g_creating;  /* one thread creates a fork child's file */
 static _Atomic unsigned g_gen;  /* bumped in a fork child: records of the parent's file are not ours */
 static _Atomic int g_stop;      /* the sampler stops at exit */
+static uint64_t g_fork_ns;      /* a fork child: when it was forked (its start) */
+
+/* Thread names without a system call per thread. A thread starts with its
+ * creator's name, and names change through pthread_setname_np() or
+ * prctl(PR_SET_NAME), both wrapped below to bump g_renames. So a creator
+ * keeps its own name until g_renames moves, and a thread whose start saw
+ * the same g_renames as its end still has its start name. (A write to
+ * /proc/<pid>/task/<tid>/comm or a raw prctl system call is not seen: the
+ * name at the end is then the name at the start.) Saves two of the four
+ * system calls a recorded thread makes. */
+static _Atomic uint64_t g_renames;
+typedef struct creator_name {
+    uint64_t renames; /* g_renames when name was read; 0: never read */
+    char name[TT_RUN_NAME];
+} creator_name;
+static __thread creator_name t_creator __attribute__((tls_model("initial-exec")));
 
 static create_fn real_create(void)
 {
@@ -50,6 +69,47 @@ static create_fn real_create(void)
         atomic_store_explicit(&g_real_create, f, memory_order_release);
     }
     return f;
+}
+
+static void *real_fn(const char *name)
+{
+    return dlsym(RTLD_NEXT, name);
+}
+
+EXPORT int pthread_setname_np(pthread_t t, const char *name)
+{
+    static _Atomic(setname_fn) real;
+    setname_fn f = atomic_load_explicit(&real, memory_order_acquire);
+    if (!f) {
+        f = (setname_fn)real_fn("pthread_setname_np");
+        atomic_store_explicit(&real, f, memory_order_release);
+    }
+    atomic_fetch_add_explicit(&g_renames, 1, memory_order_relaxed);
+    return f ? f(t, name) : ENOSYS;
+}
+
+/* prctl() takes up to four more arguments; every option reads them as
+ * unsigned long, so passing four on is what libc's own wrapper does. */
+EXPORT int prctl(int option, ...)
+{
+    static _Atomic(prctl_fn) real;
+    prctl_fn f = atomic_load_explicit(&real, memory_order_acquire);
+    if (!f) {
+        f = (prctl_fn)real_fn("prctl");
+        atomic_store_explicit(&real, f, memory_order_release);
+    }
+    va_list ap;
+    va_start(ap, option);
+    unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
+    unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
+    va_end(ap);
+    if (option == PR_SET_NAME)
+        atomic_fetch_add_explicit(&g_renames, 1, memory_order_relaxed);
+    if (!f) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return f(option, a2, a3, a4, a5);
 }
 
 static void thread_name(pid_t tid, char name[TT_RUN_NAME])
@@ -80,45 +140,48 @@ static void thread_name(pid_t tid, char name[TT_RUN_NAME])
 
 /* ---- the sampler ---- */
 
-/* tid -> record index, open addressing; the sampler thread's alone. */
+/* What the sampler knows of one tid: its record and how often to read it. */
+typedef struct tid_entry {
+    uint32_t tid;        /* 0: empty slot */
+    uint32_t rec;        /* record index */
+    uint32_t next_round; /* not read again before this round */
+    uint32_t backoff;    /* rounds between reads: 1, doubled while idle, up to BACKOFF_MAX */
+    uint32_t seen_round; /* the round that last handled it (a tid listed twice counts once) */
+    int64_t last;        /* CPU time at the last read; -1: none */
+} tid_entry;
+
+/* tid -> entry, open addressing; the sampler thread's alone. */
 typedef struct tid_map {
-    uint32_t *tid, *rec;
+    tid_entry *e;
     uint32_t cap, used, cursor; /* cursor: records before it are mapped */
 } tid_map;
 
-static uint32_t *map_slot(tid_map *m, uint32_t tid)
+static tid_entry *map_slot(tid_map *m, uint32_t tid)
 {
     uint32_t i = (tid * 2654435761u) & (m->cap - 1);
-    while (m->tid[i] && m->tid[i] != tid)
+    while (m->e[i].tid && m->e[i].tid != tid)
         i = (i + 1) & (m->cap - 1);
-    return &m->tid[i];
+    return &m->e[i];
 }
 
 static int map_put(tid_map *m, uint32_t tid, uint32_t rec)
 {
     if ((m->used + 1) * 2 > m->cap) {
-        tid_map n = {calloc(m->cap * 2, 4), calloc(m->cap * 2, 4), m->cap * 2, 0, m->cursor};
-        if (!n.tid || !n.rec) {
-            free(n.tid);
-            free(n.rec);
+        tid_map n = {calloc(m->cap * 2, sizeof(tid_entry)), m->cap * 2, m->used, m->cursor};
+        if (!n.e)
             return -ENOMEM;
-        }
         for (uint32_t i = 0; i < m->cap; i++)
-            if (m->tid[i]) {
-                uint32_t *s = map_slot(&n, m->tid[i]);
-                *s = m->tid[i];
-                n.rec[s - n.tid] = m->rec[i];
-                n.used++;
-            }
-        free(m->tid);
-        free(m->rec);
+            if (m->e[i].tid)
+                *map_slot(&n, m->e[i].tid) = m->e[i];
+        free(m->e);
         *m = n;
     }
-    uint32_t *s = map_slot(m, tid);
-    if (!*s)
+    tid_entry *e = map_slot(m, tid);
+    if (!e->tid)
         m->used++;
-    *s = tid;
-    m->rec[s - m->tid] = rec;
+    /* A new record for the tid (a new thread that reuses it) starts afresh. */
+    if (!e->tid || e->rec != rec)
+        *e = (tid_entry){tid, rec, 0, 1, 0, -1};
     return 0;
 }
 
@@ -126,9 +189,9 @@ static int map_put(tid_map *m, uint32_t tid, uint32_t rec)
  * look, else a new SEEN record. UINT32_MAX when the file is full. */
 static uint32_t record_of(tid_map *m, uint32_t tid, uint64_t now)
 {
-    uint32_t *s = map_slot(m, tid);
-    if (*s) {
-        uint32_t r = m->rec[s - m->tid];
+    tid_entry *e = map_slot(m, tid);
+    if (e->tid) {
+        uint32_t r = e->rec;
         uint32_t st = atomic_load_explicit(&g_file.threads[r].state, memory_order_acquire);
         if (st == TT_RUN_LIVE || st == TT_RUN_SEEN || st == TT_RUN_WRITING)
             return r;
@@ -158,7 +221,8 @@ static uint32_t record_of(tid_map *m, uint32_t tid, uint64_t now)
     t->user_ns = t->system_ns = -1;
     thread_name((pid_t)tid, t->name_start);
     tt_run_thread_publish(t, TT_RUN_SEEN);
-    return (uint32_t)(t - g_file.threads);
+    uint32_t r = (uint32_t)(t - g_file.threads);
+    return map_put(m, tid, r) == 0 ? r : UINT32_MAX;
 }
 
 /* Calls fn(tid, ctx) for every thread of this process; 0 or -errno. */
@@ -187,29 +251,99 @@ static int each_task(void (*fn)(uint32_t tid, void *ctx), void *ctx)
     return 0;
 }
 
+/* The tids a round read; the next round starts from them. */
+typedef struct tid_list {
+    uint32_t *v;
+    uint32_t n, cap;
+} tid_list;
+
+static void list_push(tid_list *l, uint32_t tid)
+{
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 256;
+        uint32_t *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return; /* this tid waits for the next full listing */
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = tid;
+}
+
 typedef struct round_ctx {
     tid_map *map;
+    tid_list *next;
     uint32_t self, round;
     uint64_t now;
 } round_ctx;
+
+/* A thread whose CPU time did not move is read at doubling intervals, up
+ * to every BACKOFF_MAX rounds: 1,000 idle threads then cost ~70 reads a
+ * round, not 1,000. Its CPU time is never lost, only its rate averaged
+ * over the longer span; it is read every round again once it moves. */
+#define BACKOFF_MAX 16
 
 static void sample_one(uint32_t tid, void *p)
 {
     round_ctx *c = p;
     if (tid == c->self)
         return;
+    tid_entry *e = map_slot(c->map, tid);
+    if (e->tid && e->seen_round == c->round)
+        return; /* listed twice in this round */
+    if (e->tid && e->next_round > c->round) {
+        uint32_t st = atomic_load_explicit(&g_file.threads[e->rec].state, memory_order_relaxed);
+        if (st == TT_RUN_LIVE || st == TT_RUN_SEEN) {
+            e->seen_round = c->round;
+            list_push(c->next, tid); /* idle lately: not this round */
+            return;
+        }
+    }
     int64_t total = tt_tid_total_ns((pid_t)tid);
     if (total < 0)
-        return; /* ended since the listing */
-    tt_run_sample_add(&g_file, c->now, tid, c->round, total);
+        return; /* ended since it was listed */
     uint32_t r = record_of(c->map, tid, c->now);
-    if (r != UINT32_MAX) {
-        /* The latest sample, kept beside the record for a reader after a
-         * crash; relaxed stores, read only once the process is gone. */
-        __atomic_store_n(&g_file.threads[r].spare[0], (uint64_t)total, __ATOMIC_RELAXED);
-        __atomic_store_n(&g_file.threads[r].spare[1], c->now, __ATOMIC_RELAXED);
+    if (r == UINT32_MAX)
+        return; /* the file is full: nothing to keep it in */
+    e = map_slot(c->map, tid); /* record_of may have grown the map */
+    e->seen_round = c->round;
+    e->backoff = e->last == total ? (e->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : e->backoff * 2) : 1;
+    e->next_round = c->round + e->backoff;
+    e->last = total;
+    /* The latest sample, kept beside the record for a reader after a
+     * crash; relaxed stores, read only once the process is gone. */
+    __atomic_store_n(&g_file.threads[r].spare[0], (uint64_t)total, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_file.threads[r].spare[1], c->now, __ATOMIC_RELAXED);
+    tt_run_sample_add(&g_file, c->now, tid, c->round, total);
+    list_push(c->next, tid);
+}
+
+/* Samples the threads started through pthread_create since the last look
+ * (their records), for a round that does not list /proc. */
+static void sample_new_records(round_ctx *c)
+{
+    tid_map *m = c->map;
+    uint32_t used = atomic_load_explicit(&g_file.hdr->threads_used, memory_order_acquire);
+    if (used > g_file.hdr->thread_cap)
+        used = g_file.hdr->thread_cap;
+    for (; m->cursor < used; m->cursor++) {
+        tt_run_thread *t = &g_file.threads[m->cursor];
+        uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
+        if (st == TT_RUN_EMPTY)
+            break; /* taken, not yet published: next round */
+        if (map_put(m, t->tid, m->cursor) != 0)
+            return;
+        if (st == TT_RUN_LIVE)
+            sample_one(t->tid, c);
     }
 }
+
+/* Listing /proc/self/task costs ~0.5 us per thread on top of the ~0.6 us
+ * clock read, so with many threads only every FULL_EVERY-th round lists
+ * it (to find threads started without pthread_create); the others read
+ * the threads of the last round and the records published since. */
+#define FULL_EVERY 10
+#define FULL_ALWAYS_BELOW 128
 
 static void *sampler_main(void *arg)
 {
@@ -217,9 +351,10 @@ static void *sampler_main(void *arg)
     prctl(PR_SET_NAME, "tt-sampler");
     uint32_t self = (uint32_t)gettid();
     g_file.hdr->sampler_tid = self;
-    tid_map map = {calloc(1024, 4), calloc(1024, 4), 1024, 0, 0};
-    if (!map.tid || !map.rec)
-        return NULL;
+    tid_map map = {calloc(1024, sizeof(tid_entry)), 1024, 0, 0};
+    tid_list lists[2] = {{0}};
+    if (!map.e)
+        goto out;
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
     for (uint32_t round = 1; !atomic_load_explicit(&g_stop, memory_order_relaxed); round++) {
@@ -230,16 +365,26 @@ static void *sampler_main(void *arg)
             ;
         if (atomic_load_explicit(&g_stop, memory_order_relaxed))
             break;
-        round_ctx c = {&map, self, round, tt_run_now()};
-        each_task(sample_one, &c);
+        tid_list *prev = &lists[round & 1], *cur = &lists[(round + 1) & 1];
+        cur->n = 0;
+        round_ctx c = {&map, cur, self, round, tt_run_now()};
+        if (round == 1 || prev->n < FULL_ALWAYS_BELOW || round % FULL_EVERY == 0) {
+            each_task(sample_one, &c);
+        } else {
+            for (uint32_t i = 0; i < prev->n; i++)
+                sample_one(prev->v[i], &c);
+            sample_new_records(&c);
+        }
         atomic_store_explicit(&g_file.hdr->end_ns, tt_run_now(), memory_order_relaxed);
         int64_t own = tt_self_total_ns();
         if (own >= 0)
             atomic_store_explicit(&g_file.hdr->sampler_cpu_ns, (uint64_t)own, memory_order_relaxed);
         atomic_fetch_add_explicit(&g_file.hdr->sampler_rounds, 1, memory_order_relaxed);
     }
-    free(map.tid);
-    free(map.rec);
+out:
+    free(map.e);
+    free(lists[0].v);
+    free(lists[1].v);
     return NULL;
 }
 
@@ -275,6 +420,8 @@ static int make_file(void)
     if (exe)
         strncpy(f.hdr->exe, exe, sizeof f.hdr->exe - 1);
     f.hdr->interval_ns = g_interval_ns;
+    if (g_fork_ns)
+        f.hdr->start_ns = g_fork_ns; /* a fork child's file is made late */
     g_file = f;
     return 1;
 }
@@ -298,6 +445,7 @@ static void fork_child(void)
     /* The parent's file is the parent's: drop the mapping (one system call,
      * allowed in a fork child) and let the parent's records go. */
     tt_run_file_close(&g_file);
+    g_fork_ns = tt_run_now(); /* the vDSO clock: no lock, fine here */
     atomic_fetch_add_explicit(&g_gen, 1, memory_order_relaxed);
     atomic_store_explicit(&g_creating, 0, memory_order_relaxed);
 }
@@ -307,11 +455,14 @@ static void fork_child(void)
 typedef struct start_arg {
     void *(*fn)(void *);
     void *arg;
+    uint64_t renames;         /* g_renames when the creator's name was read */
+    char name[TT_RUN_NAME];   /* the creator's name: the thread's at start */
 } start_arg;
 
 typedef struct life {
     tt_run_thread *rec;
     unsigned gen;
+    uint64_t renames;
 } life;
 
 static void thread_end(void *p)
@@ -322,14 +473,16 @@ static void thread_end(void *p)
     tt_times t;
     int rc = tt_self_times(&t);
     char name[TT_RUN_NAME];
-    thread_name(0, name);
+    int renamed = atomic_load_explicit(&g_renames, memory_order_relaxed) != l->renames;
+    if (renamed)
+        thread_name(0, name);
     uint64_t now = tt_run_now();
     if (!tt_run_thread_claim(l->rec, TT_RUN_LIVE))
         return; /* the exit handler read this thread already */
     l->rec->end_ns = now;
     l->rec->user_ns = rc ? -1 : t.user_ns;
     l->rec->system_ns = rc ? -1 : t.system_ns;
-    memcpy(l->rec->name_end, name, TT_RUN_NAME);
+    memcpy(l->rec->name_end, renamed ? name : l->rec->name_start, TT_RUN_NAME);
     tt_run_thread_publish(l->rec, TT_RUN_ENDED);
 }
 
@@ -337,12 +490,12 @@ static void *trampoline(void *p)
 {
     start_arg a = *(start_arg *)p;
     free(p);
-    life l = {NULL, atomic_load_explicit(&g_gen, memory_order_relaxed)};
+    life l = {NULL, atomic_load_explicit(&g_gen, memory_order_relaxed), a.renames};
     if (g_file.hdr && (l.rec = tt_run_thread_take(&g_file)) != NULL) {
         l.rec->tid = (uint32_t)gettid();
         l.rec->kind = TT_RUN_KIND_PTHREAD;
         l.rec->start_ns = tt_run_now();
-        thread_name(0, l.rec->name_start);
+        memcpy(l.rec->name_start, a.name, TT_RUN_NAME);
         tt_run_thread_publish(l.rec, TT_RUN_LIVE);
     }
     void *ret;
@@ -365,6 +518,15 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
         return real(t, attr, fn, arg); /* unrecorded rather than refused */
     a->fn = fn;
     a->arg = arg;
+    /* Loaded before the name is read: a rename in between makes the next
+     * creation and this thread's end read again. +1 keeps 0 for "never". */
+    uint64_t renames = atomic_load_explicit(&g_renames, memory_order_relaxed) + 1;
+    if (t_creator.renames != renames) {
+        thread_name(0, t_creator.name);
+        t_creator.renames = renames;
+    }
+    a->renames = renames - 1;
+    memcpy(a->name, t_creator.name, TT_RUN_NAME);
     int rc = real(t, attr, trampoline, a);
     if (rc)
         free(a);
