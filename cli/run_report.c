@@ -431,7 +431,7 @@ static void text_proc(FILE *out, const proc *p, int group)
             proc_state(h), (double)wall / 1e6);
     if (group)
         fprintf(out, "  %7s  %-24s %12s %12s %12s %12s %7s\n", "threads", "name", "user_ms", "system_ms",
-                "total_ms", "lifetime_ms", "cpu_%");
+                "total_ms", "process_ms", "cpu_%");
     else
         fprintf(out, "  %7s  %-24s %12s %12s %12s %12s %7s  %s\n", "tid", "name", "user_ms", "system_ms",
                 "total_ms", "lifetime_ms", "cpu_%", "how");

@@ -128,6 +128,49 @@ def test_kill():
     d = subprocess.run([TT, "dump", "--format", "json", keep], stdout=subprocess.PIPE, text=True)
     check(d.returncode == 0 and json.loads(d.stdout)["processes"] == rep["processes"],
           "kill: threadtime dump of -o FILE gives the same report")
+    c = subprocess.run([TT, "dump", "--format", "chrome", keep], stdout=subprocess.PIPE, text=True)
+    ev = json.loads(c.stdout)["traceEvents"] if c.returncode == 0 else []
+    check(sum(e["ph"] == "X" for e in ev) == len(p["threads"]), "kill: chrome has one life slice per thread")
+    check(any(e["ph"] == "C" for e in ev), "kill: chrome has CPU rate counters")
+    # A damaged recording is refused with the reason, never read half.
+    data = open(keep, "rb").read()
+    cut = os.path.join(TMP, "cut.ttrun")
+    with open(cut, "wb") as f:
+        f.write(data[: len(data) // 2])
+    d = subprocess.run([TT, "dump", cut], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(d.returncode != 0 and "damaged run recording" in d.stderr and not d.stdout,
+          f"kill: a cut recording is refused: {d.returncode} {d.stderr}")
+
+
+def test_behaves_like_the_program():
+    # SIGTERM sent to threadtime reaches CMD, which dies of it: 128 + 15.
+    rep = os.path.join(TMP, "term.txt")
+    p = subprocess.Popen([TT, "run", "--report", rep, "--", "sleep", "60"], stderr=subprocess.PIPE)
+    child = None
+    while child is None and p.poll() is None:  # wait for the exec, not for a time
+        for pid in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    st = f.read()
+            except OSError:
+                continue
+            if pid.isdigit() and st.split(") ")[-1].split()[1] == str(p.pid) and "(sleep)" in st:
+                child = int(pid)
+    p.send_signal(15)
+    check(p.wait() == 128 + 15, f"SIGTERM: exit status {p.returncode}, want 143")
+    check("exit status 143" in open(rep).read(), "SIGTERM: the report still comes")
+    # A command that cannot run: 127 as a shell says, and why.
+    r = subprocess.run([TT, "run", "--", os.path.join(TMP, "no-such-program")], stderr=subprocess.PIPE, text=True)
+    check(r.returncode == 127 and "cannot run" in r.stderr, f"missing command: {r.returncode} {r.stderr}")
+    # Bad options change nothing and say what is wrong.
+    for args, what in ((["--format", "xml", "--", "true"], "unknown format"), (["--interval", "-1", "--", "true"], "--interval"),
+                       ([], "no command")):
+        r = subprocess.run([TT, "run", *args], stderr=subprocess.PIPE, text=True)
+        check(r.returncode == 2 and what in r.stderr, f"run {args}: {r.returncode} {r.stderr}")
+    # stdin and stdout are CMD's own.
+    r = subprocess.run([TT, "run", "--report", os.path.join(TMP, "cat.txt"), "--", "cat"], input=b"abc\n",
+                       stdout=subprocess.PIPE)
+    check(r.returncode == 0 and r.stdout == b"abc\n", f"cat: {r.returncode} {r.stdout!r}")
 
 
 JAVA = r"""
