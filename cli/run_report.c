@@ -587,8 +587,8 @@ void tt_run_report(const tt_run_set *s, enum tt_run_format fmt, int group, FILE 
                 (double)sum / 1e6, (double)rus / 1e6, (double)s->h.rusage_user_ns / 1e6,
                 (double)s->h.rusage_system_ns / 1e6, s->h.exit_status);
         if (rus > sum)
-            fprintf(out, "%.3f ms of it ran after the threads' last reads (the end of exit() and the kernel's "
-                         "teardown of each process) or in forked children that ended with _exit()\n",
+            fprintf(out, "%.3f ms of it no read above saw: after a killed process's last sample, the end of "
+                         "exit() and the kernel's teardown, forked children that ended with _exit()\n",
                     (double)(rus - sum) / 1e6);
         break;
     case TT_RUN_CSV:

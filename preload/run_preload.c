@@ -44,6 +44,7 @@ static tt_run_file g_file;     /* hdr NULL: no file (yet) in this process */
 static _Atomic int g_creating;  /* one thread creates a fork child's file */
 static _Atomic unsigned g_gen;  /* bumped in a fork child: records of the parent's file are not ours */
 static _Atomic int g_stop;      /* the sampler stops at exit */
+static _Atomic int g_in_round;  /* the sampler is between its check of g_stop and the end of a round */
 static uint64_t g_fork_ns;      /* a fork child: when it was forked (its start) */
 
 /* Thread names without a system call per thread. A thread starts with its
@@ -363,8 +364,14 @@ static void *sampler_main(void *arg)
         next.tv_nsec = (long)(ns % 1000000000u);
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
             ;
-        if (atomic_load_explicit(&g_stop, memory_order_relaxed))
+        /* Sequentially consistent, with the exit handler's store of g_stop
+         * then load of g_in_round: either this round sees the stop, or the
+         * handler sees the round and waits for it to end. */
+        atomic_store(&g_in_round, 1);
+        if (atomic_load(&g_stop)) {
+            atomic_store(&g_in_round, 0);
             break;
+        }
         tid_list *prev = &lists[round & 1], *cur = &lists[(round + 1) & 1];
         cur->n = 0;
         round_ctx c = {&map, cur, self, round, tt_run_now()};
@@ -380,6 +387,7 @@ static void *sampler_main(void *arg)
         if (own >= 0)
             atomic_store_explicit(&g_file.hdr->sampler_cpu_ns, (uint64_t)own, memory_order_relaxed);
         atomic_fetch_add_explicit(&g_file.hdr->sampler_rounds, 1, memory_order_relaxed);
+        atomic_store(&g_in_round, 0);
     }
 out:
     free(map.e);
@@ -584,7 +592,12 @@ static void at_exit(void)
 {
     if (!have_file(0))
         return;
-    atomic_store_explicit(&g_stop, 1, memory_order_relaxed);
+    /* A round under way would add a SEEN record beside the ones read
+     * below: let it end (a round takes ~0.3 ms per 1,000 threads; the
+     * wait is bounded at 100 ms in case the sampler cannot run). */
+    atomic_store(&g_stop, 1);
+    for (int i = 0; i < 2000 && atomic_load(&g_in_round); i++)
+        nanosleep(&(struct timespec){0, 50000}, NULL);
     exit_ctx c = {0};
     each_task(collect, &c);
     if (c.n)
