@@ -256,7 +256,8 @@ static void build_rows(proc *p)
             r.how = "ended";
             break;
         case TT_RUN_AT_EXIT:
-            r.how = "at exit";
+            /* From outside, the last round over /proc is what is known. */
+            r.how = h->flags & TT_RUN_FLAG_OUTSIDE ? "/proc sample" : "at exit";
             break;
         case TT_RUN_LIVE:
         case TT_RUN_WRITING:

@@ -49,8 +49,10 @@ def sum_matches_rusage(report, name):
     # also holds what ran after those reads: the rest of exit() and the
     # kernel's teardown of the process. Both sums are runtimes (the kernel
     # scales its user/system ticks so user + system == runtime), so the
-    # difference is that CPU alone, never a tick's rounding; 4 ms per thread
-    # is far above it for these small inputs (seen: 1-3 ms in all).
+    # difference is that CPU alone, never a tick's rounding (neither the
+    # 4 ms scheduler tick, HZ=250, nor the 10 ms unit of /proc, getconf
+    # CLK_TCK = 100 here: neither figure is in clock ticks). 4 ms per thread
+    # is far above it for these small inputs (seen: 1-5 ms in all).
     total = report["threads_total_ns"]
     rus = report["rusage"]["user_ns"] + report["rusage"]["system_ns"]
     n = len(threads(report))
