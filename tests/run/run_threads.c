@@ -7,7 +7,16 @@
  *                         is checked against.
  *   run_threads kill      ends 10 threads, starts 2 that keep burning, then
  *                         kills the whole process with SIGKILL.
+ *   run_threads clone     starts a thread with clone() directly (as Go's
+ *                         runtime does), prints its tid, and keeps it
+ *                         burning until threadtime's sampler thread has run
+ *                         three more times (its schedstat count of
+ *                         timeslices), so a round must have seen it.
  */
+#include <dirent.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -52,8 +61,81 @@ static void *forever(void *arg)
     return NULL;
 }
 
+static volatile int g_stop_clone;
+
+/* No libc inside: the thread shares the creator's TLS. */
+static int clone_body(void *arg)
+{
+    (void)arg;
+    volatile unsigned long x = 0;
+    while (!g_stop_clone)
+        x++;
+    return 0;
+}
+
+/* Timeslices threadtime's sampler has run (schedstat's third field), or -1
+ * when there is no sampler (not under threadtime run). */
+static long sampler_slices(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    long n = -1;
+    struct dirent *e;
+    while (d && n < 0 && (e = readdir(d)) != NULL) {
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        int ok = fgets(comm, sizeof comm, f) && strcmp(comm, "tt-sampler\n") == 0;
+        fclose(f);
+        snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+        if (ok && (f = fopen(path, "r")) != NULL) {
+            unsigned long long run, wait, slices;
+            if (fscanf(f, "%llu %llu %llu", &run, &wait, &slices) == 3)
+                n = (long)slices;
+            fclose(f);
+        }
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static int run_clone(void)
+{
+    static char stack[1 << 16] __attribute__((aligned(16)));
+    static pid_t child_tid = 1;
+    pid_t tid = clone(clone_body, stack + sizeof stack,
+                      CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+                          CLONE_CHILD_CLEARTID,
+                      NULL, NULL, NULL, &child_tid);
+    if (tid < 0)
+        return 1;
+    printf("%d\n", tid);
+    fflush(stdout);
+    const char *interval = getenv("THREADTIME_RUN_INTERVAL_NS");
+    if (!getenv("THREADTIME_RUN_DIR") || !interval || strcmp(interval, "0") == 0)
+        return 3; /* not under threadtime run, or no sampler: none to wait for */
+    long start;
+    while ((start = sampler_slices()) < 0) { /* the sampler names itself once it runs */
+        struct timespec d = {0, 10 * 1000000L};
+        nanosleep(&d, NULL);
+    }
+    while (sampler_slices() < start + 3) {
+        struct timespec d = {0, 10 * 1000000L};
+        nanosleep(&d, NULL);
+    }
+    g_stop_clone = 1;
+    /* The kernel clears child_tid and wakes it when the thread ends. */
+    while (__atomic_load_n(&child_tid, __ATOMIC_ACQUIRE) != 0)
+        syscall(SYS_futex, &child_tid, FUTEX_WAIT, tid, NULL, NULL, 0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "clone") == 0)
+        return run_clone();
     if (argc == 3 && strcmp(argv[1], "short") == 0) {
         long n = atol(argv[2]);
         pthread_t *t = calloc((size_t)n, sizeof *t);
@@ -78,6 +160,6 @@ int main(int argc, char **argv)
         burn_us(300000); /* the sampler (100 ms) has sampled by now */
         kill(getpid(), SIGKILL);
     }
-    fprintf(stderr, "usage: run_threads short N | kill\n");
+    fprintf(stderr, "usage: run_threads short N | kill | clone\n");
     return 2;
 }

@@ -114,6 +114,17 @@ def test_short_threads():
     sum_matches_rusage(rep, "short")
 
 
+def test_clone_thread():
+    # A thread started with clone() directly: only the sampler can find it.
+    # The program keeps it alive until the sampler ran three more times.
+    rc, out, err, rep = run([RUN_THREADS, "clone"])
+    check(rc == 0, f"clone: exit status {rc}: {err}")
+    tid = int(out.split()[0]) if out.split() else -1
+    t = [t for t in threads(rep) if t["tid"] == tid]
+    check(len(t) == 1 and t[0]["how"] == "sampled" and t[0]["total_ns"] > 0,
+          f"clone: the clone()d thread {tid} reported once, from the sampler: {t}")
+
+
 def test_kill():
     keep = os.path.join(TMP, "killed.ttrun")
     rc, out, err, rep = run([RUN_THREADS, "kill"], extra=("-o", keep))
