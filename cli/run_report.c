@@ -513,33 +513,54 @@ static void chrome(FILE *out, proc *ps, const uint32_t *order, uint32_t n)
                     h->pid, r->tid, (double)(s - t0) / 1e3, (double)(e - s) / 1e3, (double)r->user / 1e6,
                     (double)r->sys / 1e6, (double)r->total / 1e6, r->how);
         }
-        /* CPU rate per thread between consecutive samples of that thread. */
+        /* CPU rate per thread between consecutive samples of that thread
+         * (an idle thread's samples are rounds apart: the sampler backs
+         * off). One pass, with each tid's name and latest sample. */
+        uint32_t cap2 = 64;
+        while (cap2 < 4 * (p->nrows + 16))
+            cap2 *= 2;
+        struct last {
+            uint32_t tid;
+            const char *name;
+            const tt_run_sample *s;
+        } *m = calloc(cap2, sizeof *m);
+        uint32_t used = 0;
+        for (uint32_t r = 0; m && r < p->nrows; r++) {
+            uint32_t j = (p->rows[r].tid * 2654435761u) & (cap2 - 1);
+            while (m[j].tid && m[j].tid != p->rows[r].tid)
+                j = (j + 1) & (cap2 - 1);
+            used += !m[j].tid;
+            m[j].tid = p->rows[r].tid;
+            m[j].name = p->rows[r].name;
+        }
         uint64_t head = h->samples_head, cap = h->sample_cap;
         uint64_t from = head > cap ? head - cap + 1 : 0; /* the oldest slot may be half overwritten */
-        for (uint64_t i = from; i < head; i++) {
+        for (uint64_t i = from; m && i < head; i++) {
             const tt_run_sample *a = &p->samples[i % cap];
-            const tt_run_sample *prev = NULL;
-            for (uint64_t j = i; j-- > from && !prev;) {
-                const tt_run_sample *b = &p->samples[j % cap];
-                if (b->tid == a->tid)
-                    prev = b;
-                if (a->round - b->round > 1)
-                    break;
+            if (!a->tid)
+                continue;
+            uint32_t j = (a->tid * 2654435761u) & (cap2 - 1);
+            while (m[j].tid && m[j].tid != a->tid)
+                j = (j + 1) & (cap2 - 1);
+            if (!m[j].tid) {
+                if (2 * (used + 1) > cap2)
+                    continue; /* more tids than records: no counter for this one */
+                used++;
+                m[j] = (struct last){a->tid, "?", NULL};
             }
+            const tt_run_sample *prev = m[j].s;
+            m[j].s = a;
             if (!prev || a->t_ns <= prev->t_ns || a->total_ns < prev->total_ns)
                 continue;
-            const char *name = "?";
-            for (uint32_t r = 0; r < p->nrows; r++)
-                if (p->rows[r].tid == a->tid)
-                    name = p->rows[r].name;
             fprintf(out, "%s{\"ph\":\"C\",\"name\":\"cpu %% %u ", SEP(), a->tid);
-            for (const char *c = name; *c; c++)
+            for (const char *c = m[j].name; *c; c++)
                 if (*c != '"' && *c != '\\' && (unsigned char)*c >= 0x20)
                     fputc(*c, out);
             fprintf(out, "\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"args\":{\"cpu_percent\":%.1f}}", h->pid, a->tid,
                     (double)(prev->t_ns - t0) / 1e3,
                     100.0 * (double)(a->total_ns - prev->total_ns) / (double)(a->t_ns - prev->t_ns));
         }
+        free(m);
     }
     fprintf(out, "\n]}\n");
 #undef SEP

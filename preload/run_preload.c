@@ -617,6 +617,11 @@ static void at_exit(void)
         uint32_t *hit = c.n ? bsearch(&r->tid, c.tids, c.n, sizeof *c.tids, cmp_u32) : NULL;
         if (!hit || (st != TT_RUN_LIVE && st != TT_RUN_SEEN && st != TT_RUN_ENDED))
             continue;
+        /* One record per live thread. A SEEN record of a pthread comes after
+         * its own (the sampler listed the thread before its record was
+         * published): the thread's own record, earlier, was read already. */
+        if (done[hit - c.tids])
+            continue;
         if (st == TT_RUN_ENDED) {
             done[hit - c.tids] = 1; /* ended, still listed while it finishes */
             continue;
