@@ -273,11 +273,21 @@ def wait_sampled_then_signal(rep_args, exe, want):
     import glob
     import signal
     import struct
+    import time
     rep = os.path.join(TMP, "report")
     p = subprocess.Popen([TT, "run", "--format", "json", "--report", rep, "--", exe],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=TMP, env=dict(os.environ, TMPDIR=TMP))
-    sent = False
-    while not sent and p.poll() is None:
+    target = None  # a pidfd: never signals another process that reuses the pid
+    while p.poll() is None:
+        if target is not None:
+            # Again until it ends: a Go program ignores the signal until
+            # main() has called signal.Notify.
+            try:
+                signal.pidfd_send_signal(target, signal.SIGUSR1)
+            except ProcessLookupError:
+                pass
+            time.sleep(0.05)
+            continue
         for path in glob.glob(os.path.join(TMP, "threadtime-run.*", "*.ttrun")):
             try:
                 with open(path, "rb") as f:
@@ -285,9 +295,11 @@ def wait_sampled_then_signal(rep_args, exe, want):
             except OSError:
                 continue
             if len(head) == 76 and head[:8] == b"TTRUN\0v1" and struct.unpack_from("<I", head, 72)[0] >= want:
-                os.kill(struct.unpack_from("<I", head, 32)[0], signal.SIGUSR1)
-                sent = True
+                # It waits for the signal, so it is alive (and this pid its own) now.
+                target = os.pidfd_open(struct.unpack_from("<I", head, 32)[0])
     out, err = p.communicate()
+    if target is not None:
+        os.close(target)
     return p.returncode, out.decode(errors="replace"), err.decode(errors="replace"), json.load(open(rep))
 
 
