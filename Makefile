@@ -53,7 +53,7 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-fuzz
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-zig-* build-qemu-*
 
 # ---- the event log (issue 3) ----
 DEMO_TARGETS += demo-events
@@ -82,10 +82,29 @@ test-fuzz: build
 		-artifact_prefix=build-fuzz/ build-fuzz/corpus
 
 # Dump speed: 10 million events to a binary trace, then to Chrome JSON.
+# BASELINE_CLI=path/to/an/older/threadtime times that one on the same file,
+# alternating with this build's, BENCH_ROUNDS times each.
+BENCH_ROUNDS ?= 3
 bench-event-dump: build
 	$(BUILD)/cli/event_dump_bench $(BUILD)/event_dump_bench.trace
-	bash -c 'time $(THREADTIME) dump --format chrome -o $(BUILD)/event_dump_bench.json $(BUILD)/event_dump_bench.trace'
+	for i in $$(seq $(BENCH_ROUNDS)); do for cli in $(abspath $(THREADTIME)) $(BASELINE_CLI); do \
+		/usr/bin/time -f "$$cli chrome: %e s wall, %U s user" $$cli dump --format chrome \
+			-o $(BUILD)/event_dump_bench.json $(BUILD)/event_dump_bench.trace; done; done
 	rm -f $(BUILD)/event_dump_bench.trace $(BUILD)/event_dump_bench.json
+
+# Pairing speed on its worst case: PAIR_N begins of one id, then PAIR_N ends
+# of another, on one thread; Chrome and --summary output timed on it (and
+# with BASELINE_CLI=path, an older threadtime on the same file).
+PAIR_N ?= 131072
+.PHONY: bench-pairing
+bench-pairing: build
+	$(BUILD)/cli/pair_bench $(BUILD)/pair_bench.trace $(PAIR_N)
+	for cli in $(abspath $(THREADTIME)) $(BASELINE_CLI); do \
+		/usr/bin/time -f "$$cli chrome: %e s wall" $$cli dump --format chrome \
+			-o $(BUILD)/pair_bench.json $(BUILD)/pair_bench.trace; \
+		/usr/bin/time -f "$$cli --summary: %e s wall" $$cli dump --summary \
+			-o $(BUILD)/pair_bench.txt $(BUILD)/pair_bench.trace; done
+	rm -f $(BUILD)/pair_bench.trace $(BUILD)/pair_bench.json $(BUILD)/pair_bench.txt
 
 # How lumpy this host's per-thread CPU clock is, idle and then with a busy
 # loop per CPU beside it (CLOCK_STEPS_SECONDS each).
@@ -94,6 +113,14 @@ CLOCK_STEPS_SECONDS ?= 30
 bench-clock-steps: build
 	@echo "idle:"; $(BUILD)/cli/cpu_clock_steps $(CLOCK_STEPS_SECONDS)
 	@echo "with a busy loop per CPU:"; scripts/with-load.sh $(BUILD)/cli/cpu_clock_steps $(CLOCK_STEPS_SECONDS)
+
+# The fast clock (issue 25): its cost beside rdtsc and the system call, and
+# its accuracy idle, with 1 and with 1.5 busy loops per CPU, FAST_CLOCK_RUNS
+# rounds interleaved, medians.
+FAST_CLOCK_RUNS ?= 5
+.PHONY: bench-fast-clock
+bench-fast-clock: build
+	bench/fast-clock.sh $(BUILD) $(FAST_CLOCK_RUNS)
 
 # threadtime run's floors (issue 26): per-thread cost, the sampler with
 # 1,000 threads, xz -T2 on RUN_BENCH_MB MB with and without it.
@@ -106,7 +133,8 @@ bench-run: build
 -include python/python.mk
 -include jvmti/jvmti.mk
 
-demo: $(DEMO_TARGETS)
+demo: deps
+	$(MAKE) $(DEMO_TARGETS)
 test: deps
 	$(MAKE) $(TEST_TARGETS)
 
@@ -115,3 +143,61 @@ test: deps
 # busy loop per CPU beside them; the loops stop with the target.
 test-load: deps
 	scripts/with-load.sh $(MAKE) $(LOAD_TARGETS)
+
+# ---- the shipped natives: glibc 2.17+, x86-64 and aarch64 (issue 27) ----
+#   make natives        libthreadtime.so (a release's) and the CLI for each arch
+#                       in NATIVE_ARCHES, by zig's clang against glibc 2.17
+#                       (cmake/zig-<arch>.cmake), in build-zig-<arch>/
+#   make test-natives   every shipped native (those, the JAR's, the wheels')
+#                       needs glibc $(GLIBC_FLOOR) or older; the aarch64 build's C
+#                       tests and the aarch64 wheel's Python tests run under
+#                       qemu-user
+#   make bench-natives  `threadtime bench` of the gcc build and the x86-64 zig
+#                       build side by side, in one run (scripts/bench-compare.sh)
+# docs/platforms.md has the platforms and how each artifact is built.
+NATIVE_ARCHES := x86_64 aarch64
+GLIBC_FLOOR := 2.17
+ZIG_CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_BUILD_TESTS=OFF
+NATIVES_JAR := $(JAVA_DIR)/threadtime/target/threadtime-0.1.0.jar
+# Tests the aarch64 run leaves out, and why: test_install builds a consumer
+# with the host's compiler; test_attach attaches the CLI to the host's JVMs;
+# test_dump_golden and test_event_files start aarch64 programs as children
+# (the CLI; a setuid probe), which needs qemu registered with binfmt_misc
+# (they run when it is); test_fallback's seccomp filter would judge qemu's own
+# x86-64 system calls; test_event_calib holds the counter to 10 ppm of the
+# wall clock, which qemu's emulated counter does not keep.
+QEMU_SKIP := test_install|test_attach|test_fallback|test_event_calib$(if $(wildcard /proc/sys/fs/binfmt_misc/qemu-aarch64),,|test_dump_golden|test_event_files)
+.PHONY: natives test-natives test-natives-qemu bench-natives
+
+natives:
+	set -e; for arch in $(NATIVE_ARCHES); do \
+		cmake -S . -B build-zig-$$arch $(ZIG_CMAKE_FLAGS) -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/zig-$$arch.cmake \
+			-DTT_ZIG_GLIBC=$(GLIBC_FLOOR); \
+		cmake --build build-zig-$$arch; \
+	done
+
+# The JAR as test-java left it, else packaged here (no tests).
+$(NATIVES_JAR): | java-toolchains
+	$(JAVA_MVN) -pl threadtime -DskipITs package
+
+# The aarch64 wheel's Python suite runs under qemu-user too, with an aarch64
+# CPython from Debian's arm64 packages (scripts/test-aarch64-wheel.sh).
+test-natives: natives wheels $(NATIVES_JAR) test-natives-qemu
+	scripts/check-glibc.sh $(GLIBC_FLOOR) $(foreach a,$(NATIVE_ARCHES),build-zig-$(a)/src/libthreadtime.so) \
+		$(NATIVES_JAR) $(PY_DIST)/*.whl
+	scripts/test-aarch64-wheel.sh $(PY_DIST)/*_aarch64.whl build-qemu-aarch64/python
+
+# The aarch64 C tests, built by zig's clang and run by ctest through
+# qemu-aarch64-static (cmake/zig.cmake). The test programs call gettid(),
+# which glibc has had since 2.30: they are linked against that version, as
+# the test build's library is; the aarch64 glibc qemu runs them with is
+# Debian's libc6-arm64-cross.
+test-natives-qemu:
+	cmake -S . -B build-qemu-aarch64 -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/zig-aarch64.cmake -DTT_ZIG_GLIBC=2.30
+	cmake --build build-qemu-aarch64
+	ctest --test-dir build-qemu-aarch64 --output-on-failure -E '^($(QEMU_SKIP))$$'
+
+bench-natives: build natives
+	scripts/bench-compare.sh $(THREADTIME) build-zig-x86_64/cli/threadtime
+TEST_TARGETS += test-natives

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "prim/thread.h"
 #include "read_clock.h"
 #include "threadtime/threadtime.h"
 
@@ -27,7 +28,7 @@ static int state_setup(void **out)
     clock_state *s = calloc(1, sizeof *s);
     if (s == NULL)
         return -ENOMEM;
-    s->tid = gettid();
+    s->tid = tt__gettid();
     int rc = tt_thread_open(s->tid, &s->handle);
     if (rc == 0)
         rc = tt_make_clockid(0, 1, TT_CLOCK_VIRT, &s->virt_self);
@@ -74,6 +75,7 @@ static uint64_t run_clock_gettime_virt(void *p, uint64_t n)
 }
 
 static uint64_t run_sched_self(void *p, uint64_t n) { (void)p; LOOP(tt_self_total_ns()); }
+static uint64_t run_fast_self(void *p, uint64_t n) { (void)p; LOOP(tt_self_fast_ns()); }
 static uint64_t run_virt_self(void *p, uint64_t n) { (void)p; LOOP(tt_self_user_raw_ns()); }
 static uint64_t run_prof_self(void *p, uint64_t n) { (void)p; LOOP(tt_self_prof_raw_ns()); }
 static uint64_t run_virt_tid(void *p, uint64_t n) { LOOP(tt_tid_user_raw_ns(((clock_state *)p)->tid)); }
@@ -104,6 +106,7 @@ const tt_bench_method tt_bench_clock_methods[] = {
     M("clock_gettime_virt", "raw clock_gettime on the caller's VIRT clockid (what virt_self wraps)",
       run_clock_gettime_virt),
     M("sched_self", "tt_self_total_ns: precise CPU time of the caller", run_sched_self),
+    M("fast_self", "tt_self_fast_ns: the same clock, counter + rseq while not switched out", run_fast_self),
     M("virt_self", "tt_self_user_raw_ns: raw tick-sampled user time of the caller", run_virt_self),
     M("prof_self", "tt_self_prof_raw_ns: raw tick-sampled user+system of the caller", run_prof_self),
     M("virt_tid", "tt_tid_user_raw_ns(own tid): user time through a tid lookup", run_virt_tid),

@@ -1,11 +1,15 @@
-/* libFuzzer target: the trace reader on arbitrary bytes. It must never
- * read outside the input, never crash or hang, and when it accepts a file
- * every event, name and summary entry it yields must point inside the
- * input (names: valid UTF-8, each id once, in order). */
+/* libFuzzer target: the trace reader on arbitrary bytes, then every
+ * output of `threadtime dump` on what it accepted (text, CSV, JSON, Chrome,
+ * --summary as text and JSON), written to a sink without a file. It must
+ * never read outside the input, never crash, hang or overflow (UBSan), and
+ * when it accepts a file every event, name and summary entry it yields
+ * must point inside the input (names: valid UTF-8, each id once, in
+ * order). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "dump.h"
 #include "event_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -48,6 +52,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     inside(data, size, ev.text, ev.text_len);
             }
         }
+        /* f NULL: the sink formats everything and writes nothing. */
+        static sink s;
+        for (int fmt = FMT_TEXT; fmt <= FMT_CHROME; fmt++) {
+            s.used = 0;
+            if (dump_write(&s, &t, (enum dump_format)fmt, 0) != 0)
+                abort(); /* only -ENOMEM, which a fuzz input cannot cause at this size */
+        }
+        if (dump_write(&s, &t, FMT_TEXT, 1) != 0 || dump_write(&s, &t, FMT_JSON, 1) != 0)
+            abort();
     }
     tt__trace_close(&t);
     return 0;

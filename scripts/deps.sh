@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what a bare machine lacks for the build and every test: Debian
 # packages listed in .ci/deps.d/*.apt (plus the C toolchain), then each
-# component's own step in .ci/deps.d/*.sh. Quick when all is present.
+# component's own step in .ci/deps.d/*.sh, in name order: 00-natives.sh (the
+# toolchain of the shipped natives) comes first, because the Java step builds
+# the JAR's natives with it. Quick when all is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

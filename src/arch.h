@@ -7,6 +7,15 @@
 
 #include "threadtime/arch.h"
 
+/* The fast clock's rseq pieces (signature, thread pointer, abort label):
+ * header-only, so they are chosen here, on the same test as the public
+ * header's. TT__RSEQ_SIG undefined = no fast clock on this architecture. */
+#if defined(__x86_64__)
+#include "arch/x86_64/rseq.h"
+#elif defined(__aarch64__)
+#include "arch/aarch64/rseq.h"
+#endif
+
 /* 1 if the cycle counter ticks at one constant rate whatever the core's
  * frequency or sleep state (x86-64: the "invariant TSC" CPUID bit;
  * aarch64: always, by architecture); 0 if not, or if there is none. */

@@ -1,9 +1,19 @@
-/* Version and error text. */
+/* Version, error text, and the one door to the environment. */
 #include "internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 const char *tt_version(void) { return TT_VERSION_STRING; }
+
+const char *tt__env(const char *name)
+{
+    /* secure_getenv answers NULL when the kernel set AT_SECURE for this
+     * process: setuid, setgid, file capabilities, or an LSM transition.
+     * Such a program runs with rights its caller lacks, and the variables
+     * name files to create, replace or truncate. */
+    return secure_getenv(name);
+}
 
 const char *tt_strerror(int64_t code)
 {

@@ -8,12 +8,14 @@
  * may make (see cpu.h) completes whatever it interrupted.
  */
 #include "internal.h"
-#include "linux/clockid.h"
+#include "prim/clockid.h"
+#include "prim/thread.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* ---- method selection ---- */
@@ -151,7 +153,7 @@ int tt__procfs_missing(pid_t pid, pid_t tid)
      * task's fault. tgkill(our pid, tid, 0) finds a live thread of ours
      * without /proc and without sending anything. */
     if (tid != 0)
-        return syscall(SYS_tgkill, getpid(), tid, 0) == 0 ? tt__no_source() : tt__classify_missing(tid);
+        return tt__tgkill(getpid(), tid, 0) == 0 ? tt__no_source() : tt__classify_missing(tid);
     int rc = tt__classify_missing(pid);
     return rc == -EINVAL && !procfs_mounted() ? tt__no_source() : rc;
 }
@@ -281,14 +283,41 @@ int64_t tt_clock_ns(pid_t id, int thread, tt_clock clock)
 
 /* What each thread keeps for the calls it makes on itself. initial-exec:
  * reachable from a signal handler without __tls_get_addr, which may
- * allocate. 128 bytes of static TLS. */
+ * allocate. 152 bytes of static TLS, and the SCHED floor apart (the fast
+ * clock reads it on every answer). */
 typedef struct self_state {
-    tt__floor clock[TT__CPUCLOCK_MAX];   /* tt_self_* and tt_tid_*(0), by clock */
+    tt__floor raw[2];                    /* tt_self_*_raw_ns, tt_tid_*_raw_ns(0): PROF, VIRT */
     tt__floor process[TT__CPUCLOCK_MAX]; /* tt_process_*(0) called on this thread */
     tt__split times;                     /* tt_self_times */
     tt__split events;                    /* the event log's CPU intervals */
+    uint64_t events_anchor;              /* the fast anchor events_ticks were read for */
+    int64_t events_ticks[2];             /* VIRT, PROF raw ticks read then */
 } self_state;
 static __thread self_state t_self __attribute__((tls_model("initial-exec")));
+__thread tt__floor tt__total_floor __attribute__((tls_model("initial-exec")));
+
+static tt__floor *self_floor(unsigned which)
+{
+    return which == TT__CPUCLOCK_SCHED ? &tt__total_floor : &t_self.raw[which];
+}
+
+/* ---- fork ---- */
+
+_Atomic unsigned tt__fork_gen;
+
+/* In the child, on the one thread there: every figure this thread kept
+ * describes the parent's thread, whose clock the child's does not continue
+ * (the child's starts near 0). Stores only: fork may be called from a
+ * signal handler. */
+static void fork_child(void)
+{
+    memset(&t_self, 0, sizeof t_self);
+    atomic_store_explicit(&tt__total_floor, 0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&tt__fork_gen, 1, memory_order_relaxed);
+    tt__fast_fork_child();
+}
+
+__attribute__((constructor)) static void cpu_load(void) { pthread_atfork(NULL, NULL, fork_child); }
 
 /* getrusage() for RUSAGE_THREAD or RUSAGE_SELF, as a split in ns. */
 static int rusage_times(int who, tt_times *out)
@@ -318,7 +347,7 @@ int tt__own_times(int who, tt_times *out)
         if (rc == 0 || forced == TT_METHOD_GETRUSAGE)
             return rc;
     }
-    int rc = who == RUSAGE_THREAD ? tt__procfs_times(0, gettid(), out) : tt__procfs_times(0, 0, out);
+    int rc = who == RUSAGE_THREAD ? tt__procfs_times(0, tt__gettid(), out) : tt__procfs_times(0, 0, out);
     if (rc == -ESRCH)
         return tt__no_source(); /* we exist: /proc is what is missing */
     return rc;
@@ -342,7 +371,7 @@ static int64_t self_clock(unsigned which)
     } else {
         r = self_fallback(which);
     }
-    return r < 0 ? r : tt__floor_raise(&t_self.clock[which], r);
+    return r < 0 ? r : tt__floor_raise(self_floor(which), r);
 }
 
 int64_t tt_self_total_ns(void) { return self_clock(TT__CPUCLOCK_SCHED); }
@@ -371,7 +400,32 @@ static int self_split_clockid(tt__split *s, tt_times *out)
     return rc;
 }
 
-int tt__self_split_clockid(tt_times *out) { return self_split_clockid(&t_self.events, out); }
+int tt__self_split_fast(tt_times *out)
+{
+    uint64_t anchor;
+    int64_t total = tt__fast_ns(&anchor);
+    if (total < 0)
+        return (int)total;
+    /* Ticks once per anchor: a handler that lands between these reads and
+     * the stores below reads its own; both are recent enough to proportion. */
+    if (anchor == UINT64_MAX || anchor != t_self.events_anchor) {
+        int64_t virt = tt__read_clock(TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_VIRT));
+        int64_t prof = tt__read_clock(TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_PROF));
+        if (virt < 0 || prof < 0) {
+            /* No clockids (a seccomp filter): the kernel's own split. */
+            tt_times t;
+            int rc = tt__own_times(RUSAGE_THREAD, &t);
+            if (rc == 0)
+                tt__split_merge(&t_self.events, t.total_ns, t.system_ns, out);
+            return rc;
+        }
+        t_self.events_ticks[0] = virt;
+        t_self.events_ticks[1] = prof;
+        t_self.events_anchor = anchor;
+    }
+    tt__split_scale(&t_self.events, t_self.events_ticks[0], t_self.events_ticks[1], total, out);
+    return 0;
+}
 
 /* tt_self_times' other paths: a forced CLOCKID or PROCFS, or a refused
  * getrusage(). */
@@ -427,8 +481,8 @@ static int64_t tid_clock(pid_t tid, unsigned which)
         if (!tt__fall_back(r))
             return r;
     }
-    /* Off the fast path, so the gettid() system call costs nothing. */
-    if (tid == gettid())
+    /* Off the fast path, so the gettid system call costs nothing. */
+    if (tid == tt__gettid())
         return self_clock(which);
     int64_t r = procfs_clock(0, tid, which);
     return r == -ESRCH ? tt__procfs_missing(0, tid) : r;

@@ -11,6 +11,7 @@
 #include "arch.h"
 #include "event_internal.h"
 #include "event_log.h"
+#include "prim/thread.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- what the inline path reads (exported, see event.h) ---- */
@@ -54,6 +56,8 @@ typedef struct tt__run {
     double hz;              /* 0 for MONOTONIC_RAW */
     uint64_t order;         /* atomic counter: claim and exit sequence */
     tt__name_area names;    /* crash-safe runs: the file's name area */
+    int for_child;          /* started by fork_child, not by tt_log_start */
+    uint32_t fork_files_given; /* children granted a crash file; under g_ctl */
     struct tt__run *retired_next; /* list of retired runs, kept (see run_retire) */
 } tt__run;
 
@@ -144,7 +148,7 @@ static tt__ring *claim_ring(tt__run *run)
      * in a slot can never carry an index tag the new owner will use. */
     __atomic_store_n(&r->base, __atomic_load_n(&r->head, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
     __atomic_store_n(&r->order, __atomic_fetch_add(&run->order, 1, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-    __atomic_store_n(&r->tid, (uint32_t)gettid(), __ATOMIC_RELAXED);
+    __atomic_store_n(&r->tid, (uint32_t)tt__gettid(), __ATOMIC_RELAXED);
     char comm[TT_EVENT_TEXT_MAX + 1] = {0};
     if (prctl(PR_GET_NAME, comm) != 0)
         comm[0] = 0;
@@ -276,70 +280,149 @@ static void on_thread_exit(void *arg)
 
 /* ---- options ---- */
 
-static int env_u32(const char *name, uint32_t *out)
+/* Why the last start refused a value (tt_log_error). Only static texts:
+ * a caller on another thread may still hold the pointer when a later start
+ * replaces it. */
+static _Atomic(const char *) g_error = "";
+
+_Static_assert(TT_LOG_RING_MAX == 8388608u && TT_LOG_RING_MIN == 16u && TT_LOG_RING_DEFAULT == 16384u &&
+                   TT_LOG_THREADS_MAX == 65536u && TT_LOG_THREADS_DEFAULT == 256u,
+               "the texts below state these limits");
+static const char k_size[] = "tt_log_options.size: set it to sizeof(tt_log_options)";
+static const char k_ring[] = "THREADTIME_RING (ring_records): records per thread, a whole number from 0 "
+                             "(the default, 16384) to 8388608, rounded up to a power of two (at least 16)";
+static const char k_threads[] = "THREADTIME_THREADS (max_threads): rings at most, a whole number from 0 "
+                                "(the default, 256) to 65536";
+static const char k_cpu[] = "THREADTIME_CPU (cpu_on_intervals): 1 (on) or 0 (off)";
+static const char k_clock[] = "THREADTIME_CLOCK (clock): auto, counter or monotonic";
+static const char k_mode[] = "THREADTIME_FILE_MODE (file_mode): octal permission bits with the owner's "
+                             "read and write (0600 to 0777), e.g. 0600 (the default) or 0640";
+static const char k_fork[] = "THREADTIME_FORK_FILES (fork_files): children given a crash file, a whole "
+                             "number from 0 (the default) to 4294967295";
+static const char k_path[] = "THREADTIME_FILE (crash_file) and THREADTIME_DUMP_AT_EXIT (exit_dump_path): "
+                             "a path, not empty";
+static const char k_target[] = "THREADTIME_FILE (crash_file): a new or regular file, or your own symlink "
+                               "(or the directory owner's) to one; a directory, device, FIFO or socket is "
+                               "never replaced, and another user's symlink never followed";
+
+/* Records detail for tt_log_error and returns rc. */
+static int explain(int rc, const char *detail)
 {
-    const char *v = getenv(name);
+    atomic_store_explicit(&g_error, detail, memory_order_relaxed);
+    return rc;
+}
+
+static int refuse(const char *detail) { return explain(-EINVAL, detail); }
+
+const char *tt_log_error(void) { return atomic_load_explicit(&g_error, memory_order_relaxed); }
+
+/* A refused environment value: one line on stderr with the value (the
+ * return code alone would not say which variable), control bytes escaped
+ * and at most 64 shown. */
+static int refuse_env(const char *name, const char *value, const char *detail)
+{
+    char shown[4 * 64 + 4];
+    size_t n = 0, i = 0;
+    for (; value[i] && i < 64; i++) {
+        unsigned char c = (unsigned char)value[i];
+        if (c < 0x20 || c == 0x7f || c == '"' || c == '\\')
+            n += (size_t)snprintf(shown + n, sizeof shown - n, "\\x%02x", c);
+        else
+            shown[n++] = (char)c;
+    }
+    shown[n] = 0;
+    fprintf(stderr, "threadtime: %s=\"%s%s\" refused. %s\n", name, shown, value[i] ? "..." : "", detail);
+    return refuse(detail);
+}
+
+/* Variable name as a whole number in [0, max] (base 10, or 8 for a mode)
+ * into *out; an unset or empty variable leaves *out alone. */
+static int env_number(const char *name, int base, uint32_t max, const char *detail, uint32_t *out)
+{
+    const char *v = tt__env(name);
     if (!v || !*v)
         return 0;
     char *end;
     errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (errno || *end || v[0] == '-' || x > UINT32_MAX)
-        return -EINVAL;
+    unsigned long long x = strtoull(v, &end, base);
+    if (errno || *end || v[0] == '-' || x > max)
+        return refuse_env(name, v, detail);
     *out = (uint32_t)x;
     return 0;
+}
+
+/* A path variable; empty counts as unset. */
+static const char *env_path(const char *name)
+{
+    const char *v = tt__env(name);
+    return v && *v ? v : NULL;
 }
 
 static int resolve_options(const tt_log_options *opts, tt_log_options *o)
 {
     memset(o, 0, sizeof *o);
+    atomic_store_explicit(&g_error, "", memory_order_relaxed);
     if (opts) {
         if (opts->size < sizeof(size_t))
-            return -EINVAL;
+            return refuse(k_size);
         memcpy(o, opts, opts->size < sizeof *o ? opts->size : sizeof *o);
     }
+    if (o->ring_records > TT_LOG_RING_MAX)
+        return refuse(k_ring);
+    if (o->max_threads > TT_LOG_THREADS_MAX)
+        return refuse(k_threads);
+    if ((unsigned)o->clock > TT_LOG_CLOCK_MONOTONIC)
+        return refuse(k_clock);
+    if (o->file_mode && tt__file_mode_check(o->file_mode))
+        return refuse(k_mode);
+    if ((o->crash_file && !*o->crash_file) || (o->exit_dump_path && !*o->exit_dump_path))
+        return refuse(k_path);
     int rc = 0;
     if (!o->ring_records)
-        rc = env_u32("THREADTIME_RING", &o->ring_records);
+        rc = env_number("THREADTIME_RING", 10, TT_LOG_RING_MAX, k_ring, &o->ring_records);
     if (!rc && !o->max_threads)
-        rc = env_u32("THREADTIME_THREADS", &o->max_threads);
-    if (rc)
-        return rc;
-    if (!o->crash_file)
-        o->crash_file = getenv("THREADTIME_FILE");
-    if (!o->exit_dump_path)
-        o->exit_dump_path = getenv("THREADTIME_DUMP_AT_EXIT");
-    if (!o->cpu_on_intervals) {
-        const char *cpu = getenv("THREADTIME_CPU");
-        o->cpu_on_intervals = cpu && strcmp(cpu, "1") == 0;
+        rc = env_number("THREADTIME_THREADS", 10, TT_LOG_THREADS_MAX, k_threads, &o->max_threads);
+    if (!rc && !o->file_mode) {
+        uint32_t mode = 0;
+        rc = env_number("THREADTIME_FILE_MODE", 8, 0777, k_mode, &mode);
+        if (!rc && mode && tt__file_mode_check(mode))
+            rc = refuse_env("THREADTIME_FILE_MODE", tt__env("THREADTIME_FILE_MODE"), k_mode);
+        o->file_mode = mode;
     }
-    if (o->clock == TT_LOG_CLOCK_AUTO) {
-        const char *c = getenv("THREADTIME_CLOCK");
+    if (!rc && !o->fork_files)
+        rc = env_number("THREADTIME_FORK_FILES", 10, UINT32_MAX, k_fork, &o->fork_files);
+    if (!rc && !o->cpu_on_intervals) {
+        uint32_t cpu = 0;
+        rc = env_number("THREADTIME_CPU", 10, 1, k_cpu, &cpu);
+        o->cpu_on_intervals = (int)cpu;
+    }
+    if (!rc && o->clock == TT_LOG_CLOCK_AUTO) {
+        const char *c = tt__env("THREADTIME_CLOCK");
         if (c && *c && strcmp(c, "auto") != 0) {
             if (strcmp(c, "counter") == 0)
                 o->clock = TT_LOG_CLOCK_COUNTER;
             else if (strcmp(c, "monotonic") == 0)
                 o->clock = TT_LOG_CLOCK_MONOTONIC;
             else
-                return -EINVAL;
+                rc = refuse_env("THREADTIME_CLOCK", c, k_clock);
         }
     }
-    if ((unsigned)o->clock > TT_LOG_CLOCK_MONOTONIC)
-        return -EINVAL;
+    if (rc)
+        return rc;
+    if (!o->crash_file)
+        o->crash_file = env_path("THREADTIME_FILE");
+    if (!o->exit_dump_path)
+        o->exit_dump_path = env_path("THREADTIME_DUMP_AT_EXIT");
     if (!o->ring_records)
         o->ring_records = TT_LOG_RING_DEFAULT;
-    if (o->ring_records > TT_LOG_RING_MAX)
-        return -EINVAL;
     uint32_t r = TT_LOG_RING_MIN;
     while (r < o->ring_records)
         r <<= 1;
     o->ring_records = r;
     if (!o->max_threads)
         o->max_threads = TT_LOG_THREADS_DEFAULT;
-    if (o->max_threads > TT_LOG_THREADS_MAX)
-        return -EINVAL;
-    if ((o->crash_file && !*o->crash_file) || (o->exit_dump_path && !*o->exit_dump_path))
-        return -EINVAL;
+    if (!o->file_mode)
+        o->file_mode = 0600;
     return 0;
 }
 
@@ -374,6 +457,7 @@ static int run_create(const tt_log_options *o, int for_child, tt__run **out)
     if (!run)
         return -ENOMEM;
     int rc = -ENOMEM;
+    char *tmp = NULL; /* the crash file's name until it is complete */
     run->crash_path = path_copy(o->crash_file, for_child);
     run->exit_path = path_copy(o->exit_dump_path, for_child);
     if ((o->crash_file && !run->crash_path) || (o->exit_dump_path && !run->exit_path))
@@ -390,10 +474,26 @@ static int run_create(const tt_log_options *o, int for_child, tt__run **out)
         run->table_bytes += TT__NAME_AREA_SIZE; /* names reach a crash file as they are set */
     run->source = source;
     run->hz = source == TT__TRACE_SOURCE_MONOTONIC_RAW ? 0 : hz;
+    run->for_child = for_child;
     if (run->crash_path) {
-        run->fd = open(run->crash_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        char *real;
+        rc = tt__file_target(run->crash_path, &real);
+        if (rc)
+            rc = rc == TT__FILE_STREAM || rc == -EINVAL ? refuse(k_target)
+                 : rc == TT__FILE_PLANTED            ? explain(-EACCES, k_target)
+                 : rc == -EISDIR                     ? explain(rc, k_target)
+                                                     : rc;
+        if (rc)
+            goto fail;
+        free(run->crash_path);
+        run->crash_path = real;
+        run->opts.crash_file = real;
+        /* Made under a new name and renamed over crash_path once complete:
+         * a start that fails (a full disk) leaves what was there. */
+        run->fd = tt__file_create(run->crash_path, o->file_mode, &tmp);
         if (run->fd < 0) {
-            rc = -errno;
+            rc = run->fd;
+            run->fd = -1;
             goto fail;
         }
         /* Reserve every block now: a sparse file on a full disk would turn
@@ -441,10 +541,21 @@ static int run_create(const tt_log_options *o, int for_child, tt__run **out)
         h->names_size = TT__NAME_AREA_SIZE;
         run->names = (tt__name_area){run->table + h->names_offset, TT__NAME_AREA_SIZE, 0, &h->names_dropped};
         tt__names_fill_area(&run->names);
+        rc = tt__file_place(tmp, run->crash_path);
+        free(tmp);
+        tmp = NULL;
+        if (rc) {
+            if (rc == -EINVAL)
+                refuse(k_target);
+            goto fail;
+        }
     }
     *out = run;
     return 0;
 fail:
+    if (tmp)
+        unlink(tmp);
+    free(tmp);
     run_release(run);
     free(run);
     return rc;
@@ -495,6 +606,28 @@ static void publish(tt__run *run)
                      __ATOMIC_RELAXED);
 }
 
+/* 1 if no thread ever took a ring of run (none recorded or was refused),
+ * or every ring it took was dumped and freed. */
+static int run_empty(tt__run *run)
+{
+    if (__atomic_load_n(&run->hdr->threads_dropped, __ATOMIC_RELAXED))
+        return 0;
+    for (uint32_t i = 0; i < run->max_threads; i++)
+        if (TT__RING_STATE(__atomic_load_n(&run_ring(run, i)->state, __ATOMIC_RELAXED)) != TT__RING_FREE)
+            return 0;
+    return 1;
+}
+
+/* Removes run's crash file if the name still leads to the file it made
+ * (someone may have renamed another file there since). */
+static void remove_crash_file(tt__run *run)
+{
+    struct stat ours, there;
+    if (fstat(run->fd, &ours) == 0 && lstat(run->crash_path, &there) == 0 && ours.st_dev == there.st_dev &&
+        ours.st_ino == there.st_ino)
+        unlink(run->crash_path);
+}
+
 static void at_exit(void)
 {
     tt__run *run = run_current();
@@ -504,18 +637,41 @@ static void at_exit(void)
         tt_log_stop();
     pthread_mutex_lock(&g_ctl);
     tt__log_writer write = g_exit_writer;
+    /* A fork child that recorded nothing leaves no file: a pre-forking
+     * server's idle workers would otherwise leave one each. */
+    int leave_nothing = run->for_child && run_empty(run);
+    if (leave_nothing && run->fd >= 0)
+        remove_crash_file(run);
     pthread_mutex_unlock(&g_ctl);
-    if (run->exit_path && write)
+    if (run->exit_path && write && !leave_nothing)
         write(run->exit_path);
 }
 
-static void fork_prepare(void) { pthread_mutex_lock(&g_ctl); }
+/* Whether the child being forked may make a crash file: set in the parent
+ * under g_ctl, read by the child's copy (fork_files in docs/events.md). */
+static int g_fork_gets_file;
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&g_ctl);
+    tt__run *run = run_current();
+    /* Counted before the fork: a fork that fails uses up a grant, which
+     * errs on the side of less disk. */
+    g_fork_gets_file = recording(run) && run->crash_path && run->fork_files_given < run->opts.fork_files;
+    if (g_fork_gets_file)
+        run->fork_files_given++;
+}
+
 static void fork_parent(void) { pthread_mutex_unlock(&g_ctl); }
 
 /* The child gets its own log: the parent's rings (a private copy, or the
  * parent's crash file) are dropped from the child without being written,
  * and if the parent was recording, a new run with the same options starts,
- * its file names suffixed with ".<child pid>". Calibration is inherited. */
+ * its file names suffixed with ".<child pid>". In memory, unless it is one
+ * of the parent's fork_files children: a crash file per child, each as
+ * large as the parent's, filled up the disk of a forking server. Its exit
+ * dump and crash file are removed at exit if it recorded nothing.
+ * Calibration is inherited. */
 static void fork_child(void)
 {
     pthread_mutex_init(&g_ctl, NULL);
@@ -535,9 +691,11 @@ static void fork_child(void)
     }
     if (!old)
         return;
-    int was_recording = recording(old);
+    tt_log_options o = old->opts;
+    if (!g_fork_gets_file)
+        o.crash_file = NULL;
     tt__run *run = NULL;
-    if (was_recording && run_create(&old->opts, 1, &run) == 0)
+    if (recording(old) && run_create(&o, 1, &run) == 0)
         publish(run);
     run_release(old);
     free(old);
@@ -644,6 +802,7 @@ int tt__log_hold(tt__log_view *v)
     v->source = run->source;
     v->recording = recording(run);
     v->key = run->key;
+    v->file_mode = run->opts.file_mode;
     return 0;
 }
 
@@ -673,7 +832,9 @@ void tt_event_literal(uint32_t id, const char *text)
 }
 
 /* User and system CPU time in the payload, the core's consistent split at
- * ns resolution (three clock reads, ~0.9 us), made only while recording.
+ * ns resolution over the fast clock's total (~20 ns while the thread stays
+ * on its CPU; three clock reads, ~0.9 us, after a switch), made only while
+ * recording.
  * getrusage() would cost one call but lags a running thread by up to a
  * tick, which would charge a busy stretch's last few milliseconds to
  * whatever interval follows it. */
@@ -682,7 +843,7 @@ static void cpu_event(unsigned kind, uint32_t id)
     if (!recording(run_current()))
         return;
     tt_times t = {-1, -1, -1};
-    tt__self_split_clockid(&t);
+    tt__self_split_fast(&t);
     tt__record(TT__W1(kind, id), (uint64_t)t.user_ns, (uint64_t)t.system_ns, 2);
 }
 

@@ -5,6 +5,7 @@
  * written beside its destination and renamed over it, so a reader never sees
  * half a dump and a failure (full disk) leaves the rings untouched. */
 #include "internal.h"
+#include "util.h"
 #include "arch.h"
 #include "event_internal.h"
 #include "event_log.h"
@@ -129,18 +130,12 @@ static uint64_t strtab_add(strtab *t, const char *text, uint64_t *len)
     size_t i = strtab_slot(t, (uintptr_t)text);
     if (t->keys[i])
         return t->offsets[i];
-    if (t->len + n + 1 > t->blob_cap) {
-        size_t cap = t->blob_cap ? t->blob_cap * 2 : 4096;
-        while (cap < t->len + n + 1)
-            cap *= 2;
-        char *b = realloc(t->blob, cap);
-        if (!b) {
-            t->err = -ENOMEM;
-            return 0;
-        }
-        t->blob = b;
-        t->blob_cap = cap;
+    char *b = tt__grow(t->blob, &t->blob_cap, t->len + n + 1, 1, 4096);
+    if (!b) {
+        t->err = -ENOMEM;
+        return 0;
     }
+    t->blob = b;
     memcpy(t->blob + t->len, text, n);
     t->blob[t->len + n] = 0;
     t->keys[i] = (uintptr_t)text;
@@ -324,16 +319,21 @@ static int write_trace(const tt__log_view *run, out *o, uint32_t *dumped_states,
     return 0;
 }
 
-/* Copies the finished trace in fd to path, which is not a regular file (a
- * pipe, a terminal, /dev/stdout): renaming over it would replace the
- * device, and a pipe cannot be seeked back to fill in the header, so the
- * trace was built in an unnamed temporary file first. */
+/* Copies the finished trace in fd to path, a stream (a pipe, a terminal,
+ * /dev/stdout): renaming over it would replace the device or the link, and
+ * a pipe cannot be seeked back to fill in the header, so the trace was
+ * built in an unnamed temporary file first. */
 static int copy_to(int fd, const char *path, unsigned char *buf)
 {
-    int dst = open(path, O_WRONLY | O_CLOEXEC);
+    /* Appended: a regular file (stdout redirected with >>, or one put there
+     * since tt__file_target looked) keeps what it held. */
+    int dst = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (dst < 0)
         return -errno;
-    int rc = lseek(fd, 0, SEEK_SET) < 0 ? -errno : 0;
+    struct stat sb;
+    int rc = fstat(dst, &sb) != 0 ? -errno : S_ISBLK(sb.st_mode) ? -EINVAL : 0;
+    if (rc == 0 && lseek(fd, 0, SEEK_SET) < 0)
+        rc = -errno;
     while (rc == 0) {
         ssize_t n = read(fd, buf, TT__DUMP_BUFFER);
         if (n < 0 && errno == EINTR)
@@ -356,30 +356,37 @@ int tt_log_dump(const char *path)
     tt__log_view view, *run = &view;
     if (tt__log_hold(run) != 0)
         return -ESRCH;
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
+    char *tmp = NULL;
     uint32_t *dumped = calloc(run->max_threads, sizeof *dumped);
     out o = {.fd = -1, .buf = malloc(TT__DUMP_BUFFER)};
     strtab st = {0};
-    int rc = -ENOMEM;
-    struct stat sb;
-    int special = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
-    if (tmp && dumped && o.buf) {
+    char *real = NULL;
+    int rc = tt__file_target(path, &real);
+    int special = rc == TT__FILE_STREAM;
+    if (special)
+        rc = 0;
+    else if (rc == TT__FILE_PLANTED)
+        rc = -EACCES;
+    if (rc == 0 && !(dumped && o.buf))
+        rc = -ENOMEM;
+    if (rc == 0) {
         if (special) {
-            const char *dir = getenv("TMPDIR");
+            /* Unnamed: nothing to plant a link at, nothing left behind. */
+            const char *dir = tt__env("TMPDIR");
             o.fd = open(dir && *dir ? dir : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+            if (o.fd < 0)
+                o.fd = -errno;
         } else {
-            snprintf(tmp, n, "%s.tmp%d", path, (int)getpid());
-            o.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            o.fd = tt__file_create(real, run->file_mode, &tmp);
         }
-        rc = o.fd < 0 ? -errno : write_trace(run, &o, dumped, &st);
+        rc = o.fd < 0 ? o.fd : write_trace(run, &o, dumped, &st);
         if (rc == 0 && special)
             rc = copy_to(o.fd, path, o.buf);
         if (o.fd >= 0 && close(o.fd) != 0 && rc == 0)
             rc = -errno;
-        if (!special && rc == 0 && rename(tmp, path) != 0)
-            rc = -errno;
-        if (!special && rc != 0 && o.fd >= 0)
+        if (tmp && rc == 0)
+            rc = tt__file_place(tmp, real);
+        else if (tmp)
             unlink(tmp);
     }
     /* The dumped rings of exited threads are free again, unless their ring
@@ -392,6 +399,7 @@ int tt_log_dump(const char *path)
     }
     tt__log_release();
     free(tmp);
+    free(real);
     free(dumped);
     free(o.buf);
     free(st.keys);

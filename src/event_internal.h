@@ -22,6 +22,9 @@ int tt__anchor_take(tt__anchor *a, int use_counter);
  * invariance bit, or two windows disagree); *hz is the measured frequency
  * either way, 0 when there is no usable counter at all. */
 int tt__counter_calibrated(double *hz);
+/* The same, without waiting for a calibration another caller is running:
+ * -EAGAIN then (the fast clock's first use may be in a signal handler). */
+int tt__counter_calibrated_nowait(double *hz);
 
 /* ---- reading trace files (trace_read.c) ---- */
 
@@ -47,6 +50,7 @@ typedef struct tt__trace_thread {
     uint64_t mask;
     const unsigned char *body;
     uint64_t stored;      /* records present in the body (may be cut short) */
+    uint64_t damaged;     /* records that do not decode between two that do (dropped) */
 } tt__trace_thread;
 
 /* One entry of the name table; text points into the file, valid UTF-8. */

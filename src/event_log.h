@@ -33,6 +33,7 @@ typedef struct tt__log_view {
     unsigned source;        /* TT__TRACE_SOURCE_* */
     int recording;          /* 0 once tt_log_stop ran */
     uint64_t key;           /* the run's key: what its probe sums are tagged with */
+    unsigned file_mode;     /* what a dump's new file is created with */
 } tt__log_view;
 
 /* Holds the current run and describes it in *v. Returns 0, or -ESRCH
@@ -68,6 +69,37 @@ void tt__names_fill_area(tt__name_area *area);
 /* The table in file form (each id once); *out malloc'd, NULL when empty.
  * Returns 0 or -ENOMEM. */
 int tt__names_serialize(unsigned char **out, size_t *len);
+
+/* ---- creating files (event_file.c) ---- */
+
+/* tt__file_target's answer for a FIFO, character device or socket, or a
+ * file reached through /proc (/dev/stdout redirected to a file): a stream
+ * to append to, not a file to replace. */
+#define TT__FILE_STREAM 1
+/* Its answer for another user's symlink at path (planted in a shared
+ * directory): neither followed nor replaced; callers return -EACCES, as the
+ * kernel's fs.protected_symlinks does. */
+#define TT__FILE_PLANTED 2
+/* Where a file bound for path goes. 0 with *real (malloc'd) the path to
+ * create beside and rename over: path itself when absent or a regular
+ * file, or the regular file a trusted symlink at path leads to (the
+ * caller's own link, or its directory owner's). TT__FILE_STREAM when path
+ * leads to a FIFO, character device or socket, or through /proc.
+ * TT__FILE_PLANTED for another user's symlink. -EISDIR for a directory,
+ * -EINVAL for a block device, another -errno if path cannot be looked at. */
+int tt__file_target(const char *path, char **real);
+/* Creates a new file beside path (from tt__file_target), named
+ * "<path>.<16 random hex digits>.tmp", with O_EXCL|O_NOFOLLOW|O_CLOEXEC and
+ * mode (less the umask). Returns the fd (read and write) with the name in
+ * *tmp (malloc'd), or -errno with *tmp NULL and nothing created. */
+int tt__file_create(const char *path, unsigned mode, char **tmp);
+/* Renames tmp (made by tt__file_create) to path, unless path has become a
+ * directory, device, FIFO or socket meanwhile (-EINVAL). On failure tmp is
+ * removed and path is as it was. Returns 0 or -errno. */
+int tt__file_place(const char *tmp, const char *path);
+/* 0 if mode is one a new file may be given (owner read-write, at most
+ * 0777), else -EINVAL. */
+int tt__file_mode_check(unsigned mode);
 
 /* What the recorder calls at process exit with a run's exit_dump_path. */
 typedef int (*tt__log_writer)(const char *path);

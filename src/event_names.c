@@ -4,6 +4,7 @@
  * and fork take, so a dump or a new crash-safe file always sees a whole
  * table. Kept sorted by id: a dump writes it in one pass, each id once. */
 #include "internal.h"
+#include "util.h"
 #include "event_internal.h"
 #include "event_log.h"
 
@@ -98,12 +99,11 @@ int tt_event_name(uint32_t id, const char *name)
     if (found) {
         free(g_names[i].text);
     } else if (g_count == g_cap) {
-        size_t cap = g_cap ? g_cap * 2 : 64;
-        name_entry *bigger = realloc(g_names, cap * sizeof *bigger);
+        name_entry *bigger = tt__grow(g_names, &g_cap, g_count + 1, sizeof *bigger, 64);
         if (!bigger)
             rc = -ENOMEM;
         else
-            g_names = bigger, g_cap = cap;
+            g_names = bigger;
     }
     if (rc == 0) {
         if (!found) {

@@ -17,6 +17,7 @@
  * at once. Sums belong to a run: a block tagged with an older run's key is
  * cleared by its owner before it adds anything. */
 #include "internal.h"
+#include "util.h"
 #include "arch.h"
 #include "event_internal.h"
 #include "event_log.h"
@@ -221,7 +222,7 @@ void tt_probe_end(uint32_t id, uint64_t t0, int thrown)
 static int read_cpu(tt_times *t)
 {
     *t = (tt_times){-1, -1, -1};
-    return tt__self_split_clockid(t) == 0 && t->user_ns >= 0 && t->system_ns >= 0;
+    return tt__self_split_fast(t) == 0 && t->user_ns >= 0 && t->system_ns >= 0;
 }
 
 uint64_t tt_probe_begin_cpu(uint32_t id)
@@ -392,16 +393,12 @@ static void entries_add(entries *v, tt__summary_entry c)
 {
     if (v->err || !c.sums.calls)
         return;
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 256;
-        tt__summary_entry *bigger = realloc(v->e, cap * sizeof *bigger);
-        if (!bigger) {
-            v->err = -ENOMEM;
-            return;
-        }
-        v->e = bigger;
-        v->cap = cap;
+    tt__summary_entry *bigger = tt__grow(v->e, &v->cap, v->n + 1, sizeof *bigger, 256);
+    if (!bigger) {
+        v->err = -ENOMEM;
+        return;
     }
+    v->e = bigger;
     v->e[v->n++] = c;
 }
 

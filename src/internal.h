@@ -12,6 +12,10 @@
 
 #include "read_clock.h"
 
+/* getenv for every variable the library reads: NULL in a setuid, setgid or
+ * file-capability process (AT_SECURE), whatever its environment holds. */
+const char *tt__env(const char *name);
+
 /* Three raw reads in the order that keeps them consistent: VIRT before PROF
  * (so PROF >= VIRT) and SCHED last (so runtime covers both samples). */
 static inline int tt__read_three(clockid_t virt_id, clockid_t prof_id, clockid_t sched_id, int64_t v[3])
@@ -88,10 +92,40 @@ static inline void tt__times_from_procfs(const tt_procfs_stat *st, tt_times *out
     out->total_ns = st->user_ns + st->system_ns;
 }
 
-/* The calling thread's consistent split at ns resolution for the event
- * log: three clock reads scaled against this thread's previous answer (a
- * state apart from tt_self_times'). 0 or -errno. */
-int tt__self_split_clockid(tt_times *out);
+/* The calling thread's tt_self_total_ns() floor (cpu.c): the fast clock
+ * never answers below it. initial-exec, like every per-thread state here. */
+extern __thread tt__floor tt__total_floor __attribute__((tls_model("initial-exec")));
+static inline int64_t tt__self_total_floor(void)
+{
+    return atomic_load_explicit(&tt__total_floor, memory_order_relaxed);
+}
+
+/* ---- the fast clock (fastclock.c) ---- */
+
+/* tt_self_fast_ns(), also saying where the answer came from: *anchor is the
+ * generation of the armed anchor it was read from (a value that changes at
+ * every re-arm), UINT64_MAX for a real read that armed nothing. */
+int64_t tt__fast_ns(uint64_t *anchor);
+/* The calling thread's consistent split with the fast clock's total: the
+ * event log's CPU intervals. The system share is proportioned by raw tick
+ * counts read when the anchor was new (two clock reads per anchor; the
+ * ticks move once per 4 ms, an anchor serves at most 1 ms), so user +
+ * system is the fast total and each part stays monotonic. 0 or -errno. */
+int tt__self_split_fast(tt_times *out);
+
+/* For the tests only: how long one anchor serves, in ns (default
+ * TT_FAST_BOUND_NS). A longer span lets a test see a switch the mechanism
+ * missed, which expiry would otherwise hide. Returns the previous span, or
+ * -EINVAL (unsupported here, or ns <= 0). Not thread-safe. */
+int64_t tt__fast_span_set(int64_t ns);
+
+/* ---- fork (cpu.c registers the handler) ---- */
+
+/* Bumped in every fork child: a handle opened in another generation names
+ * a thread of the parent. */
+extern _Atomic unsigned tt__fork_gen;
+/* Resets the fast clock's state of the forking thread, in the child. */
+void tt__fast_fork_child(void);
 
 /* ---- method state and fallbacks (cpu.c) ---- */
 

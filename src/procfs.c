@@ -4,6 +4,7 @@
  * run in a signal handler): system calls and hand-written formatting and
  * parsing only, no stdio, no locale. */
 #include "internal.h"
+#include "util.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -39,13 +40,10 @@ static int read_small_file(const char *path, char *buf, size_t cap)
         return errno == ENOENT ? -ESRCH : -errno;
     size_t len = 0;
     for (;;) {
-        ssize_t n = read(fd, buf + len, cap - 1 - len);
+        ssize_t n = tt__read_retry(fd, buf + len, cap - 1 - len);
         if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            int err = errno;
             close(fd);
-            return -err;
+            return (int)n;
         }
         if (n == 0)
             break;

@@ -4,7 +4,8 @@
  * by mistake. Reads take no lock (see tt__split_merge), so a signal
  * handler may read a handle whose read it interrupted. */
 #include "internal.h"
-#include "linux/clockid.h"
+#include "prim/clockid.h"
+#include "prim/thread.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,6 +24,7 @@ struct tt_thread {
     clockid_t virt, prof, sched;
     life *life; /* NULL for a handle opened on another tid */
     pthread_t owner; /* the thread that opened it on itself (life != NULL) */
+    unsigned fork_gen; /* tt__fork_gen when opened: another value = a fork child */
     tt__floor total, user_raw; /* last answers of the two clock reads */
     tt__split split;           /* last answer of tt_thread_times */
 };
@@ -80,7 +82,7 @@ int tt_thread_open(pid_t tid, tt_thread **out)
     *out = NULL;
     if (tid < 0 || tid > TT__CPUCLOCK_PID_MAX)
         return -EINVAL;
-    int self = tid == 0 || tid == gettid();
+    int self = tid == 0 || tid == tt__gettid();
     if (!self) {
         int64_t r = tt_tid_total_ns(tid); /* exists, and is ours? */
         if (r < 0)
@@ -95,7 +97,7 @@ int tt_thread_open(pid_t tid, tt_thread **out)
             free(h);
             return rc;
         }
-        tid = gettid();
+        tid = tt__gettid();
         h->owner = pthread_self();
         /* Start the split from the kernel's own (the one /proc and getrusage
          * report): never below a figure read from them before the handle. */
@@ -104,6 +106,7 @@ int tt_thread_open(pid_t tid, tt_thread **out)
             tt__split_merge(&h->split, k.total_ns, k.system_ns, &k);
     }
     h->tid = tid;
+    h->fork_gen = atomic_load_explicit(&tt__fork_gen, memory_order_relaxed);
     h->virt = tt__cpu_clockid(tid, 1, TT__CPUCLOCK_VIRT);
     h->prof = tt__cpu_clockid(tid, 1, TT__CPUCLOCK_PROF);
     h->sched = tt__cpu_clockid(tid, 1, TT__CPUCLOCK_SCHED);
@@ -121,6 +124,14 @@ void tt_thread_close(tt_thread *h)
 }
 
 pid_t tt_thread_tid(const tt_thread *h) { return h == NULL ? -EFAULT : h->tid; }
+
+/* A handle the parent opened names a thread of the parent: in a fork child
+ * every read says so (-EINVAL), the clocks and the split alike, rather than
+ * the split answering the parent's last figure. */
+static int inherited(const tt_thread *h)
+{
+    return h->fork_gen != atomic_load_explicit(&tt__fork_gen, memory_order_relaxed);
+}
 
 static int dead(const tt_thread *h)
 {
@@ -150,7 +161,7 @@ static int owner_reads(const tt_thread *h)
 static int fallback_times(const tt_thread *h, tt_times *out)
 {
     int rc;
-    if (owner_reads(h) || h->tid == gettid())
+    if (owner_reads(h) || h->tid == tt__gettid())
         rc = tt__own_times(RUSAGE_THREAD, out);
     else if ((rc = tt__procfs_times(0, h->tid, out)) == -ESRCH)
         rc = tt__procfs_missing(0, h->tid);
@@ -161,6 +172,8 @@ static int64_t handle_clock(tt_thread *h, unsigned which)
 {
     if (h == NULL)
         return -EFAULT;
+    if (inherited(h))
+        return -EINVAL;
     if (dead(h))
         return -ESRCH;
     int64_t r = 0;
@@ -185,6 +198,8 @@ int tt_thread_times(tt_thread *h, tt_times *out)
 {
     if (h == NULL || out == NULL)
         return -EFAULT;
+    if (inherited(h))
+        return -EINVAL;
     if (dead(h))
         return -ESRCH;
     /* The owner reads itself through getrusage() (fallback_times): the

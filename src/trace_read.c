@@ -261,6 +261,47 @@ static void check_strings(tt__trace *t)
     }
 }
 
+/* Where record k of th lies in the body and its w1, or 0 if it is not
+ * there or is not a committed record of index first + k: its tag (the
+ * index's low 24 bits) differs, or its kind is unknown. */
+static int record_w1(const tt__trace *t, const tt__trace_thread *th, uint64_t k, uint64_t *pos, uint64_t *w1)
+{
+    uint64_t index = th->first + k;
+    if (index >= th->head)
+        return 0;
+    *pos = (t->h.flags & TT__TRACE_RING_LAYOUT) ? (index & th->mask) : k;
+    if (*pos >= th->stored)
+        return 0;
+    memcpy(w1, th->body + *pos * TT__TRACE_RECORD_SIZE + sizeof(uint64_t), sizeof *w1);
+    unsigned kind = (unsigned)((*w1 >> TT__W1_KIND_SHIFT) & 0xffu);
+    return (*w1 >> TT__W1_TAG_SHIFT) == (index & 0xffffffu) && tt__trace_kind_name(kind);
+}
+
+/* Counts th's records that do not decode although records before and
+ * after them do. A ring's usual gaps are at its edges (the record being
+ * written at the head, the one being overwritten at the tail); one inside
+ * is a flipped byte in a kind or a tag, or (rarely) a write that a signal
+ * handler interrupted and the thread never finished. Either way it is
+ * dropped, and the trace's message says how many. */
+static void count_damaged(tt__trace *t, tt__trace_thread *th)
+{
+    uint64_t pending = 0, pos, w1;
+    int seen = 0;
+    for (uint64_t k = 0; k < th->head - th->first && k < th->stored; k++) {
+        if (record_w1(t, th, k, &pos, &w1)) {
+            th->damaged += seen ? pending : 0;
+            pending = 0;
+            seen = 1;
+        } else {
+            pending++;
+        }
+    }
+    if (th->damaged)
+        damage(t, "tid %u: %llu records between intact ones do not decode (damaged, or never committed by an "
+                  "interrupted write) and were dropped",
+               th->tid, (unsigned long long)th->damaged);
+}
+
 /* Parses one section at *offset; returns 1 to go on, 0 to stop. */
 static int read_section(tt__trace *t, uint32_t k, uint64_t *offset)
 {
@@ -305,6 +346,7 @@ static int read_section(tt__trace *t, uint32_t k, uint64_t *offset)
         th->overwritten = sec.head - sec.base > cap ? sec.head - sec.base - cap : 0;
         th->body = t->buf + body;
         th->stored = present;
+        count_damaged(t, th);
     }
     if (present < sec.stored) {
         damage(t, "truncated: thread section %u of %u (tid %u) holds %llu of its %u records", k + 1,
@@ -409,17 +451,12 @@ int64_t tt__trace_ns(const tt__trace *t, uint64_t time)
 
 int tt__trace_event_at(const tt__trace *t, const tt__trace_thread *th, uint64_t k, tt__trace_event *ev)
 {
-    uint64_t index = th->first + k;
-    if (index >= th->head)
-        return 0;
-    uint64_t pos = (t->h.flags & TT__TRACE_RING_LAYOUT) ? (index & th->mask) : k;
-    if (pos >= th->stored)
+    uint64_t index = th->first + k, pos, w1;
+    if (!record_w1(t, th, k, &pos, &w1))
         return 0;
     uint64_t w[TT__RECORD_WORDS];
     memcpy(w, th->body + pos * TT__TRACE_RECORD_SIZE, sizeof w);
     unsigned kind = (unsigned)((w[1] >> TT__W1_KIND_SHIFT) & 0xffu);
-    if ((w[1] >> TT__W1_TAG_SHIFT) != (index & 0xffffffu) || !tt__trace_kind_name(kind))
-        return 0;
     memset(ev, 0, sizeof *ev);
     ev->index = index;
     ev->time = w[0];

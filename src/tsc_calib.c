@@ -6,7 +6,7 @@
 #include "arch.h"
 #include "event_internal.h"
 
-#include <pthread.h>
+#include <stdatomic.h>
 
 /* Brackets per anchor; the tightest is kept. Eight cost ~1 us. */
 #define TT__ANCHOR_TRIES 8
@@ -51,7 +51,11 @@ static void sleep_ns(int64_t ns)
         ;
 }
 
-static pthread_once_t g_calib_once = PTHREAD_ONCE_INIT;
+/* Not started, under way, done. An atomic state rather than pthread_once:
+ * the fast clock may first ask from a signal handler, which must not wait
+ * for a calibration that the code it interrupted is running. */
+enum { CALIB_NOT = 0, CALIB_RUNNING = 1, CALIB_DONE = 2 };
+static _Atomic int g_calib_state;
 static int g_calib_trusted;
 static double g_calib_hz;
 
@@ -74,9 +78,37 @@ static void calibrate_once(void)
                       (hz1 > hz2 ? hz1 - hz2 : hz2 - hz1) <= TT__CALIB_AGREE * hz;
 }
 
+/* Runs the calibration if nobody has; 0 once it is done, -EAGAIN if
+ * another caller is running it and wait is 0. */
+static int calibrate(int wait)
+{
+    for (;;) {
+        /* Acquire: pairs with the release below; the results are in. */
+        int st = atomic_load_explicit(&g_calib_state, memory_order_acquire);
+        if (st == CALIB_DONE)
+            return 0;
+        if (st == CALIB_NOT && atomic_compare_exchange_strong(&g_calib_state, &st, CALIB_RUNNING)) {
+            calibrate_once();
+            atomic_store_explicit(&g_calib_state, CALIB_DONE, memory_order_release);
+            return 0;
+        }
+        if (!wait)
+            return -EAGAIN;
+        sleep_ns(1000 * 1000); /* another thread calibrates: ~25 ms in all */
+    }
+}
+
 int tt__counter_calibrated(double *hz)
 {
-    pthread_once(&g_calib_once, calibrate_once);
+    calibrate(1);
+    *hz = g_calib_hz;
+    return g_calib_trusted;
+}
+
+int tt__counter_calibrated_nowait(double *hz)
+{
+    if (calibrate(0) != 0)
+        return -EAGAIN;
     *hz = g_calib_hz;
     return g_calib_trusted;
 }

@@ -2,7 +2,7 @@
  * agreement with /proc and getrusage, exited and foreign threads. */
 #include "tt_test.h"
 #include "threadtime/threadtime.h"
-#include "linux/clockid.h"
+#include "prim/clockid.h"
 #include "read_clock.h"
 
 #include <errno.h>

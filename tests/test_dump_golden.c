@@ -91,7 +91,7 @@ static void put_name(unsigned char *buf, size_t *off, uint32_t id, const char *n
 }
 
 /* Damage to build_trace_1_1's tables. */
-enum { INTACT, BAD_NAME, BAD_SUMMARY };
+enum { INTACT, BAD_NAME, BAD_SUMMARY, HOSTILE };
 
 /* A 1.1 trace: names, a virtual thread whose request begins on one carrier
  * and ends (thrown, with CPU) on another, a platform thread's probes, an
@@ -109,10 +109,12 @@ static size_t build_trace_1_1(unsigned char *buf, int damage)
     memcpy(h.magic, TT__TRACE_MAGIC, TT__TRACE_MAGIC_LEN);
     size_t off = sizeof h;
 
-    put_section(buf, &off, 4, 8, 4, TT__RING_EXITED, 200, "carrier-0");
+    /* HOSTILE: a thread name, a name and a text that would retitle the
+     * terminal, clear it or start a C1 control sequence if printed raw. */
+    put_section(buf, &off, 4, 8, 4, TT__RING_EXITED, 200, damage == HOSTILE ? "\x1b]0;pwn\x07\\" : "carrier-0");
     put_record(buf + off, 1001000, TT__KIND_MOUNT, 0, 0, 77, 0), off += 32;
     put_record(buf + off, 1001100, TT__KIND_BEGIN_CPU, 7, 1, 1000, 200), off += 32;
-    put_text(buf + off, 1001200, 11, 2, "parked"), off += 32;
+    put_text(buf + off, 1001200, 11, 2, damage == HOSTILE ? "\x1b]0;x\x07\r\n\xc2\x9b\x7f" : "parked"), off += 32;
     put_record(buf + off, 1001300, TT__KIND_UNMOUNT, 0, 3, 77, 0), off += 32;
 
     put_section(buf, &off, 4, 8, 4, TT__RING_LIVE, 201, "carrier-1");
@@ -135,7 +137,9 @@ static size_t build_trace_1_1(unsigned char *buf, int damage)
     h.names_offset = off;
     put_name(buf, &off, 7, "request");
     put_name(buf, &off, 9, "java.util.Base64$Encoder::encode");
-    put_name(buf, &off, 10, damage == BAD_NAME ? "x" : "tick, \xc3\xa9t\xc3\xa9");
+    put_name(buf, &off, 10, damage == BAD_NAME  ? "x"
+                            : damage == HOSTILE ? "tick\x1b[2J\xc2\x9b\"q\",\r\n\\ \xc3\xa9"
+                                                : "tick, \xc3\xa9t\xc3\xa9");
     put_name(buf, &off, 11, "phase");
     put_name(buf, &off, 12, "java.util.Base64$Encoder::encode"); /* an overload: one row with id 9 */
     h.names_size = off - h.names_offset;
@@ -230,10 +234,12 @@ static void golden_case(const char *args, const char *golden_name, size_t cut, i
     golden_trace_case(0, args, golden_name, cut, want_status);
 }
 
-TT_TEST(text) { golden_case("", "dump.txt", 0, 0); }
-TT_TEST(csv) { golden_case("--format csv", "dump.csv", 0, 0); }
-TT_TEST(json) { golden_case("--format json", "dump.json", 0, 0); }
-TT_TEST(chrome) { golden_case("--format chrome", "dump.chrome.json", 0, 0); }
+/* Status 1: thread 101's record that never committed lies between intact
+ * ones, so the reader says it dropped it. */
+TT_TEST(text) { golden_case("", "dump.txt", 0, 1); }
+TT_TEST(csv) { golden_case("--format csv", "dump.csv", 0, 1); }
+TT_TEST(json) { golden_case("--format json", "dump.json", 0, 1); }
+TT_TEST(chrome) { golden_case("--format chrome", "dump.chrome.json", 0, 1); }
 /* Cut in the second thread's records: the first thread in full, what is
  * left of the second, the message, status 1. */
 TT_TEST(truncated) { golden_case("", "dump-truncated.txt", 128 + 128 + 7 * 32 + 128 + 2 * 32 + 5, 1); }
@@ -248,8 +254,206 @@ TT_TEST(v11_summary) { golden_trace_case(1 + INTACT, "--summary", "summary11.txt
 TT_TEST(v11_summary_json) { golden_trace_case(1 + INTACT, "--summary --format json", "summary11.json", 0, 0); }
 TT_TEST(v11_bad_name) { golden_trace_case(1 + BAD_NAME, "--format csv", "dump11-bad-name.csv", 0, 1); }
 TT_TEST(v11_bad_summary) { golden_trace_case(1 + BAD_SUMMARY, "--summary", "summary11-bad.txt", 0, 1); }
+/* Hostile names and texts: every text format escapes control characters
+ * (the goldens show how), and no output holds one raw. */
+static void no_raw_controls(const char *args)
+{
+    unsigned char buf[4096];
+    size_t len = build_trace_1_1(buf, HOSTILE);
+    char dir[256], path[300];
+    temp_path(dir, sizeof dir, "hostile");
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/input.trace", dir);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fwrite(buf, 1, len, f);
+    fclose(f);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' dump %s input.trace > output 2>/dev/null", dir, g_cli, args);
+    CHECK_OP(system(cmd), ==, 0);
+    snprintf(path, sizeof path, "%s/output", dir);
+    unsigned char *out = NULL;
+    long n = read_file(path, &out);
+    CHECK(n > 0);
+    for (long i = 0; i < n; i++) {
+        int bad = (out[i] < 0x20 && out[i] != '\n') || out[i] == 0x7f || (out[i] == 0xc2 && i + 1 < n && out[i + 1] >= 0x80 && out[i + 1] <= 0x9f);
+        if (bad)
+            fprintf(stderr, "%s: raw control byte 0x%02x at %ld\n", args, out[i], i);
+        CHECK(!bad);
+        if (bad)
+            break;
+    }
+    free(out);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/input.trace", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
+TT_TEST(hostile_text) { golden_trace_case(1 + HOSTILE, "", "hostile.txt", 0, 0); }
+TT_TEST(hostile_csv) { golden_trace_case(1 + HOSTILE, "--format csv", "hostile.csv", 0, 0); }
+TT_TEST(hostile_summary) { golden_trace_case(1 + HOSTILE, "--summary", "hostile-summary.txt", 0, 0); }
+TT_TEST(hostile_json) { golden_trace_case(1 + HOSTILE, "--format json", "hostile.json", 0, 0); }
+TT_TEST(hostile_never_raw)
+{
+    static const char *const args[] = {"", "--format csv", "--format json", "--format chrome", "--summary",
+                                       "--summary --format json"};
+    for (size_t i = 0; i < sizeof args / sizeof *args; i++)
+        no_raw_controls(args[i]);
+}
+
+/* ---- the input is never destroyed, never mapped, never waited on ---- */
+
+static int run_sh(const char *dir, const char *what)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s", dir, what);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A directory with input.trace (the 1.1 trace) in it; returns its size. */
+static size_t io_setup(char *dir, size_t n, unsigned char *buf)
+{
+    size_t len = build_trace_1_1(buf, INTACT);
+    temp_path(dir, n, "io");
+    mkdir(dir, 0700);
+    char path[300];
+    snprintf(path, sizeof path, "%s/input.trace", dir);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        fwrite(buf, 1, len, f);
+        fclose(f);
+    }
+    return len;
+}
+
+static int input_intact(const char *dir, const unsigned char *buf, size_t len)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/input.trace", dir);
+    unsigned char *now = NULL;
+    long n = read_file(path, &now);
+    int same = n == (long)len && memcmp(now, buf, len) == 0;
+    free(now);
+    return same;
+}
+
+static int output_says(const char *dir, const char *text)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/output", dir);
+    unsigned char *out = NULL;
+    long n = read_file(path, &out);
+    int found = n > 0 && memmem(out, (size_t)n, text, strlen(text)) != NULL;
+    if (!found)
+        fprintf(stderr, "expected '%s' in %s\n", text, path);
+    free(out);
+    return found;
+}
+
+static void io_teardown(const char *dir)
+{
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (!tt_test_failed_checks)
+        CHECK_OP(system(cmd), ==, 0);
+}
+
+/* -o naming the input, by its name, a symlink or a hard link: refused
+ * before the output is opened, the input byte for byte as it was. */
+TT_TEST(output_over_input_refused)
+{
+    unsigned char buf[4096];
+    char dir[256], cmd[1024];
+    size_t len = io_setup(dir, sizeof dir, buf);
+    static const char *const outs[] = {"input.trace", "sym.trace", "hard.trace", "./input.trace"};
+    CHECK_OP(run_sh(dir, "ln -s input.trace sym.trace && ln input.trace hard.trace"), ==, 0);
+    for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) {
+        snprintf(cmd, sizeof cmd, "'%s' dump --format chrome -o %s input.trace > output 2>&1", g_cli, outs[i]);
+        CHECK_OP(run_sh(dir, cmd), ==, 2);
+        CHECK(output_says(dir, "it is the input"));
+        CHECK(input_intact(dir, buf, len));
+    }
+    /* Another output is written, and the input still untouched. */
+    snprintf(cmd, sizeof cmd, "'%s' dump -o other.txt input.trace > output 2>&1", g_cli);
+    CHECK_OP(run_sh(dir, cmd), ==, 0);
+    CHECK(input_intact(dir, buf, len));
+    io_teardown(dir);
+}
+
+TT_TEST(directory_input_says_so)
+{
+    unsigned char buf[4096];
+    char dir[256], cmd[1024];
+    io_setup(dir, sizeof dir, buf);
+    snprintf(cmd, sizeof cmd, "mkdir d && '%s' dump d > output 2>&1", g_cli);
+    CHECK_OP(run_sh(dir, cmd), ==, 2);
+    CHECK(output_says(dir, "d is a directory"));
+    io_teardown(dir);
+}
+
+/* A pipe is read as a stream (here /dev/stdin, whose writer is there from
+ * the start); a named FIFO that no process writes and /dev/zero are
+ * refused at once (timeout turns a hang into status 124). */
+TT_TEST(fifo_input_is_a_stream)
+{
+    unsigned char buf[4096];
+    char dir[256], cmd[1024];
+    io_setup(dir, sizeof dir, buf);
+    snprintf(cmd, sizeof cmd, "cat input.trace | timeout 20 '%s' dump --format csv /dev/stdin > output 2>&1", g_cli);
+    CHECK_OP(run_sh(dir, cmd), ==, 0);
+    CHECK(output_says(dir, "202,main,,6,8000,500,instant,10"));
+    snprintf(cmd, sizeof cmd, "mkfifo p && timeout 20 '%s' dump p > output 2>&1", g_cli);
+    CHECK_OP(run_sh(dir, cmd), ==, 2);
+    CHECK(output_says(dir, "p is a pipe that no process has open for writing"));
+    snprintf(cmd, sizeof cmd, "timeout 20 '%s' dump /dev/zero > output 2>&1", g_cli);
+    CHECK_OP(run_sh(dir, cmd), ==, 2);
+    CHECK(output_says(dir, "neither a regular file nor a pipe"));
+    io_teardown(dir);
+}
+
+/* Two pairs of one id, each lasting 0.6 * INT64_MAX ns (a damaged or
+ * hostile file can hold any times): --summary's total saturates at
+ * INT64_MAX instead of overflowing (UBSan in the sanitizer build; a
+ * negative total before). */
+TT_TEST(summary_total_saturates)
+{
+    unsigned char buf[1024];
+    memset(buf, 0, sizeof buf);
+    tt__trace_header h = {.version_major = 1, .version_minor = 0, .header_size = 128, .section_size = 128,
+                          .record_size = 32, .flags = TT__TRACE_END_ANCHOR,
+                          .source = TT__TRACE_SOURCE_MONOTONIC_RAW, .sections = 1, .pid = 1,
+                          .anchors = {{1000, 1000, 0}, {2000, 2000, 0}}, .ring_records = 4};
+    memcpy(h.magic, TT__TRACE_MAGIC, TT__TRACE_MAGIC_LEN);
+    memcpy(buf, &h, TT__TRACE_HEADER_SIZE_1_0);
+    size_t off = TT__TRACE_HEADER_SIZE_1_0;
+    const uint64_t d = UINT64_C(0x6000000000000000);
+    put_section(buf, &off, 4, 4, 4, TT__RING_EXITED, 7, "t");
+    put_record(buf + off, 1000, TT__KIND_BEGIN, 5, 0, 0, 0), off += 32;
+    put_record(buf + off, 1000 + d, TT__KIND_END, 5, 1, 0, 0), off += 32;
+    put_record(buf + off, 1000 + d, TT__KIND_BEGIN, 5, 2, 0, 0), off += 32;
+    put_record(buf + off, 1000 + 2 * d, TT__KIND_END, 5, 3, 0, 0), off += 32;
+    char dir[256], path[300];
+    temp_path(dir, sizeof dir, "extreme");
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/input.trace", dir);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fwrite(buf, 1, off, f);
+    fclose(f);
+    CHECK_OP(run_cli("--summary --format json", dir), ==, 0);
+    CHECK(output_says(dir, "\"calls\":2,\"total_ns\":9223372036854775807,"));
+    io_teardown(dir);
+}
+
 /* The 1.0 trace has no summary: the pairs in the rings, said so. */
-TT_TEST(v10_summary) { golden_case("--summary", "summary10.txt", 0, 0); }
+TT_TEST(v10_summary) { golden_case("--summary", "summary10.txt", 0, 1); }
 
 /* Seeded random damage to the 1.1 trace (flipped bytes, cuts) through every
  * output: the CLI always ends with status 0, 1 or 2, never a crash or a

@@ -359,7 +359,8 @@ TT_TEST(many_short_lived_threads_stay_bounded)
     pid_t last_tid = 0;
     for (int i = 0; i < THREADS; i++) {
         pthread_t th;
-        writer_arg arg = {.events = 3, .go = &(atomic_int){1}};
+        atomic_int go = 1; /* not a compound literal: clang refuses an atomic one */
+        writer_arg arg = {.events = 3, .go = &go};
         pthread_create(&th, NULL, counted_writer, &arg);
         pthread_join(th, NULL);
         last_tid = arg.tid;

@@ -172,12 +172,14 @@ TT_TEST(fork_child_gets_its_own_log)
     CHECK_OP(tt_log_stop(), ==, 0);
 }
 
+/* A child granted a crash file (fork_files) records into its own. */
 TT_TEST(fork_of_crash_safe_log_uses_a_new_file)
 {
     char path[256], child_file[300];
     temp_path(path, sizeof path, "fork_crash");
     tt_log_options o = small_log(256, 4);
     o.crash_file = path;
+    o.fork_files = 1;
     CHECK_OP(tt_log_start(&o), ==, 0);
     tt_event(1);
     pid_t pid = fork();

@@ -1,11 +1,15 @@
 /* The trace reader on damaged input: truncated at every length, wrong
  * signature, unknown version, a broken section, random corruption. Every
  * case gets an error message, and what comes before the damage decodes
- * exactly as in the intact file. */
+ * exactly as in the intact file. Also the trace model's pairing against a
+ * plain reference, and the core's grow and read helpers. */
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "event_test_util.h"
+#include "trace_model.h"
+#include "util.h"
 
 #define MAIN_EVENTS 40
 #define OTHER_EVENTS 25
@@ -277,6 +281,166 @@ TT_TEST(random_corruption_never_crashes)
     }
     CHECK_OP(odd, ==, 0);
     free(copy);
+}
+
+/* ---- the trace model's pairing ---- */
+
+#define PAIR_RECORDS 3000
+
+typedef struct got_pair {
+    uint64_t begin_k, end_k;
+} got_pair;
+
+typedef struct pairs_seen {
+    got_pair *pairs;
+    size_t n;
+    size_t open;
+} pairs_seen;
+
+static void seen_track(void *ctx, const tt__track *tr)
+{
+    (void)ctx;
+    (void)tr;
+}
+
+static void seen_event(void *ctx, const tt__track *tr, const tt__step *ev, const tt__step *b)
+{
+    pairs_seen *c = ctx;
+    (void)tr;
+    if (b && c->n < PAIR_RECORDS)
+        c->pairs[c->n++] = (got_pair){b->k, ev->k};
+}
+
+static void seen_open(void *ctx, const tt__track *tr, const tt__step *b)
+{
+    (void)tr;
+    (void)b;
+    ((pairs_seen *)ctx)->open++;
+}
+
+/* Begins and ends of four ids in a random order on one thread: the model
+ * pairs each end with the latest open begin of its id, exactly as a plain
+ * search of the stack from its top does (the rule the model replaced with
+ * a per-id chain to make it linear). */
+TT_TEST(pairing_matches_a_stack_search)
+{
+    tt_log_options o = small_log(4096, 2);
+    CHECK_OP(tt_log_start(&o), ==, 0);
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    for (int i = 0; i < PAIR_RECORDS; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint32_t id = 1 + (uint32_t)(x % 4);
+        if ((x >> 8) % 5 < 3)
+            tt_event_begin(id);
+        else
+            tt_event_end(id);
+    }
+    tt_log_stop();
+    char path[256];
+    temp_path(path, sizeof path, "pairs");
+    unsigned char *bytes = NULL;
+    long len = tt_log_dump(path) == 0 ? read_file(path, &bytes) : -1;
+    unlink(path);
+    CHECK(len > 0);
+    tt__trace t;
+    CHECK_OP(tt__trace_open(&t, bytes, (size_t)len), ==, 0);
+    const tt__trace_thread *th = NULL;
+    for (uint32_t i = 0; i < t.nthreads; i++)
+        if (t.threads[i].head - t.threads[i].first == PAIR_RECORDS)
+            th = &t.threads[i];
+    CHECK(th != NULL);
+    pairs_seen seen = {calloc(PAIR_RECORDS, sizeof(got_pair)), 0, 0};
+    const tt__walk_ops ops = {seen_track, seen_event, NULL, seen_open};
+    CHECK_OP(tt__trace_walk(&t, &ops, &seen), ==, 0);
+    /* The reference: a stack of open begins, searched from its top. */
+    uint64_t *stack = calloc(PAIR_RECORDS, sizeof *stack);
+    uint32_t *ids = calloc(PAIR_RECORDS, sizeof *ids);
+    size_t depth = 0, n = 0, mismatches = 0;
+    tt__trace_event ev;
+    for (uint64_t k = 0; th && k < PAIR_RECORDS; k++) {
+        if (!tt__trace_event_at(&t, th, k, &ev))
+            continue;
+        if (ev.kind == TT__KIND_BEGIN) {
+            stack[depth] = k, ids[depth++] = ev.id;
+            continue;
+        }
+        size_t j = depth;
+        while (j > 0 && ids[j - 1] != ev.id)
+            j--;
+        if (j == 0)
+            continue;
+        mismatches += n >= seen.n || seen.pairs[n].begin_k != stack[j - 1] || seen.pairs[n].end_k != k;
+        n++;
+        memmove(stack + j - 1, stack + j, (depth - j) * sizeof *stack);
+        memmove(ids + j - 1, ids + j, (depth - j) * sizeof *ids);
+        depth--;
+    }
+    CHECK_OP(n, >, 100);
+    CHECK_OP(seen.n, ==, n);
+    CHECK_OP(mismatches, ==, 0);
+    CHECK_OP(seen.open, ==, depth);
+    free(stack);
+    free(ids);
+    free(seen.pairs);
+    tt__trace_close(&t);
+    free(bytes);
+}
+
+/* ---- the core's helpers ---- */
+
+TT_TEST(grow_doubles_and_refuses_overflow)
+{
+    size_t cap = 0;
+    int *a = tt__grow(NULL, &cap, 1, sizeof *a, 16);
+    CHECK(a != NULL);
+    CHECK_OP(cap, ==, 16);
+    int *same = tt__grow(a, &cap, 16, sizeof *a, 16);
+    CHECK(same == a);
+    a = tt__grow(a, &cap, 17, sizeof *a, 16);
+    CHECK(a != NULL);
+    CHECK_OP(cap, ==, 32);
+    /* need * size past SIZE_MAX, and a count whose doubling would wrap:
+     * NULL, the array and its capacity untouched. */
+    CHECK(tt__grow(a, &cap, SIZE_MAX / 2, sizeof *a, 16) == NULL);
+    CHECK(tt__grow(a, &cap, SIZE_MAX, 1, 16) == NULL);
+    CHECK_OP(cap, ==, 32);
+    a[31] = 7;
+    CHECK_OP(a[31], ==, 7);
+    free(a);
+}
+
+static void *pipe_writer(void *arg)
+{
+    int fd = *(int *)arg;
+    unsigned char chunk[4096];
+    for (int i = 0; i < 64; i++) {
+        memset(chunk, i, sizeof chunk);
+        if (write(fd, chunk, sizeof chunk) != (ssize_t)sizeof chunk)
+            break;
+    }
+    close(fd);
+    return NULL;
+}
+
+/* A pipe holds less than the writer sends (64 KiB here against 256 KiB):
+ * tt__read_all reads it as a stream, to its end. */
+TT_TEST(read_all_reads_a_pipe_to_its_end)
+{
+    int fds[2];
+    CHECK_OP(pipe(fds), ==, 0);
+    pthread_t th;
+    pthread_create(&th, NULL, pipe_writer, &fds[1]);
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    CHECK_OP(tt__read_all(fds[0], &buf, &len), ==, 0);
+    pthread_join(th, NULL);
+    close(fds[0]);
+    CHECK_OP(len, ==, 64 * 4096);
+    int bad = 0;
+    for (size_t i = 0; buf && i < len; i++)
+        bad += buf[i] != (unsigned char)(i / 4096);
+    CHECK_OP(bad, ==, 0);
+    free(buf);
 }
 
 TT_TEST_MAIN()

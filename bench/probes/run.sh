@@ -5,8 +5,9 @@
 # CPU time per call (on a shared machine, wall time also counts the time
 # the thread waited for a CPU); the wall figures are in each run's line. Beside it in the same run:
 # JFR's jdk.MethodTiming on the same method (JDK 25+, JEP 520's filter) and
-# `threadtime bench` virt_self (one raw CPU clock read), against which
-# probe.cpu=on is judged.
+# `threadtime bench` fast_self (the calling thread's CPU clock read without a
+# system call, tt_self_fast_ns; issue 25), against which probe.cpu=on is
+# judged, and virt_self (one raw CPU clock read, its floor before that).
 #   run.sh THREADTIME_JAR THREADTIME_CLI [RUNS=5] [JDK feature versions...=17 25]
 # Prints a Markdown table; each run's figures go to stderr as they come.
 set -euo pipefail
@@ -33,7 +34,7 @@ configs() {
   [ "$1" -lt 25 ] || echo jfr-method-timing
 }
 declare -A ns
-virt=""
+virt="" fast=""
 for ((r = 1; r <= runs; r++)); do
   for v in "${jdks[@]}"; do
     java=$("$root/java/jdks.sh" runtime "$v")/bin/java
@@ -47,11 +48,15 @@ for ((r = 1; r <= runs; r++)); do
   s=$(bench_p50 "$cli" virt_self)
   echo "run $r virt_self p50: $s" >&2
   virt+="$s "
+  s=$(bench_p50 "$cli" fast_self)
+  echo "run $r fast_self p50: $s" >&2
+  fast+="$s "
 done
 
 v_self=$(echo "$virt" | median)
+f_self=$(echo "$fast" | median)
 echo "ProbeBench.madd (8 multiply-adds), CPU time per call, best of 7 rounds per JVM, $runs interleaved JVMs per row, medians; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "virt_self (threadtime bench, p50, median of $runs): $v_self ns"
+echo "virt_self (threadtime bench, p50, median of $runs): $v_self ns; fast_self: $f_self ns"
 echo
 echo "| JDK | configuration | CPU ns/call | added over bare | floor | each run |"
 echo "|---|---|---:|---:|---|---|"
@@ -69,8 +74,8 @@ for v in "${jdks[@]}"; do
       [ -z "$jfr_added" ] || floor+=$(awk -v x="$added" -v j="$jfr_added" \
         'BEGIN {printf "; %.2fx what JFR adds (<= 0.5x: %s)", x / j, (x <= 0.5 * j) ? "met" : "NOT met"}') ;;
     probe-cpu)
-      floor=$(awk -v x="$added" -v s="$v_self" \
-        'BEGIN {printf "<= 2 x virt_self + 40 = %.0f ns: %s", 2 * s + 40, (x <= 2 * s + 40) ? "met" : "NOT met"}') ;;
+      floor=$(awk -v x="$added" -v s="$f_self" \
+        'BEGIN {printf "<= 2 x fast_self + 40 = %.0f ns: %s", 2 * s + 40, (x <= 2 * s + 40) ? "met" : "NOT met"}') ;;
     esac
     echo "| $v | $c | $m | $([ "$c" = bare ] && echo - || echo "$added") | $floor | ${ns[$v/$c]}|"
   done

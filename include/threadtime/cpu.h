@@ -56,7 +56,8 @@
  *
  * Async-signal-safe (no lock, no allocation; callable from a signal handler
  * that interrupted any of them, on the same thread and handle): every
- * tt_self_*, tt_tid_*, tt_thread_total_ns, tt_thread_user_raw_ns,
+ * tt_self_* (tt_self_fast_ns included), tt_fast_clock, tt_fast_clock_name,
+ * tt_tid_*, tt_thread_total_ns, tt_thread_user_raw_ns,
  * tt_thread_times, tt_thread_tid, every tt_process_*, tt_make_clockid,
  * tt_clock_ns, tt_getrusage_thread, tt_procfs_read and tt_method_name. A
  * handler must not close a handle it reads, and like any system call these
@@ -66,7 +67,15 @@
  * translate); call them from normal code.
  *
  * Cost on the reference machine (KVM guest, see docs/benchmarks.md):
- * one system call (~300-650 ns) for every clockid read; ~10 us for /proc.
+ * one system call (~300-650 ns) for every clockid read; ~10 us for /proc;
+ * tt_self_fast_ns() about one cycle-counter read (~10 ns) while the thread
+ * stays on its CPU (docs/fast-clock.md).
+ *
+ * fork: in the child, every figure the forking thread kept (floors, splits,
+ * the fast clock's anchor) starts again from the child's own clock, and a
+ * tt_thread handle opened before the fork answers -EINVAL for every read
+ * (it names a thread of the parent). Only fork() does this: a raw clone()
+ * or _Fork() runs no atfork handler.
  */
 #ifndef THREADTIME_CPU_H
 #define THREADTIME_CPU_H
@@ -112,6 +121,63 @@ typedef enum tt_method {
 
 /* Precise CPU time of the calling thread, ns. */
 TT_API int64_t tt_self_total_ns(void);
+/* Precise CPU time of the calling thread, ns: the same clock as
+ * tt_self_total_ns() (CLOCK_THREAD_CPUTIME_ID), answered without a system
+ * call while the kernel's rseq area shows this thread has not been switched
+ * out since the last real read: that read plus the cycle counter's advance
+ * (~10-25 ns, about one counter read). Otherwise one real read, which
+ * re-arms. One anchor serves at most TT_FAST_BOUND_NS of counter time.
+ *   - Monotonic per thread (also across tt_fast_clock_set()).
+ *   - Never below a real read of the thread's clock taken before it
+ *     (tt_self_total_ns(), clock_gettime(CLOCK_THREAD_CPUTIME_ID), any
+ *     caller's): the counter runs at least as fast as a running thread's
+ *     clock, and each anchor's counter value precedes its real read.
+ *   - Never above a real read taken after it plus TT_FAST_BOUND_NS. In
+ *     practice far closer: the counter also runs while the CPU serves an
+ *     interrupt or the hypervisor runs someone else (steal), which a kernel
+ *     that accounts those apart leaves out of the thread's clock.
+ *   - Time the thread spent switched out (blocked, preempted, migrated,
+ *     in a signal handler's delivery) is never counted: the kernel clears
+ *     the field first, and the next read is a real one.
+ * The first call in a process takes ~25 ms (the counter's calibration, the
+ * one tt_log_start pays) and a short sleep (what this kernel does with a
+ * blocked thread's rseq field). Async-signal-safe. Errors as
+ * tt_self_total_ns(). See docs/fast-clock.md. */
+TT_API int64_t tt_self_fast_ns(void);
+
+/* How far tt_self_fast_ns() may run ahead of a real read taken after it:
+ * the counter time one anchor serves, 1 ms. */
+#define TT_FAST_BOUND_NS INT64_C(1000000)
+/* How far an answer may exceed the thread's true CPU time when the counter
+ * and the kernel agree (no interrupt or steal time the kernel leaves out):
+ * the anchor's counter value is read just before its real read, and an
+ * anchoring call longer than this is not used. So an interval of two fast
+ * reads is at most this much longer than the real interval around it. */
+#define TT_FAST_EXCESS_NS INT64_C(5000)
+
+/* Which mechanism tt_self_fast_ns() uses in this process. */
+enum {
+    TT_FAST_SYSCALL = 0, /* every read is a real read (off, or unsupported here) */
+    TT_FAST_RSEQ = 1,    /* the cycle counter while rseq shows no switch */
+};
+/* TT_FAST_SYSCALL or TT_FAST_RSEQ. The first call decides (see
+ * tt_self_fast_ns). A thread whose own rseq area cannot be used (another
+ * signature, an area glibc did not register) reads the real clock while
+ * this still says TT_FAST_RSEQ. */
+TT_API int tt_fast_clock(void);
+/* One line for people: "rseq+tsc" (or "rseq+cntvct"), or "syscall: " and
+ * the reason, e.g. "syscall: off (THREADTIME_FAST_CLOCK=0)", "syscall: no
+ * rseq area (glibc < 2.35 or glibc.pthread.rseq=0)", "syscall: this kernel
+ * keeps rseq_cs set across a blocking call". Static text. */
+TT_API const char *tt_fast_clock_name(void);
+/* Turns the fast clock off (0) or back on (1) for the whole process; the
+ * bindings expose it as an option. Env: THREADTIME_FAST_CLOCK=0 turns it
+ * off at start (read with secure_getenv: ignored in setuid programs),
+ * THREADTIME_FAST_CLOCK=1 leaves it on; another value turns it off and the
+ * name says why. Returns 0, -EINVAL (on is neither 0 nor 1), -ENOTSUP (1,
+ * but it cannot work here: tt_fast_clock_name() says why; it stays off). */
+TT_API int tt_fast_clock_set(int on);
+
 /* Raw, tick-sampled user time of the calling thread (VIRT clock), ns. */
 TT_API int64_t tt_self_user_raw_ns(void);
 /* Raw, tick-sampled system time: PROF - VIRT, read in that order so the

@@ -56,7 +56,8 @@ typedef struct tt_log_options {
      * in [TT_LOG_RING_MIN, TT_LOG_RING_MAX]. Env: THREADTIME_RING. */
     uint32_t ring_records;
     /* Crash-safe mode: rings live in this MAP_SHARED file, which is itself a
-     * trace file `threadtime dump` reads after the process died. Env:
+     * trace file `threadtime dump` reads after the process died. Made as a
+     * dump is (see tt_log_dump) and renamed into place once allocated. Env:
      * THREADTIME_FILE. NULL: rings in anonymous memory. */
     const char *crash_file;
     /* Written at exit if not NULL. Env: THREADTIME_DUMP_AT_EXIT. */
@@ -69,22 +70,48 @@ typedef struct tt_log_options {
     uint32_t max_threads;
     /* Env: THREADTIME_CLOCK=auto|counter|monotonic. */
     tt_log_clock clock;
+    /* Permission bits of every file the log creates (crash files, dumps),
+     * less the umask: the owner's read and write and at most 0777. A trace
+     * holds whatever the program recorded, so the default is 0600. Env:
+     * THREADTIME_FILE_MODE (octal, e.g. 0640). */
+    unsigned file_mode;
+    /* Crash-safe mode: how many of this process's fork children get a crash
+     * file of their own ("<crash_file>.<child pid>", each as large as this
+     * one); the others record in memory. Default 0. Env:
+     * THREADTIME_FORK_FILES. See docs/events.md#fork. */
+    uint32_t fork_files;
 } tt_log_options;
 
 /* Starts the log (opts may be NULL). The rings of an earlier run are
  * discarded. Takes ~10 ms the first time (counter calibration).
  * Returns 0, -EALREADY (running), -EINVAL (an option or environment value
- * out of range), -ENOMEM, -ENOSPC or another errno of creating the
- * crash-safe file. */
+ * out of range: tt_log_error() says which; or a crash_file that is a
+ * device, FIFO or socket), -EACCES (another user's symlink at crash_file),
+ * -EISDIR, -ENOMEM, -ENOSPC or another errno of creating the crash-safe
+ * file. A start that fails leaves every file as it was. In a setuid, setgid
+ * or file-capability program no environment variable is read
+ * (docs/security.md). */
 TT_API int tt_log_start(const tt_log_options *opts);
+/* Why the last tt_log_start() in this process refused an option, an
+ * environment value or its crash file's destination (-EINVAL, or -EACCES
+ * and -EISDIR for the destination): a static sentence naming the field, its
+ * variable and what is allowed. "" when the last start succeeded or failed
+ * for another reason (a full disk: the code says it). Never NULL; a later
+ * start replaces it. A refused environment value is also named, with its
+ * value, in one line on stderr. */
+TT_API const char *tt_log_error(void);
 /* Stops recording; rings stay readable (tt_log_dump) until the next start.
  * Returns 0 or -ESRCH (not running). */
 TT_API int tt_log_stop(void);
 /* Writes every ring to a trace file at path, running or stopped; the rings
  * are not consumed, but rings of exited threads are released afterwards.
- * Returns 0, -EFAULT, -ESRCH (never started), or the errno of writing
- * (-ENOSPC, ...; the partial file is removed and the rings are intact).
- * Not for signal handlers. */
+ * The file is written under a new unguessable name beside path (mode
+ * file_mode, 0600 by default) and renamed over it; a symlink at path is
+ * followed only if it is the caller's own or its directory owner's.
+ * Returns 0, -EFAULT, -ESRCH (never started), -EACCES (another user's
+ * symlink at path), -EISDIR, or the errno of writing (-ENOSPC, ...; the
+ * partial file is removed and the rings are intact). Not for signal
+ * handlers. */
 TT_API int tt_log_dump(const char *path);
 
 /* Names the calling thread in the log (else its pthread name at its first
@@ -125,8 +152,10 @@ TT_API void tt_event_begin(uint32_t id);
 TT_API void tt_event_end(uint32_t id);
 /* Interval bounds that also record the thread's user and system CPU time
  * (the core's consistent split at ns resolution: user + system == the
- * precise total, each monotonic per thread). Three clock reads each, ~0.9 us
- * on the reference machine. */
+ * total, each monotonic per thread). The total is tt_self_fast_ns()'s, the
+ * split proportioned by tick counts read once per fast-clock anchor: about
+ * 20 ns while the thread stays on its CPU, three clock reads (~0.9 us on
+ * the reference machine) after a switch (docs/fast-clock.md). */
 TT_API void tt_event_begin_cpu(uint32_t id);
 TT_API void tt_event_end_cpu(uint32_t id);
 

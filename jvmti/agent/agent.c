@@ -39,6 +39,7 @@
 
 #include "account.h"
 #include "clock.h"
+#include "prim/thread.h"
 
 #define MOUNT_EVENT "com.sun.hotspot.events.VirtualThreadMount"
 #define UNMOUNT_EVENT "com.sun.hotspot.events.VirtualThreadUnmount"
@@ -77,7 +78,7 @@ static __thread pid_t t_tid __attribute__((tls_model("initial-exec")));
 static pid_t carrier_tid(void)
 {
     if (t_tid == 0)
-        t_tid = gettid();
+        t_tid = tt__gettid();
     return t_tid;
 }
 

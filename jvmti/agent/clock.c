@@ -3,7 +3,7 @@
 
 #include "event_internal.h"
 #include "internal.h"
-#include "linux/clockid.h"
+#include "prim/clockid.h"
 
 vt_source vt__source = VT_SOURCE_CPU;
 
@@ -27,17 +27,12 @@ void vt_clock_init(vt_mode mode)
 
 int64_t vt__cpu_now(void)
 {
-    /* What tt_self_total_ns() reads, without the per-thread floor it keeps
-     * (a locked compare-and-swap on every read): a stretch is now - mark,
-     * and one whose end reads below its mark is dropped, so nothing here
-     * needs the floor. A refused read goes to the core, which falls back
-     * to getrusage() or /proc and remembers it. */
-    if (tt__use_clockid()) {
-        int64_t r = tt__read_clock(TT__SELF_THREAD_CLOCK(TT__CPUCLOCK_SCHED));
-        if (r >= 0)
-            return r;
-    }
-    return tt_self_total_ns();
+    /* The core's fast clock: the carrier's precise CPU time for about one
+     * counter read while the carrier has not been switched out since its
+     * last real read, one real read otherwise (docs/fast-clock.md). Its
+     * answers never decrease on one carrier, and time the carrier spent
+     * descheduled or blocked is never counted, so exact mode stays exact. */
+    return tt_self_fast_ns();
 }
 
 int64_t vt_clock_carrier_now(pid_t tid)

@@ -1,11 +1,11 @@
 /* threadtime-vthreads: the clock segments are measured with.
  *
- *   exact    the carrier's precise CPU clock: one clock_gettime() on the
- *            caller-fast-path SCHED clockid (vt__cpu_now): ~550 ns per read
- *            in the yield benchmark, nearly all of it the kernel's (it brings
- *            the thread's runtime up to date under the runqueue lock).
- *            Units are ns of CPU time; time the carrier spent descheduled
- *            or blocked is not charged.
+ *   exact    the carrier's precise CPU clock through the core's fast clock
+ *            (tt_self_fast_ns, vt__cpu_now): about one counter read while
+ *            the carrier stayed on its CPU since its last real read, one
+ *            clock_gettime() (~550 ns here) after a switch or 1 ms of
+ *            counter time. Units are ns of CPU time; time the carrier spent
+ *            descheduled or blocked is not charged.
  *   mounted  the cycle counter (rdtsc / cntvct, ~10 ns), in ticks, converted
  *            to ns when read. Charges every ns the thread was mounted,
  *            including time its carrier was descheduled or blocked while the
@@ -44,10 +44,8 @@ static inline int64_t vt_clock_now(void)
 {
     if (vt__source == VT_SOURCE_CPU)
         return vt__cpu_now();
-#if !defined(TT__ARCH_NO_COUNTER)
     if (vt__source == VT_SOURCE_COUNTER)
         return (int64_t)tt__counter_read();
-#endif
     return tt__read_clock(CLOCK_MONOTONIC_RAW);
 }
 

@@ -14,14 +14,19 @@ final class BenchClocks {
     private BenchClocks() {}
 
     /**
-     * "cpu": the carrier's CPU clock through threadtime's backend
-     * ({@code tt_self_total_ns}), what exact mode reads; "counter": the cycle
-     * counter, what mounted mode reads where the core trusts it;
-     * "monotonic": {@code System.nanoTime()}, what it reads elsewhere; "none": null.
+     * "cpu": the carrier's CPU clock as exact mode reads it
+     * ({@code tt_self_fast_ns} through {@code io.threadtime.FastClock}: the
+     * cycle counter while the kernel shows no switch); "cpu-syscall": the same
+     * clock by a system call each time ({@code tt_self_total_ns}, what exact
+     * mode read before); "counter": the cycle counter, what mounted mode reads
+     * where the core trusts it; "monotonic": {@code System.nanoTime()}, what
+     * it reads elsewhere; "none": null.
      */
     static MethodHandle named(String name) throws ReflectiveOperationException {
         switch (name) {
-            case "cpu": {
+            case "cpu":
+                return staticReader("io.threadtime.FastClock");
+            case "cpu-syscall": {
                 Class<?> nativeClass = Class.forName("io.threadtime.Native");
                 Field b = nativeClass.getDeclaredField("B");
                 b.setAccessible(true);
@@ -31,18 +36,23 @@ final class BenchClocks {
                 return lookup.findVirtual(api, "selfTotal", MethodType.methodType(long.class)).bindTo(backend)
                         .asType(MethodType.methodType(long.class));
             }
-            case "counter": {
-                Method reader = Class.forName("io.threadtime.CycleCounter").getDeclaredMethod("reader");
-                reader.setAccessible(true);
-                return (MethodHandle) reader.invoke(null);
-            }
+            case "counter":
+                return staticReader("io.threadtime.CycleCounter");
             case "monotonic":
                 return MethodHandles.lookup().findStatic(System.class, "nanoTime", MethodType.methodType(long.class));
             case "none":
                 return null;
             default:
-                throw new IllegalArgumentException("clock " + name + ": expected cpu, counter, monotonic or none");
+                throw new IllegalArgumentException("clock " + name
+                        + ": expected cpu, cpu-syscall, counter, monotonic or none");
         }
+    }
+
+    /** The ()J handle a threadtime class's static reader() gives. */
+    private static MethodHandle staticReader(String className) throws ReflectiveOperationException {
+        Method reader = Class.forName(className).getDeclaredMethod("reader");
+        reader.setAccessible(true);
+        return (MethodHandle) reader.invoke(null);
     }
 
     static long read(MethodHandle clock) {

@@ -11,7 +11,10 @@
 # than in the threads (accounts=table, the fallback); and no agent with the
 # threads themselves reading the clock the mounted mode (counter; monotonic
 # where the counter is not trusted) or the exact mode (cpu) reads, where the
-# hooks would: the floor under each mode.
+# hooks would: the floor under each mode. The exact mode reads the carrier's
+# clock as ThreadTime does (the cycle counter while the kernel shows no
+# switch); -syscall configurations turn that off (fastclock=off), one system
+# call per read as before issue 25.
 #   run.sh JAVA_HOME AGENT_SO API_JAR [RUNS=5] [THREADS=1000000] [YIELDS=4] [IN_FLIGHT=10000]
 # IN_FLIGHT bounds the threads alive at once (0: none); see VThreadBench.java.
 # JAVA_HOME may be a runtime without javac: TOOLS_HOME=/a/jdk compiles.
@@ -29,15 +32,17 @@ trap 'rm -rf "$classes"' EXIT
 flag="-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions"
 ja="-javaagent:$jar"
 configs=(none none+flag none+flag+counter-reads none+flag+monotonic-reads none+flag+cpu-reads events-off events-empty mounted exact
-  javaagent-empty+flag javaagent-mounted+flag javaagent-mounted-table+flag javaagent-exact+flag javaagent-mounted
-  javaagent-exact)
+  javaagent-empty+flag javaagent-mounted+flag javaagent-mounted-table+flag javaagent-exact+flag
+  javaagent-exact-syscall+flag javaagent-mounted javaagent-exact javaagent-exact-syscall)
 declare -A option=([none]= [none+flag]="$flag" [none+flag+counter-reads]="$flag -Dbench.reads=counter"
   [none+flag+monotonic-reads]="$flag -Dbench.reads=monotonic" [none+flag+cpu-reads]="$flag -Dbench.reads=cpu" [events-off]="-agentpath:$agent=events=off"
   [events-empty]="-agentpath:$agent=events=empty" [mounted]="-agentpath:$agent=mode=mounted"
   [exact]="-agentpath:$agent=mode=exact" [javaagent-empty+flag]="$flag $ja=events=off"
   [javaagent-mounted+flag]="$flag $ja=mode=mounted" [javaagent-exact+flag]="$flag $ja=mode=exact"
   [javaagent-mounted-table+flag]="$flag $ja=mode=mounted,accounts=table"
-  [javaagent-mounted]="$ja=mode=mounted" [javaagent-exact]="$ja=mode=exact")
+  [javaagent-mounted]="$ja=mode=mounted" [javaagent-exact]="$ja=mode=exact"
+  [javaagent-exact-syscall+flag]="$flag $ja=mode=exact,fastclock=off"
+  [javaagent-exact-syscall]="$ja=mode=exact,fastclock=off")
 # CONFIGS="none javaagent-mounted+flag ..." runs only those (no agent is always kept).
 if [ -n "${CONFIGS:-}" ]; then
   read -r -a configs <<<"none ${CONFIGS/none /}"

@@ -5,6 +5,9 @@
 # `threadtime bench` sched_self (the exact mode's clock read) once per round,
 # in the same run. none+flag+2reads: no agent, the loop itself reading the
 # carrier's CPU clock around each yield as the exact mode's hooks do.
+# javaagent-exact reads it as ThreadTime does (the cycle counter while the
+# kernel shows no switch); javaagent-exact-syscall with fastclock=off, one
+# system call per read, as before issue 25.
 #   yield.sh JAVA_HOME AGENT_SO THREADTIME_JAR THREADTIME_CLI [RUNS=5]
 # JAVA_HOME may be a runtime without javac: TOOLS_HOME=/a/jdk compiles.
 # CONFIGS="none jvmti-exact ..." runs only those (no agent is always kept).
@@ -31,13 +34,14 @@ flag="-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions"
 ja="-javaagent:$jar"
 configs=(none none+flag none+flag+2reads empty-javaagent empty-javaagent+flag
   javaagent-mounted javaagent-mounted+flag javaagent-mounted-table+flag javaagent-exact javaagent-exact+flag
-  threadlocal-mounted+flag
+  javaagent-exact-syscall javaagent-exact-syscall+flag threadlocal-mounted+flag
   jvmti-events-empty jvmti-mounted jvmti-exact)
 declare -A args=([none]="" [none+flag]="$flag" [none+flag+2reads]="$flag"
   [empty-javaagent]="$ja=events=off" [empty-javaagent+flag]="$flag $ja=events=off"
   [javaagent-mounted]="$ja=mode=mounted" [javaagent-mounted+flag]="$flag $ja=mode=mounted"
   [javaagent-mounted-table+flag]="$flag $ja=mode=mounted,accounts=table"
   [javaagent-exact]="$ja=mode=exact" [javaagent-exact+flag]="$flag $ja=mode=exact"
+  [javaagent-exact-syscall]="$ja=mode=exact,fastclock=off" [javaagent-exact-syscall+flag]="$flag $ja=mode=exact,fastclock=off"
   [threadlocal-mounted+flag]="$flag -javaagent:$work/tl-agent.jar=$work/tl-hooks.jar"
   [jvmti-events-empty]="-agentpath:$agent=events=empty" [jvmti-mounted]="-agentpath:$agent=mode=mounted"
   [jvmti-exact]="-agentpath:$agent=mode=exact")

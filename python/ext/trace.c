@@ -1,6 +1,7 @@
 /* threadtime._core's trace reader: the core's own parser (src/trace_read.c)
- * behind a Python face, so Python sees exactly what `threadtime dump` sees,
- * with the same checks and the same messages for a damaged file.
+ * and trace model (src/trace_model.c: owners, tracks, pairs) behind a
+ * Python face, so Python sees exactly what `threadtime dump` sees, with the
+ * same checks, the same pairs and the same messages for a damaged file.
  *
  * _trace_open(path) reads the whole file into memory (a snapshot: a live
  * crash-safe file may grow, shrink or be rewritten meanwhile, which a
@@ -19,7 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "event_internal.h"
+#include "trace_model.h"
+#include "util.h"
 
 static PyTypeObject *event_type;  /* Event(t_ns, kind, id, value, text, cpu_user_ns, cpu_system_ns, seq,
                                     name, vthread, thrown) */
@@ -59,51 +61,7 @@ static PyType_Spec data_spec = {
     "threadtime._core.TraceData", sizeof(DataObject), 0, Py_TPFLAGS_DEFAULT, data_slots,
 };
 
-/* Reads all of fd into a fresh buffer; returns 0 or -errno. */
-static int read_all(int fd, unsigned char **out, size_t *out_len)
-{
-    struct stat st;
-    if (fstat(fd, &st) != 0)
-        return -errno;
-    /* The size is a hint: a live file can change while it is read. */
-    size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, len = 0;
-    unsigned char *buf = malloc(cap);
-    if (!buf)
-        return -ENOMEM;
-    for (;;) {
-        if (len == cap) {
-            unsigned char *b = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
-            if (!b) {
-                free(buf);
-                return -ENOMEM;
-            }
-            buf = b;
-            cap *= 2;
-        }
-        ssize_t n = read(fd, buf + len, cap - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int e = errno;
-            free(buf);
-            return -e;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-    }
-    *out = buf;
-    *out_len = len;
-    return 0;
-}
-
 /* ---- Events: a thread's committed events ---- */
-
-/* A stretch of a thread's records (positions [from, to)) that belongs to
- * virtual thread v: from a mount(v) marker to the next marker. */
-typedef struct vwindow {
-    uint64_t from, to, v;
-} vwindow;
 
 typedef struct {
     PyObject_HEAD
@@ -111,7 +69,7 @@ typedef struct {
     const tt__trace_thread *th;
     Py_ssize_t count;
     uint64_t *pos; /* record k of each committed event, or NULL when none is missing */
-    vwindow *windows; /* by position, or NULL when the thread carried no virtual thread */
+    tt__vwindow *windows; /* by position, or NULL when the thread carried no virtual thread */
     size_t nwindows;
 } EventsObject;
 
@@ -128,37 +86,7 @@ static void events_dealloc(PyObject *o)
 
 static Py_ssize_t events_len(PyObject *o) { return ((EventsObject *)o)->count; }
 
-static int is_cpu(unsigned kind) { return kind == TT__KIND_BEGIN_CPU || kind == TT__KIND_END_CPU; }
-
-/* A CPU stamp is there unless the begin/end call could not read the clocks
- * (then the core stores a negative value). */
-static int has_cpu(const tt__trace_event *ev) { return is_cpu(ev->kind) && (int64_t)ev->p0 >= 0; }
-
-/* ns since the trace's start anchor, wrapping as the CLI does: a damaged
- * file can hold any time. */
-static int64_t rebased(const tt__trace *t, const tt__trace_event *ev)
-{
-    return (int64_t)((uint64_t)ev->ns - (uint64_t)t->h.anchors[0].mono_ns);
-}
-
 static PyObject *opt_u64(int present, uint64_t v) { return present ? PyLong_FromUnsignedLongLong(v) : Py_NewRef(Py_None); }
-
-/* The virtual thread that owns an event: a marker's own, else that of the
- * window holding record k (0: none). */
-static uint64_t owner_of(const vwindow *w, size_t n, uint64_t k, const tt__trace_event *ev)
-{
-    if (ev->kind == TT__KIND_MOUNT || ev->kind == TT__KIND_UNMOUNT)
-        return ev->p0;
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (w[mid].to <= k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && w[lo].from <= k ? w[lo].v : 0;
-}
 
 /* The name of an event's id as str, or None (markers have none). */
 static PyObject *event_name(const tt__trace *t, const tt__trace_event *ev)
@@ -178,13 +106,13 @@ static PyObject *event_new(const tt__trace *t, const tt__trace_event *ev, uint64
     /* Texts are at most 16 bytes (255 for a literal), cut where the writer
      * cut them, possibly inside a UTF-8 sequence: surrogateescape keeps it. */
     PyObject *items[11] = {
-        PyLong_FromLongLong(rebased(t, ev)),
+        PyLong_FromLongLong(tt__trace_rebase(t, ev)),
         Py_NewRef(kind_names[ev->kind]),
         PyLong_FromUnsignedLong(ev->id),
         opt_u64(ev->kind == TT__KIND_VALUE, ev->p0),
         ev->text ? PyUnicode_DecodeUTF8(ev->text, (Py_ssize_t)ev->text_len, "surrogateescape") : Py_NewRef(Py_None),
-        opt_u64(has_cpu(ev), ev->p0),
-        opt_u64(has_cpu(ev), ev->p1),
+        opt_u64(tt__event_has_cpu(ev), ev->p0),
+        opt_u64(tt__event_has_cpu(ev), ev->p1),
         PyLong_FromUnsignedLongLong(ev->index),
         event_name(t, ev),
         opt_u64(vthread != 0, vthread),
@@ -212,7 +140,7 @@ static PyObject *events_item(PyObject *o, Py_ssize_t k)
     uint64_t at = e->pos ? e->pos[k] : (uint64_t)k;
     /* Cannot fail: the constructor kept only records that decode. */
     tt__trace_event_at(&e->data->t, e->th, at, &ev);
-    return event_new(&e->data->t, &ev, owner_of(e->windows, e->nwindows, at, &ev));
+    return event_new(&e->data->t, &ev, tt__window_of(e->windows, e->nwindows, at));
 }
 
 static PyObject *events_subscript(PyObject *o, PyObject *key)
@@ -261,40 +189,6 @@ static PyType_Spec events_spec = {
     "threadtime.Events", sizeof(EventsObject), 0, Py_TPFLAGS_DEFAULT, events_slots,
 };
 
-/* The mount windows of th, as the CLI's vthread column sees them: a
- * mount(v) marker opens one, the next marker closes it. Returns 0 or
- * -ENOMEM; *out is NULL when there is none. */
-static int windows_make(const tt__trace *t, const tt__trace_thread *th, vwindow **out, size_t *n)
-{
-    vwindow *w = NULL;
-    size_t count = 0, cap = 0;
-    uint64_t total = th->head - th->first, current = 0, from = 0;
-    tt__trace_event ev;
-    for (uint64_t k = 0; k <= total; k++) {
-        int marker = k < total && tt__trace_event_at(t, th, k, &ev) &&
-                     (ev.kind == TT__KIND_MOUNT || ev.kind == TT__KIND_UNMOUNT);
-        if (!marker && k < total)
-            continue;
-        if (current && k > from + 1) {
-            if (count == cap) {
-                cap = cap ? cap * 2 : 16;
-                vwindow *bigger = realloc(w, cap * sizeof *w);
-                if (bigger == NULL) {
-                    free(w);
-                    return -ENOMEM;
-                }
-                w = bigger;
-            }
-            w[count++] = (vwindow){from + 1, k, current};
-        }
-        current = k < total && ev.kind == TT__KIND_MOUNT ? ev.p0 : 0;
-        from = k;
-    }
-    *out = w;
-    *n = count;
-    return 0;
-}
-
 /* The events of thread th: counts what decodes and, only when some record
  * does not (cut off, or overwritten during a live read), keeps the
  * positions of those that do. */
@@ -302,7 +196,7 @@ static PyObject *events_make(DataObject *d, const tt__trace_thread *th, uint64_t
 {
     uint64_t total = th->head - th->first, count = 0;
     uint64_t *pos = NULL;
-    vwindow *windows = NULL;
+    tt__vwindow *windows = NULL;
     size_t nwindows = 0;
     tt__trace_event ev;
     for (uint64_t k = 0; k < total; k++)
@@ -315,7 +209,7 @@ static PyObject *events_make(DataObject *d, const tt__trace_thread *th, uint64_t
             if (tt__trace_event_at(&d->t, th, k, &ev))
                 pos[j++] = k;
     }
-    if (windows_make(&d->t, th, &windows, &nwindows) != 0) {
+    if (tt__trace_windows(&d->t, th, &windows, &nwindows) != 0) {
         free(pos);
         return PyErr_NoMemory();
     }
@@ -338,24 +232,15 @@ static PyObject *events_make(DataObject *d, const tt__trace_thread *th, uint64_t
 
 /* ---- _trace_open ---- */
 
-static const char *source_name(unsigned source)
-{
-    switch (source) {
-    case TT__TRACE_SOURCE_TSC: return "tsc";
-    case TT__TRACE_SOURCE_CNTVCT: return "cntvct";
-    default: return "monotonic_raw";
-    }
-}
-
 static PyObject *thread_tuple(DataObject *d, const tt__trace_thread *th)
 {
     uint64_t missing = 0;
     PyObject *events = events_make(d, th, &missing);
     if (events == NULL)
         return NULL;
-    return Py_BuildValue("(INsKKN)", (unsigned)th->tid, PyUnicode_DecodeUTF8(th->name, (Py_ssize_t)strlen(th->name), "surrogateescape"),
+    return Py_BuildValue("(INsKKNK)", (unsigned)th->tid, PyUnicode_DecodeUTF8(th->name, (Py_ssize_t)strlen(th->name), "surrogateescape"),
                          th->state == TT__RING_EXITED ? "exited" : "live", (unsigned long long)th->overwritten,
-                         (unsigned long long)missing, events);
+                         (unsigned long long)missing, events, (unsigned long long)th->damaged);
 }
 
 /* _trace_open(path) -> (error, header, threads, data)
@@ -364,7 +249,7 @@ static PyObject *thread_tuple(DataObject *d, const tt__trace_thread *th)
  *   header: (format, pid, source, counter_hz, start_mono_ns,
  *            start_realtime_ns, end_mono_ns or None, threads_dropped,
  *            rings_recycled, crash_safe_layout, names {id: str});
- *   threads: [(tid, name, state, overwritten, incomplete, Events)];
+ *   threads: [(tid, name, state, overwritten, incomplete, Events, damaged)];
  *   data: the TraceData the Events read from (for _trace_columns). */
 PyObject *ttpy_trace_open(PyObject *m, PyObject *arg)
 {
@@ -376,8 +261,9 @@ PyObject *ttpy_trace_open(PyObject *m, PyObject *arg)
     size_t len = 0;
     int rc;
     Py_BEGIN_ALLOW_THREADS /* open and read the whole file: I/O */
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    rc = fd < 0 ? -errno : read_all(fd, &buf, &len);
+    /* O_NONBLOCK only for the open: a FIFO no one writes must not hang it. */
+    int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    rc = fd < 0 ? -errno : fcntl(fd, F_SETFL, 0) != 0 ? -errno : tt__read_all(fd, &buf, &len);
     if (fd >= 0)
         close(fd);
     Py_END_ALLOW_THREADS
@@ -415,7 +301,7 @@ PyObject *ttpy_trace_open(PyObject *m, PyObject *arg)
     }
     PyObject *header = names == NULL ? NULL : Py_BuildValue(
         "(NIsdLLNIIOO)", PyUnicode_FromFormat("%u.%u", (unsigned)h->version_major, (unsigned)h->version_minor),
-        (unsigned)h->pid, source_name(h->source), h->counter_hz, (long long)h->anchors[0].mono_ns,
+        (unsigned)h->pid, tt__trace_source_name(h->source), h->counter_hz, (long long)h->anchors[0].mono_ns,
         (long long)h->anchors[0].real_ns, end, (unsigned)h->threads_dropped, (unsigned)h->rings_recycled,
         (h->flags & TT__TRACE_RING_LAYOUT) ? Py_True : Py_False, names);
     Py_XDECREF(names);
@@ -536,21 +422,19 @@ PyObject *ttpy_trace_columns(PyObject *m, PyObject *arg)
     Py_ssize_t row = 0;
     for (uint32_t i = 0; i < t->nthreads; i++) {
         const tt__trace_thread *th = &t->threads[i];
-        uint64_t mounted = 0;
+        tt__owner_walk walk = {0, 0};
         for (uint64_t k = 0; k < th->head - th->first; k++) {
             if (!tt__trace_event_at(t, th, k, &ev)) /* the same records events_make counted */
                 continue;
-            int marker = ev.kind == TT__KIND_MOUNT || ev.kind == TT__KIND_UNMOUNT;
-            if (marker)
-                mounted = ev.kind == TT__KIND_MOUNT ? ev.p0 : 0;
-            uint64_t vthread = marker ? ev.p0 : mounted;
-            int cpu = has_cpu(&ev), value = ev.kind == TT__KIND_VALUE;
+            uint64_t markers, vthread = tt__shown_vthread(tt__owner_step(&walk, &ev, &markers), &ev);
+            int marker = tt__kind_is_marker(ev.kind);
+            int cpu = tt__event_has_cpu(&ev), value = ev.kind == TT__KIND_VALUE;
             int32_t text = ev.text ? text_code(tx, ev.text, ev.text_len) : -1;
             if (text == -2)
                 goto done;
             ((uint32_t *)p[C_THREAD])[row] = i;
             ((uint64_t *)p[C_INDEX])[row] = ev.index;
-            ((int64_t *)p[C_T])[row] = rebased(t, &ev);
+            ((int64_t *)p[C_T])[row] = tt__trace_rebase(t, &ev);
             ((uint8_t *)p[C_KIND])[row] = (uint8_t)ev.kind;
             ((uint32_t *)p[C_ID])[row] = ev.id;
             ((uint64_t *)p[C_VALUE])[row] = value ? ev.p0 : 0;
@@ -593,6 +477,191 @@ done:
     return result;
 }
 
+/* ---- _trace_intervals: the trace model's pairs ---- */
+
+typedef struct pairs_ctx {
+    const tt__trace *t;
+    PyObject *by_thread; /* list: per OS thread (index), the pairs whose begin it recorded */
+    int failed;
+} pairs_ctx;
+
+static void pairs_track(void *ctx, const tt__track *tr)
+{
+    (void)ctx;
+    (void)tr;
+}
+
+static void pairs_open(void *ctx, const tt__track *tr, const tt__step *b)
+{
+    (void)ctx;
+    (void)tr;
+    (void)b;
+}
+
+static void pairs_event(void *ctx, const tt__track *tr, const tt__step *end, const tt__step *b)
+{
+    pairs_ctx *c = ctx;
+    if (!b || c->failed)
+        return;
+    int64_t user = 0, sys = 0;
+    int cpu = tt__pair_cpu(b, end, &user, &sys);
+    PyObject *text = b->ev.text ? PyUnicode_DecodeUTF8(b->ev.text, (Py_ssize_t)b->ev.text_len, "surrogateescape")
+                                : Py_NewRef(Py_None);
+    PyObject *item = text == NULL ? NULL : Py_BuildValue(
+        "(INILLNNNO)", (unsigned)end->thread,
+        tr->vthread ? PyLong_FromUnsignedLongLong(tr->vthread) : Py_NewRef(Py_None), (unsigned)end->ev.id,
+        (long long)b->ns, (long long)end->ns, text,
+        cpu ? PyLong_FromLongLong(user) : Py_NewRef(Py_None), cpu ? PyLong_FromLongLong(sys) : Py_NewRef(Py_None),
+        end->ev.thrown ? Py_True : Py_False);
+    if (item == NULL || PyList_Append(PyList_GetItem(c->by_thread, b->thread), item) != 0)
+        c->failed = 1;
+    Py_XDECREF(item);
+}
+
+/* _trace_intervals(data) -> [[(end_thread, vthread, id, start_ns, end_ns,
+ *   text, cpu_user_ns, cpu_system_ns, thrown)] per thread]: every pair the
+ * trace model finds (the pairs `threadtime dump` draws), listed under the
+ * thread that recorded the begin, in pairing order. cpu_*: None unless the
+ * pair's CPU is its own (tt__pair_cpu). */
+static PyObject *ttpy_trace_intervals(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    if (!PyObject_TypeCheck(arg, data_type))
+        return PyErr_Format(PyExc_TypeError, "_trace_intervals() takes a TraceData, not %R", (PyObject *)Py_TYPE(arg));
+    const tt__trace *t = &((DataObject *)arg)->t;
+    pairs_ctx c = {t, PyList_New(t->nthreads), 0};
+    for (uint32_t i = 0; c.by_thread != NULL && i < t->nthreads; i++) {
+        PyObject *l = PyList_New(0);
+        if (l == NULL)
+            Py_CLEAR(c.by_thread);
+        else
+            PyList_SetItem(c.by_thread, i, l);
+    }
+    if (c.by_thread == NULL)
+        return NULL;
+    const tt__walk_ops ops = {pairs_track, pairs_event, NULL, pairs_open};
+    int rc = tt__trace_walk(t, &ops, &c);
+    if (rc != 0 || c.failed) {
+        Py_DECREF(c.by_thread);
+        return rc != 0 && !PyErr_Occurred() ? PyErr_NoMemory() : NULL;
+    }
+    return c.by_thread;
+}
+
+/* ---- _pair_events: the same rule on events a caller picked ---- */
+
+typedef struct picked_ctx {
+    PyObject *out;          /* list of pairs */
+    const uint64_t *vthread; /* per step: its Event's vthread (0: None) */
+    int failed;
+} picked_ctx;
+
+static void picked_event(void *ctx, const tt__track *tr, const tt__step *end, const tt__step *b)
+{
+    picked_ctx *c = ctx;
+    (void)tr;
+    if (!b || c->failed)
+        return;
+    int64_t user = 0, sys = 0;
+    int cpu = tt__pair_cpu(b, end, &user, &sys);
+    uint64_t v = c->vthread[b->k];
+    PyObject *item = Py_BuildValue("(LLINNNO)", (long long)b->ns, (long long)end->ns, (unsigned)end->ev.id,
+                                   cpu ? PyLong_FromLongLong(user) : Py_NewRef(Py_None),
+                                   cpu ? PyLong_FromLongLong(sys) : Py_NewRef(Py_None),
+                                   v ? PyLong_FromUnsignedLongLong(v) : Py_NewRef(Py_None),
+                                   end->ev.thrown ? Py_True : Py_False);
+    if (item == NULL || PyList_Append(c->out, item) != 0)
+        c->failed = 1;
+    Py_XDECREF(item);
+}
+
+/* One Event as a step of a track; markers counts the mount/unmount events
+ * so far. Returns 0, or -1 with an exception set. */
+static int step_of(PyObject *o, Py_ssize_t k, uint64_t *markers, tt__step *st, uint64_t *vthread)
+{
+    if (!PyObject_TypeCheck(o, event_type)) {
+        PyErr_Format(PyExc_TypeError, "pair_intervals() takes Event items, not %R", (PyObject *)Py_TYPE(o));
+        return -1;
+    }
+    PyObject *kind = PyStructSequence_GetItem(o, 1);
+    unsigned code = 0;
+    for (unsigned c = 1; c < KINDS && !code; c++)
+        if (kind == kind_names[c] || PyUnicode_Compare(kind, kind_names[c]) == 0)
+            code = c;
+    memset(st, 0, sizeof *st);
+    st->ev.kind = code;
+    st->ev.id = (uint32_t)PyLong_AsUnsignedLong(PyStructSequence_GetItem(o, 2));
+    st->ns = PyLong_AsLongLong(PyStructSequence_GetItem(o, 0));
+    PyObject *user = PyStructSequence_GetItem(o, 5), *sys = PyStructSequence_GetItem(o, 6);
+    /* No stamp reads as the core's "unreadable" (negative). */
+    st->ev.p0 = user == Py_None ? UINT64_MAX : PyLong_AsUnsignedLongLong(user);
+    st->ev.p1 = sys == Py_None ? 0 : PyLong_AsUnsignedLongLong(sys);
+    st->ev.thrown = PyObject_IsTrue(PyStructSequence_GetItem(o, 10)) == 1;
+    PyObject *v = PyStructSequence_GetItem(o, 9);
+    *vthread = v == Py_None ? 0 : PyLong_AsUnsignedLongLong(v);
+    *markers += tt__kind_is_marker(code);
+    st->markers = *markers;
+    st->k = (uint64_t)k;
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* _pair_events(events) -> [(start_ns, end_ns, id, cpu_user_ns, cpu_system_ns,
+ * vthread, thrown)]: the trace model's pairing (tt__pair_track) over events
+ * a caller picked, seen as one track on one thread, in pairing order. */
+static PyObject *ttpy_pair_events(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    PyObject *list = PySequence_List(arg);
+    if (list == NULL)
+        return NULL;
+    Py_ssize_t n = PyList_Size(list);
+    tt__step *steps = malloc((size_t)(n ? n : 1) * sizeof *steps);
+    uint64_t *vthread = malloc((size_t)(n ? n : 1) * sizeof *vthread);
+    picked_ctx c = {PyList_New(0), vthread, 0};
+    PyObject *result = NULL;
+    if (steps == NULL || vthread == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    uint64_t markers = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (step_of(PyList_GetItem(list, i), i, &markers, &steps[i], &vthread[i]) != 0)
+            goto done;
+    const tt__walk_ops ops = {pairs_track, picked_event, NULL, pairs_open};
+    if (c.out != NULL && tt__pair_track(steps, (size_t)n, &ops, &c) != 0)
+        PyErr_NoMemory();
+    else if (c.out != NULL && !c.failed)
+        result = Py_NewRef(c.out);
+done:
+    Py_XDECREF(c.out);
+    free(steps);
+    free(vthread);
+    Py_DECREF(list);
+    return result;
+}
+
+static PyMethodDef trace_methods[] = {
+    {"_pair_events", ttpy_pair_events, METH_O,
+     "_pair_events(events, /)\n--\n\nThe trace model's pairing over a list of Event, as one track (internal)."},
+    {"_trace_intervals", ttpy_trace_intervals, METH_O,
+     "_trace_intervals(data, /)\n--\n\nThe trace model's begin/end pairs, per thread that recorded the begin (internal)."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* _KINDS: the kind names by TT__KIND_* value - 1, from the core. */
+static int add_kinds(PyObject *mod)
+{
+    PyObject *kinds = PyTuple_New(KINDS - 1);
+    if (kinds == NULL)
+        return -1;
+    for (unsigned k = 1; k < KINDS; k++)
+        PyTuple_SetItem(kinds, k - 1, Py_NewRef(kind_names[k]));
+    int rc = PyModule_AddObject(mod, "_KINDS", kinds);
+    if (rc != 0)
+        Py_DECREF(kinds);
+    return rc;
+}
+
 /* ---- module setup ---- */
 
 static PyStructSequence_Field event_fields[] = {
@@ -618,7 +687,8 @@ static PyStructSequence_Desc event_desc = {
 int ttpy_trace_init(PyObject *mod)
 {
     if (event_type != NULL) /* a second module instance shares the types */
-        return ttpy_add_type(mod, "Event", event_type) || ttpy_add_type(mod, "Events", events_type);
+        return ttpy_add_type(mod, "Event", event_type) || ttpy_add_type(mod, "Events", events_type) ||
+               PyModule_AddFunctions(mod, trace_methods) || add_kinds(mod);
     for (unsigned k = 1; k < KINDS; k++)
         if ((kind_names[k] = PyUnicode_InternFromString(tt__trace_kind_name(k))) == NULL)
             return -1;
@@ -627,5 +697,6 @@ int ttpy_trace_init(PyObject *mod)
     events_type = (PyTypeObject *)PyType_FromSpec(&events_spec);
     if (event_type == NULL || data_type == NULL || events_type == NULL)
         return -1;
-    return ttpy_add_type(mod, "Event", event_type) || ttpy_add_type(mod, "Events", events_type);
+    return ttpy_add_type(mod, "Event", event_type) || ttpy_add_type(mod, "Events", events_type) ||
+           PyModule_AddFunctions(mod, trace_methods) || add_kinds(mod);
 }

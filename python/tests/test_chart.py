@@ -189,8 +189,6 @@ def _assert_trace_drawn(png: Path, threads: int) -> None:
     for colour in chart.PALETTE[:2]:  # intervals 10 and 11
         assert _colour_pixels(png, colour, 20) > 200, f"no interval bars of {colour}"
     assert _colour_pixels(png, chart.EVENT_COLOUR, 10) > 20, "no event ticks"
-    for colour in chart.THREAD_PALETTE[:threads]:  # CPU points, one colour per thread
-        assert _colour_pixels(png, colour, 12) > 20, f"no CPU points of {colour}"
 
 
 def test_trace_chart_files(trace_file, tmp_path):
@@ -268,3 +266,71 @@ def test_trace_legend_names_the_named_ids(tmp_path):
     threadtime.dump(path)
     lanes, _ = chart.trace_figure(threadtime.read_trace(path)).axes
     assert [t.get_text() for t in lanes.get_legend().get_texts()] == ["parse", "interval 7302", "event"]
+
+
+def test_trace_html_counts_nested_cpu_intervals_once(trace_file):
+    # Interval 11 runs inside 10 on each thread: the thread's CPU inside CPU
+    # intervals is 10's alone (summing both counted 11's CPU twice).
+    trace = threadtime.read_trace(trace_file)
+    page = chart.trace_html_page(trace, "<svg></svg>")
+    for th in trace:
+        outer = sum(s.cpu_ns for s in th.intervals() if s.id == 10)
+        assert chart.cpu_in_intervals(th.events) == outer
+        assert f"<td>{outer / chart.MS:,.3f}</td>" in page
+    assert "nested ones counted once" in page
+
+
+def _ev(kind: str, id: int, cpu: int) -> threadtime.Event:
+    return threadtime.Event((0, kind, id, None, None, cpu, 0, 0, None, None, False))
+
+
+def test_cpu_in_intervals_is_the_union():
+    events = [_ev("end_cpu", 9, 5),  # its begin was overwritten: nothing
+              _ev("begin_cpu", 1, 10), _ev("begin_cpu", 2, 15), _ev("end_cpu", 1, 20),  # 1 and 2 cross
+              _ev("end_cpu", 2, 30), _ev("begin_cpu", 3, 40), _ev("end_cpu", 3, 45),
+              _ev("begin_cpu", 4, 50)]  # still open: nothing
+    assert chart.cpu_in_intervals(events) == (30 - 10) + (45 - 40)
+
+
+def test_trace_legend_leaves_the_lanes_free(trace_file):
+    fig = chart.trace_figure(threadtime.read_trace(trace_file))
+    fig.draw_without_rendering()
+    lanes, cpu = fig.axes
+    for ax in (lanes, cpu):
+        assert not ax.get_legend().get_window_extent().overlaps(ax.get_window_extent())
+
+
+def test_trace_cpu_points_are_coloured_by_interval(trace_file):
+    from matplotlib.colors import to_hex
+    trace = threadtime.read_trace(trace_file)
+    _, cpu = chart.trace_figure(trace).axes
+    colours = [to_hex(c.get_facecolor()[0]) for c in cpu.collections]
+    # Two threads x two ids: a colour per id (the bars' colours), not per thread.
+    assert len(colours) == 4 and set(colours) == set(chart.PALETTE[:2])
+    labels = [t.get_text() for t in cpu.get_legend().get_texts()]
+    assert labels[:2] == ["interval 10", "interval 11"]
+    assert [f"{th.name} ({th.tid})" for th in trace] == labels[2:4]
+
+
+def test_chart_of_garbage_is_one_clear_line(tmp_path):
+    garbage = tmp_path / "garbage.trace"
+    garbage.write_bytes(bytes(range(256)) * 4)
+    run = subprocess.run([sys.executable, "-m", "threadtime.chart", str(garbage), "-o", str(tmp_path)],
+                         capture_output=True, text=True)
+    assert run.returncode == 1
+    assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
+    assert "neither a trace file" in run.stderr and str(garbage) in run.stderr
+
+
+def test_chart_without_matplotlib_says_how_to_install_it(tmp_path):
+    code = ("import runpy, sys; sys.modules['matplotlib'] = None; "
+            f"sys.argv = ['chart', {str(SAMPLE)!r}, '-o', {str(tmp_path)!r}]; "
+            "runpy.run_module('threadtime.chart', run_name='__main__')")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert run.stderr == "threadtime.chart needs matplotlib: pip install 'threadtime[chart]'\n"
+    code = ("import sys; sys.modules['matplotlib'] = None; from threadtime import chart\n"
+            f"try:\n    chart.write(chart.load({str(SAMPLE)!r}), __import__('pathlib').Path({str(tmp_path)!r}))\n"
+            "except ImportError as e:\n    print(e)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out == "threadtime.chart needs matplotlib: pip install 'threadtime[chart]'\n"

@@ -22,7 +22,7 @@ PYTHON_DIR = Path(__file__).resolve().parents[1]
 ROOT = PYTHON_DIR.parent
 pytestmark = pytest.mark.skipif(not (PYTHON_DIR / "setup.py").is_file(),
                                 reason="no source tree (an installed wheel's run)")
-SOURCES = [PYTHON_DIR / "ext" / "_core.c", PYTHON_DIR / "ext" / "trace.c"]
+SOURCES = sorted((PYTHON_DIR / "ext").glob("*.c"))  # every file of the extension
 
 
 def include_dir(python: str) -> Path | None:

@@ -2,6 +2,7 @@
 repository; the wheel is abi3 and ships the stubs; the `test` extra brings
 everything the tests use."""
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -75,7 +76,7 @@ def test_sdist_is_self_contained_and_builds_an_abi3_wheel(tmp_path):
         names = tar.getnames()
         tar.extractall(tmp_path / "unpacked", filter="data")
     top = sdist.removesuffix(".tar.gz")
-    for needed in ("core/src/CMakeLists.txt", "core/include/threadtime/threadtime.h", "ext/_core.c",
+    for needed in ("core/src/sources.txt", "core/include/threadtime/threadtime.h", "ext/_core.c",
                    "ext/exports.map", "src/threadtime/_core.pyi", "setup.py"):
         assert f"{top}/{needed}" in names
     assert not any(n.startswith(f"{top}/..") or "/../" in n for n in names)
@@ -91,3 +92,59 @@ def test_sdist_is_self_contained_and_builds_an_abi3_wheel(tmp_path):
     for needed in ("threadtime/_core.abi3.so", "threadtime/_core.pyi", "threadtime/py.typed",
                    "threadtime/__init__.py", "threadtime/chart.py"):
         assert needed in files
+
+
+# A program a user writes from the README, with the conveniences; mypy
+# --strict must accept it as typed, and reject the misuse below it.
+TYPED_PROGRAM = '''
+import threading
+import threadtime
+
+@threadtime.interval("parse")
+def parse(text: str, *, strict: bool = False) -> int:
+    return len(text)
+
+def main() -> None:
+    t = threading.Thread(target=lambda: None)
+    t.start()
+    before: threadtime.Times = threadtime.thread_times(t)
+    clock = threadtime.ThreadClock(native_id=t)
+    used: threadtime.Times = clock.times() - before
+    as_dict: dict[str, int] = used._asdict()
+    n: int = parse("abc", strict=True)
+    with threadtime.recording("run.trace", ring_records=1024):
+        threadtime.event("loaded", n)
+        threadtime.event(7, b"raw")
+        with threadtime.interval("step", cpu=True):
+            pass
+    running: bool = threadtime.log_info().running
+    try:
+        threadtime.start_log()
+    except threadtime.LogRunningError as e:
+        print(e.errno, as_dict, running)
+    t.join()
+'''
+MISUSE = '''
+import threadtime
+
+@threadtime.interval(3)
+def f(x: int) -> int:
+    return x
+
+f("not an int")
+threadtime.event(1.5)
+'''
+
+
+def test_mypy_strict_accepts_the_conveniences(tmp_path):
+    for name, text in (("good.py", TYPED_PROGRAM), ("bad.py", MISUSE)):
+        (tmp_path / name).write_text(text)
+    env = {**os.environ, "MYPY_CACHE_DIR": str(tmp_path / "cache")}
+    good = subprocess.run([sys.executable, "-m", "mypy", "--strict", "good.py"], cwd=tmp_path,
+                          capture_output=True, text=True, env=env)
+    assert good.returncode == 0, good.stdout + good.stderr
+    bad = subprocess.run([sys.executable, "-m", "mypy", "--strict", "bad.py"], cwd=tmp_path,
+                         capture_output=True, text=True, env=env)
+    assert bad.returncode == 1
+    assert 'bad.py:8: error: Argument 1 to "f" has incompatible type "str"' in bad.stdout
+    assert 'bad.py:9: error: Argument 1 to "event" has incompatible type "float"' in bad.stdout

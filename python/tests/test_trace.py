@@ -32,15 +32,23 @@ def dump_csv(path: Path) -> tuple[int, list[list[str]], str]:
     return out.returncode, rows[1:], out.stderr.decode()
 
 
+def escaped(text: str) -> str:
+    """A string as the CLI writes it in CSV, text and --summary output:
+    control characters (C0, DEL, C1) and the backslash as \\xNN of their
+    UTF-8 bytes."""
+    return "".join("".join(f"\\x{b:02x}" for b in c.encode()) if ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f
+                   or c == "\\" else c for c in text)
+
+
 def as_csv_rows(trace: threadtime.Trace) -> list[list[str]]:
     """What the CLI's CSV holds, rebuilt from read_trace()'s answer."""
     rows = []
     for th in trace:
         prev = None
         for ev in th.events:
-            rows.append([str(th.tid), th.name, "" if ev.vthread is None else str(ev.vthread), str(ev.seq),
+            rows.append([str(th.tid), escaped(th.name), "" if ev.vthread is None else str(ev.vthread), str(ev.seq),
                          str(ev.t_ns), str(ev.t_ns - prev if prev is not None else 0), ev.kind, str(ev.id),
-                         ev.name or "", "" if ev.value is None else str(ev.value), ev.text or "",
+                         escaped(ev.name or ""), "" if ev.value is None else str(ev.value), escaped(ev.text or ""),
                          "" if ev.cpu_user_ns is None else str(ev.cpu_user_ns),
                          "" if ev.cpu_system_ns is None else str(ev.cpu_system_ns), "1" if ev.thrown else ""])
             prev = ev.t_ns

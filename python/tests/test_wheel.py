@@ -2,7 +2,7 @@
 fresh venv on every CPython 3.10+ on this machine, and this suite run there
 from a copy outside the source tree, so it imports the installed package."""
 import os
-import re
+import platform
 import shutil
 import subprocess
 import zipfile
@@ -21,22 +21,36 @@ pytestmark = [
 ]
 
 
-def the_wheel() -> Path:
-    wheels = list(Path(DIST).glob("threadtime-*.whl"))
-    assert len(wheels) == 1, f"expected one wheel in {DIST}, found {wheels}"
+# The wheels `make wheels` ships, and the ELF machine their extension must be
+# built for (e_machine: EM_X86_64, EM_AARCH64).
+ARCHES = {"x86_64": 62, "aarch64": 183}
+
+
+def wheel_for(arch: str) -> Path:
+    wheels = list(Path(DIST).glob(f"threadtime-*_{arch}.whl"))
+    assert len(wheels) == 1, f"expected one {arch} wheel in {DIST}, found {wheels}"
     return wheels[0]
 
 
-def test_wheel_is_manylinux_abi3_and_stripped():
-    wheel = the_wheel()
-    assert re.search(r"-cp310-abi3-manylinux_\d+_\d+_x86_64\.whl$|-cp310-abi3-manylinux_\d+_\d+_aarch64\.whl$",
-                     wheel.name), wheel.name
+def the_wheel() -> Path:
+    """The wheel this machine installs."""
+    return wheel_for(platform.machine())
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHES))
+def test_wheel_is_manylinux2014_abi3_and_stripped(arch):
+    wheel = wheel_for(arch)
+    # glibc 2.17 is the floor of every shipped native (docs/platforms.md).
+    tags = set(wheel.name.removesuffix(".whl").split("-")[-1].split("."))
+    assert wheel.name.split("-")[2:4] == ["cp310", "abi3"], wheel.name
+    assert tags == {f"manylinux_2_17_{arch}", f"manylinux2014_{arch}"}, wheel.name
     with zipfile.ZipFile(wheel) as z:
         so = z.read("threadtime/_core.abi3.so")
         assert "threadtime/trace.py" in z.namelist() and "threadtime/_core.pyi" in z.namelist()
+    assert so.startswith(b"\x7fELF")
+    assert int.from_bytes(so[18:20], "little") == ARCHES[arch], f"{wheel.name}: built for another machine"
     # ELF section names live in .shstrtab: a stripped file has no symbol
     # table and no debug sections left to name.
-    assert so.startswith(b"\x7fELF")
     assert b".debug_info" not in so and b".symtab" not in so
     assert list(Path(DIST).glob("threadtime-*.tar.gz")), "no sdist beside the wheel"
 

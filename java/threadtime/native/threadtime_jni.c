@@ -40,6 +40,24 @@ JNIEXPORT jlong FN(selfTotal)(JNIEnv *env, jobject self)
     return tt_self_total_ns();
 }
 
+JNIEXPORT jlong FN(selfFast)(JNIEnv *env, jobject self)
+{
+    (void)env, (void)self;
+    return tt_self_fast_ns();
+}
+
+JNIEXPORT jstring FN(fastClockName)(JNIEnv *env, jobject self)
+{
+    (void)self;
+    return (*env)->NewStringUTF(env, tt_fast_clock_name());
+}
+
+JNIEXPORT jint FN(fastClockSet)(JNIEnv *env, jobject self, jint on)
+{
+    (void)env, (void)self;
+    return tt_fast_clock_set(on);
+}
+
 JNIEXPORT jlong FN(selfUser)(JNIEnv *env, jobject self)
 {
     (void)env, (void)self;

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 /* The kernel's CPU clock id for "the calling thread, SCHED": ~0 in the pid
- * bits (the caller), the per-thread bit, clock 2. src/linux/clockid.h
+ * bits (the caller), the per-thread bit, clock 2. src/prim/clockid.h
  * builds it in the library. */
 #define SELF_SCHED ((clockid_t)(~0u << 3 | 4u | 2u))
 

@@ -9,18 +9,35 @@ Three kinds of answer, named so they are not confused:
   ``Times(user_ns, system_ns, total_ns)`` with ``user_ns + system_ns ==
   total_ns`` and each part monotonic, as /proc and getrusage report it.
 
+``total_ns()`` of the calling thread reads the core's fast clock (no system
+call while the thread keeps its CPU); ``fast_clock()`` says what answers,
+``set_fast_clock(False)`` turns it off.
+
 The event log: ``start_log()``, ``event(id[, text or value])``, ``with
-interval(id):``, ``event_name(id, name)``, ``dump(path)``, ``stop_log()``;
-each event costs about one cycle-counter read in C plus the Python call.
+interval(id):`` (or ``@interval(id)``), ``event_name(id, name)``,
+``dump(path)``, ``stop_log()``, or ``with recording(path):`` for start, stop
+and dump; an id is an int or a str name. Each event costs about one
+cycle-counter read in C plus the Python call.
 
 Trace files: ``read_trace(path)`` parses one with the core's reader, and
 ``Trace.to_pandas()`` gives its events as a DataFrame (pandas optional).
 
 Errors are ``OSError`` subclasses carrying the errno and the core's text,
-e.g. ``ProcessLookupError`` for a thread that has exited.
+e.g. ``ProcessLookupError`` for a thread that has exited, ``LogRunningError``
+for a second ``start_log()``; bad arguments raise ``TypeError`` or
+``ValueError`` naming the argument and its range.
 """
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, Literal, ParamSpec, TypeVar
+
 from ._core import (
     LogInfo,
+    LogRunningError,
     ProcStat,
     ThreadClock,
     Times,
@@ -28,6 +45,7 @@ from ._core import (
     dump,
     event,
     event_name,
+    fast_clock,
     interval,
     log_info,
     log_thread_name,
@@ -37,6 +55,7 @@ from ._core import (
     process_total_ns,
     process_user_raw_ns,
     procfs_read,
+    set_fast_clock,
     set_method,
     start_log,
     stop_log,
@@ -63,6 +82,7 @@ __all__ = [
     "TraceThread",
     "read_trace",
     "LogInfo",
+    "LogRunningError",
     "ProcStat",
     "ThreadClock",
     "Times",
@@ -70,6 +90,7 @@ __all__ = [
     "dump",
     "event",
     "event_name",
+    "fast_clock",
     "interval",
     "log_info",
     "log_thread_name",
@@ -79,6 +100,8 @@ __all__ = [
     "process_total_ns",
     "process_user_raw_ns",
     "procfs_read",
+    "recording",
+    "set_fast_clock",
     "set_method",
     "start_log",
     "stop_log",
@@ -91,3 +114,68 @@ __all__ = [
     "total_ns",
     "user_raw_ns",
 ]
+
+
+# Conveniences written in Python, set on the extension's types (heap types,
+# so their slots follow): Times arithmetic and dict, interval as a decorator.
+
+
+def _times_sub(self: Times, other: Times) -> Times:
+    """The CPU time between two readings, field by field (a later reading
+    minus an earlier one of the same thread or process)."""
+    if not isinstance(other, Times):
+        return NotImplemented
+    return Times((self.user_ns - other.user_ns, self.system_ns - other.system_ns, self.total_ns - other.total_ns))
+
+
+def _times_asdict(self: Times) -> dict[str, int]:
+    """{'user_ns': ..., 'system_ns': ..., 'total_ns': ...}, as a namedtuple's."""
+    return {"user_ns": self.user_ns, "system_ns": self.system_ns, "total_ns": self.total_ns}
+
+
+Times.__sub__ = _times_sub  # type: ignore[method-assign]
+Times._asdict = _times_asdict  # type: ignore[method-assign]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _interval_call(self: interval, func: Callable[_P, _R], /) -> Callable[_P, _R]:
+    """As a decorator: every call of func is the interval."""
+
+    @functools.wraps(func)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self:
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+interval.__call__ = _interval_call  # type: ignore[method-assign]
+
+
+class recording:
+    """``with recording(path, **start_log_options):`` starts the event log on
+    entry; on exit, however the block ends, stops it and, if path is not None,
+    dumps the trace there. The options are start_log()'s."""
+
+    def __init__(self, path: str | os.PathLike[str] | bytes | None = None, *, ring_records: int = 0,
+                 crash_file: str | os.PathLike[str] | bytes | None = None,
+                 exit_dump_path: str | os.PathLike[str] | bytes | None = None, cpu_on_intervals: bool = False,
+                 max_threads: int = 0, clock: Literal["auto", "counter", "monotonic"] = "auto") -> None:
+        self.path = path
+        self._options: dict[str, Any] = {
+            "ring_records": ring_records, "crash_file": crash_file, "exit_dump_path": exit_dump_path,
+            "cpu_on_intervals": cpu_on_intervals, "max_threads": max_threads, "clock": clock,
+        }
+
+    def __enter__(self) -> recording:
+        start_log(**self._options)
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
+        stop_log()
+        if self.path is not None:
+            dump(self.path)
+        return False

@@ -15,6 +15,9 @@ intervals (bars) and events (ticks) over time, and below it the CPU time of
 each CPU interval (``interval(id, cpu=True)``) against its wall time, so you
 see which thread spent its CPU where. The HTML pages hold the same figure as
 inline SVG and the numbers as tables; they load nothing from elsewhere.
+
+Drawing needs matplotlib (``pip install 'threadtime[chart]'``); without it,
+the drawing calls raise ImportError saying so, and the command prints it.
 """
 from __future__ import annotations
 
@@ -27,13 +30,28 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-import matplotlib
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-
+from ._core import Event
 from .trace import Trace, TraceDamagedWarning, TraceError, pair_intervals, read_trace
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+NEEDS_MATPLOTLIB = "threadtime.chart needs matplotlib: pip install 'threadtime[chart]'"
+
+
+def _matplotlib() -> ModuleType:
+    """matplotlib with the parts the charts use, or ImportError saying how to get it."""
+    try:
+        import matplotlib
+        import matplotlib.figure
+        import matplotlib.lines
+    except ImportError as e:
+        raise ImportError(NEEDS_MATPLOTLIB) from e
+    return matplotlib
+
 
 DEFAULT_BASELINE = "procfs_stat"
 # What each row shows, in drawing order: (JSON key, legend label, marker, colour).
@@ -107,10 +125,15 @@ def parse(data: Any) -> Bench:
 def load(path: str) -> Bench:
     """Reads a bench JSON file ("-": stdin)."""
     try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text()
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise BenchFormatError("neither a trace file (no TTRACE signature at the start) nor the JSON of "
+                               f"`threadtime bench --json` (not UTF-8 text: byte {e.start})") from e
+    try:
         return parse(json.loads(text))
     except json.JSONDecodeError as e:
-        raise BenchFormatError(f"not JSON: {e}") from e
+        raise BenchFormatError("neither a trace file (no TTRACE signature at the start) nor the JSON of "
+                               f"`threadtime bench --json` (not JSON: {e})") from e
 
 
 def title(bench: Bench) -> str:
@@ -122,9 +145,11 @@ def title(bench: Bench) -> str:
 
 def figure(bench: Bench) -> Figure:
     """One panel per thread count; rows are methods; log-scale ns per call."""
+    mpl = _matplotlib()
+    Line2D = mpl.lines.Line2D
     methods = bench.methods
     counts = bench.thread_counts
-    fig = Figure(figsize=(4.2 * len(counts) + 5, 0.5 * len(methods) + 1.8), layout="constrained")
+    fig: Figure = mpl.figure.Figure(figsize=(4.2 * len(counts) + 5, 0.5 * len(methods) + 1.8), layout="constrained")
     # Shared axes: the same method on the same row, the same ns at the same place.
     axes = fig.subplots(1, len(counts), sharex=True, sharey=True, squeeze=False)[0]
     ys = range(len(methods))
@@ -202,13 +227,13 @@ line is the /proc reader ({html.escape(bench.baseline)}), the way CPU time is re
 def _svg(fig: Figure) -> str:
     buf = io.StringIO()
     # Text stays text in the SVG, so the page can be searched and read aloud.
-    with matplotlib.rc_context({"svg.fonttype": "none"}):
+    with _matplotlib().rc_context({"svg.fonttype": "none"}):
         fig.savefig(buf, format="svg", metadata={"Date": None})
     svg = buf.getvalue()
     return svg[svg.index("<svg"):]
 
 
-def _write_pair(fig, page_of_svg, outdir: Path, stem: str) -> tuple[Path, Path]:
+def _write_pair(fig: Figure, page_of_svg: Callable[[str], str], outdir: Path, stem: str) -> tuple[Path, Path]:
     """Writes fig as <stem>.png and page_of_svg(its SVG) as <stem>.html into outdir."""
     outdir.mkdir(parents=True, exist_ok=True)
     png = outdir / f"{stem}.png"
@@ -225,10 +250,11 @@ def write(bench: Bench, outdir: Path, stem: str = "bench") -> tuple[Path, Path]:
 
 # ---- a trace ----
 
-# Interval bars take the colour of their id; events are black ticks; in the
-# CPU panel each thread has a marker colour of its own (THREAD_PALETTE).
+# Interval bars take the colour of their id, and so do the CPU points of
+# those intervals, each thread with a marker of its own (THREAD_MARKERS);
+# events are black ticks.
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
-THREAD_PALETTE = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354")
+THREAD_MARKERS = ("o", "^", "s", "D", "v", "P", "X", "<", ">", "*")
 EVENT_COLOUR = "#000000"
 ONE_CPU_COLOUR = "#7f7f7f"
 # Beyond this many events in a thread, the lane shows the first ones only
@@ -246,13 +272,42 @@ def _short_name(name: str | None) -> str | None:
     return re.sub(r"\b[a-z_][a-z0-9_]*\.", "", name) if name else name
 
 
+def cpu_in_intervals(events: Sequence[Event]) -> int:
+    """The thread's CPU time spent inside any CPU interval, ns: the union of
+    its begin_cpu/end_cpu intervals, so a nested or overlapping interval
+    counts once. Each bound carries the thread's running CPU total, so the
+    union is that total's rise while at least one interval is open. An end
+    whose begin was overwritten, and an interval still open, count nothing."""
+    open_ids: dict[int, int] = {}
+    opened_at = 0
+    used = 0
+    for ev in events:
+        if ev.kind not in ("begin_cpu", "end_cpu") or ev.cpu_user_ns is None or ev.cpu_system_ns is None:
+            continue
+        now = ev.cpu_user_ns + ev.cpu_system_ns
+        if ev.kind == "begin_cpu":
+            if not open_ids:
+                opened_at = now
+            open_ids[ev.id] = open_ids.get(ev.id, 0) + 1
+        elif open_ids.get(ev.id):
+            open_ids[ev.id] -= 1
+            if not open_ids[ev.id]:
+                del open_ids[ev.id]
+            if not open_ids:
+                used += now - opened_at
+    return used
+
+
 def trace_figure(trace: Trace, max_events: int = MAX_EVENTS_PER_THREAD) -> Figure:
     """Lanes of intervals and events over time; CPU against wall time per CPU interval."""
+    mpl = _matplotlib()
+    Line2D = mpl.lines.Line2D
     threads = list(trace)
-    fig = Figure(figsize=(12, 0.5 * max(len(threads), 1) + 5.5), layout="constrained")
+    fig: Figure = mpl.figure.Figure(figsize=(12, 0.5 * max(len(threads), 1) + 5.5), layout="constrained")
     lanes, cpu = fig.subplots(2, 1, height_ratios=[max(len(threads), 1) * 0.5 + 0.8, 3.2])
     ids: dict[int, str] = {}
-    points: dict[str, list[tuple[float, float]]] = {}
+    # (interval id, thread index) -> [(wall ms, CPU ms), ...]
+    points: dict[tuple[int, int], list[tuple[float, float]]] = {}
     for y, th in enumerate(threads):
         events = th.events if len(th.events) <= max_events else th.events[:max_events]
         spans = pair_intervals(events)
@@ -267,7 +322,7 @@ def trace_figure(trace: Trace, max_events: int = MAX_EVENTS_PER_THREAD) -> Figur
             lanes.broken_barh([(span.start_ns / MS, max(span.wall_ns / MS, 1e-6))], (y - height / 2, height),
                               facecolors=colour, edgecolors="none")
             if span.cpu_ns is not None and span.wall_ns > 0:
-                points.setdefault(_lane_label(th), []).append((span.wall_ns / MS, span.cpu_ns / MS))
+                points.setdefault((span.id, y), []).append((span.wall_ns / MS, span.cpu_ns / MS))
         marks = [ev.t_ns / MS for ev in events if ev.kind in ("instant", "text", "value", "literal")]
         if marks:
             lanes.scatter(marks, [y] * len(marks), marker="|", s=120, color=EVENT_COLOUR, linewidths=1, zorder=3)
@@ -277,26 +332,34 @@ def trace_figure(trace: Trace, max_events: int = MAX_EVENTS_PER_THREAD) -> Figur
     lanes.set_title("threads: intervals (bars, coloured by id; nested ones thinner) and events (ticks)",
                     fontsize=10)
     lanes.grid(axis="x", alpha=0.3)
-    handles = [Line2D([], [], color=c, linewidth=6, label=_short_name(trace.names.get(i)) or f"interval {i}")
-               for i, c in ids.items()]
+
+    def id_label(i: int) -> str:
+        return _short_name(trace.names.get(i)) or f"interval {i}"
+
+    handles = [Line2D([], [], color=c, linewidth=6, label=id_label(i)) for i, c in ids.items()]
     handles.append(Line2D([], [], color=EVENT_COLOUR, marker="|", linestyle="", markersize=10, label="event"))
-    widest = max(len(h.get_label()) for h in handles)
-    lanes.legend(handles=handles, loc="upper right", fontsize=8, ncols=max(1, min(len(handles), 6, 120 // widest)))
+    # Beside the lanes, not over them: inside, it hid the first lane's bars.
+    lanes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
 
     if points:
-        for k, (label, xy) in enumerate(points.items()):
+        for (i, y), xy in points.items():
             xs, ys = zip(*xy)
-            cpu.scatter(xs, ys, color=THREAD_PALETTE[k % len(THREAD_PALETTE)], s=24, zorder=2, label=label)
+            cpu.scatter(xs, ys, color=ids[i], marker=THREAD_MARKERS[y % len(THREAD_MARKERS)], s=24, zorder=2)
         top = max(max(max(x, y) for x, y in xy) for xy in points.values())
-        cpu.plot([0, top], [0, top], color=ONE_CPU_COLOUR, linestyle="--", linewidth=1,
-                 label="one CPU busy all along (CPU = wall)")
-        cpu.legend(loc="upper left", fontsize=8)
+        cpu.plot([0, top], [0, top], color=ONE_CPU_COLOUR, linestyle="--", linewidth=1)
+        # Colours are the intervals' (as in the lanes), markers the threads'.
+        keys = [Line2D([], [], color=ids[i], marker="o", linestyle="", label=id_label(i))
+                for i in dict.fromkeys(i for i, _ in points)]
+        keys += [Line2D([], [], color=ONE_CPU_COLOUR, marker=THREAD_MARKERS[y % len(THREAD_MARKERS)], linestyle="",
+                        label=_lane_label(threads[y])) for y in sorted({y for _, y in points})]
+        keys.append(Line2D([], [], color=ONE_CPU_COLOUR, linestyle="--", label="one CPU busy all along (CPU = wall)"))
+        cpu.legend(handles=keys, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
     else:
         cpu.text(0.5, 0.5, "no CPU intervals in this trace: record some with interval(id, cpu=True)",
                  ha="center", va="center", transform=cpu.transAxes)
     cpu.set_xlabel("wall time of the interval, ms")
     cpu.set_ylabel("CPU time (user + system), ms")
-    cpu.set_title("CPU per interval against wall time, by thread", fontsize=10)
+    cpu.set_title("CPU per interval against wall time: colour by interval, marker by thread", fontsize=10)
     cpu.grid(alpha=0.3)
     fig.suptitle(f"threadtime trace of pid {trace.pid}: {len(threads)} threads, {trace.events:,} events"
                  + (" (damaged: the intact part)" if trace.damaged else ""), fontsize=11)
@@ -306,8 +369,9 @@ def trace_figure(trace: Trace, max_events: int = MAX_EVENTS_PER_THREAD) -> Figur
 def trace_html_page(trace: Trace, svg: str) -> str:
     rows = []
     for th in trace:
-        spans = pair_intervals(th.events[:MAX_EVENTS_PER_THREAD])
-        cpu = sum(s.cpu_ns or 0 for s in spans)
+        events = th.events[:MAX_EVENTS_PER_THREAD]
+        spans = pair_intervals(events)
+        cpu = cpu_in_intervals(events)
         rows.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
             th.name, th.tid, th.state, f"{len(th.events):,}", f"{len(spans):,}",
             f"{cpu / MS:,.3f}", f"{th.overwritten:,}")) + "</tr>")
@@ -337,7 +401,7 @@ figure svg {{ max-width: 100%; height: auto; }}
 </figure>
 <table id="threads">
 <thead><tr><th>thread</th><th>tid</th><th>state</th><th>events</th><th>intervals</th>
-<th>CPU in CPU intervals, ms</th><th>overwritten</th></tr></thead>
+<th>CPU in CPU intervals, ms (nested ones counted once)</th><th>overwritten</th></tr></thead>
 <tbody>
 {chr(10).join(rows)}
 </tbody>
@@ -378,6 +442,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             paths = write_trace(trace, Path(args.outdir), args.stem or "trace")
         else:
             paths = write(load(args.input), Path(args.outdir), args.stem or "bench")
+    except ImportError as e:  # its text names the package and the command
+        print(e, file=sys.stderr)
+        return 1
     except (OSError, BenchFormatError) as e:
         # TraceError is an OSError whose text is the reader's.
         print(f"threadtime.chart: {args.input}: {e.strerror if isinstance(e, TraceError) else e}", file=sys.stderr)

@@ -11,17 +11,18 @@ them all into a DataFrame (pandas is an optional extra:
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from ._core import Event, Events, _trace_columns, _trace_open
+from ._core import _KINDS, Event, Events, _pair_events, _trace_columns, _trace_intervals, _trace_open
 
 if TYPE_CHECKING:
     import pandas
 
-KINDS = ("instant", "text", "value", "begin", "end", "begin_cpu", "end_cpu", "literal", "mount", "unmount")
+KINDS: tuple[str, ...] = _KINDS  # the core's kind names, by kind code - 1
 
 
 class TraceError(OSError):
@@ -35,14 +36,20 @@ class TraceDamagedWarning(UserWarning):
 
 @dataclass(frozen=True)
 class Interval:
-    """A begin event and its end on one thread (ids matched innermost first)."""
+    """A begin event and its end, paired by the rule of docs/trace-format.md
+    ("Ownership and pairing"), the one ``threadtime dump`` follows: on one
+    track (a thread's own events, or one virtual thread's events from every
+    carrier in time order), an end closes the latest open begin of its id."""
 
     id: int
     start_ns: int
     end_ns: int
     text: str | None
-    cpu_user_ns: int | None  # CPU used between begin_cpu and end_cpu
+    cpu_user_ns: int | None  # CPU of the interval's own thread, between begin_cpu and end_cpu (see cpu_ns)
     cpu_system_ns: int | None
+    vthread: int | None = None  # the virtual thread whose track it is on, else None
+    end_tid: int | None = None  # the OS thread that recorded the end (another carrier for a virtual thread)
+    thrown: bool = False  # the probed call exited by an exception
 
     @property
     def wall_ns(self) -> int:
@@ -50,6 +57,9 @@ class Interval:
 
     @property
     def cpu_ns(self) -> int | None:
+        """User + system CPU, or None: only a CPU pair whose begin and end
+        lie on one OS thread with no mount or unmount marker between them
+        measured its own thread's CPU."""
         if self.cpu_user_ns is None or self.cpu_system_ns is None:
             return None
         return self.cpu_user_ns + self.cpu_system_ns
@@ -63,35 +73,30 @@ class TraceThread:
     name: str
     state: str  # "live" or "exited" (when the file was written)
     overwritten: int  # records lost to the ring wrapping
-    incomplete: int  # records present but never committed, or cut off
+    incomplete: int  # records present but never committed, or cut off (damaged ones included)
     events: Events = field(repr=False)  # a sequence of Event, oldest first
+    damaged: int = 0  # records between intact ones that did not decode, dropped (see Trace.damaged)
+    _pairs: Any = field(default=None, repr=False, compare=False)
 
     def intervals(self) -> list[Interval]:
-        """Begin/end pairs, innermost first as ``threadtime dump --format
-        chrome`` pairs them; a begin without an end is left out."""
-        return pair_intervals(self.events)
+        """The pairs whose begin this thread recorded, by start time: the
+        pairs ``threadtime dump`` draws (Chrome) and counts (--summary),
+        including those of virtual threads that began on this carrier and
+        ended on another. A begin without an end is left out."""
+        if self._pairs is None:
+            return pair_intervals(self.events)
+        return self._pairs()
 
 
 def pair_intervals(events: Iterable[Event]) -> list[Interval]:
-    """The intervals of one thread's events, by start time."""
-    open_: list[Event] = []
-    done: list[Interval] = []
-    for ev in events:
-        if ev.kind in ("begin", "begin_cpu"):
-            open_.append(ev)
-        elif ev.kind in ("end", "end_cpu"):
-            for k in range(len(open_) - 1, -1, -1):
-                if open_[k].id == ev.id:
-                    b = open_.pop(k)
-                    cpu = b.cpu_user_ns is not None and ev.cpu_user_ns is not None
-                    done.append(Interval(
-                        ev.id, b.t_ns, ev.t_ns, b.text,
-                        ev.cpu_user_ns - b.cpu_user_ns if cpu else None,  # type: ignore[operator]
-                        ev.cpu_system_ns - b.cpu_system_ns if cpu else None,  # type: ignore[operator]
-                    ))
-                    break
-    done.sort(key=lambda i: i.start_ns)
-    return done
+    """The intervals of events you picked, by start time, paired by the
+    core's rule as one track: an end closes the latest open begin of its id.
+    Unlike ``TraceThread.intervals()`` it sees no carriers, so give it the
+    events of one thread (or of one virtual thread, in time order); CPU is
+    given only when no mount or unmount event lies between begin and end."""
+    return sorted((Interval(id_, start, end, None, user, system, vthread, None, thrown)
+                   for (start, end, id_, user, system, vthread, thrown) in _pair_events(events)),
+                  key=lambda i: i.start_ns)
 
 
 @dataclass(frozen=True)
@@ -110,8 +115,8 @@ class Trace:
     threads_dropped: int  # threads that found no ring
     rings_recycled: int  # exited threads' rings reused before the dump
     crash_safe: bool  # the file is a crash-safe log's rings, not a dump
-    names: dict[int, str]  # the trace's event names by id (format 1.1)
-    damaged: str | None  # what is missing, in the reader's words; None if intact
+    names: dict[int, str]  # the trace's event names by id (format 1.1); {} for a 1.0 file
+    damaged: str | None  # what is missing or was dropped, in the reader's words; None if intact
     threads: list[TraceThread]
     _data: Any = field(repr=False, compare=False)
 
@@ -123,8 +128,14 @@ class Trace:
 
     @property
     def events(self) -> int:
-        """Events in all threads."""
+        """The number of events in all threads (an int; the events
+        themselves are in each ``TraceThread.events``)."""
         return sum(len(t.events) for t in self.threads)
+
+    def intervals(self) -> list[Interval]:
+        """Every begin/end pair of the trace, by start time: what
+        ``threadtime dump --summary`` counts and ``--format chrome`` draws."""
+        return sorted((i for t in self.threads for i in t.intervals()), key=lambda i: i.start_ns)
 
     def to_pandas(self) -> pandas.DataFrame:
         """Every event as one row: tid, thread, vthread, seq, t_ns, kind,
@@ -189,9 +200,26 @@ def read_trace(path: str | os.PathLike[str] | bytes, *, strict: bool = False) ->
     if error is not None:
         warnings.warn(f"{shown} is damaged; the intact part was read: {error}", TraceDamagedWarning, stacklevel=2)
     (fmt, pid, source, hz, start_mono, start_real, end_mono, dropped, recycled, crash_safe, names) = header
+    tids = [t[0] for t in threads]
+    cache: list[list[list[Interval]]] = []
+
+    def pairs(i: int) -> list[Interval]:
+        # The model pairs the whole trace at once (a virtual thread's
+        # pairs span carriers); done on the first call, kept for the rest.
+        if not cache:
+            cache.append([
+                sorted((Interval(id_, start, end, text, user, system, vthread, tids[end_thread], thrown)
+                        for (end_thread, vthread, id_, start, end, text, user, system, thrown) in per_thread),
+                       key=lambda i: i.start_ns)
+                for per_thread in _trace_intervals(data)
+            ])
+        return list(cache[0][i])
+
+    made = [TraceThread(tid, name, state, over, incomplete, events, damaged, functools.partial(pairs, i))
+            for i, (tid, name, state, over, incomplete, events, damaged) in enumerate(threads)]
     return Trace(
         path=shown, format=fmt, pid=pid, source=source, counter_hz=hz, start_mono_ns=start_mono,
         start_realtime_ns=start_real, end_mono_ns=end_mono, threads_dropped=dropped,
         rings_recycled=recycled, crash_safe=crash_safe, names=names, damaged=error,
-        threads=[TraceThread(*t) for t in threads], _data=data,
+        threads=made, _data=data,
     )

@@ -20,6 +20,20 @@ interface Backend {
     /** tt_self_total_ns: precise CPU time of the calling thread. */
     long selfTotal();
 
+    /** tt_self_fast_ns: the same clock, answered from the cycle counter
+     *  while the kernel's rseq area shows no switch since the last real read. */
+    long selfFast();
+
+    /** A ()J handle that calls tt_self_fast_ns with nothing in between, for
+     *  the virtual-thread hooks, which read it at every mount and unmount. */
+    java.lang.invoke.MethodHandle selfFastHandle() throws ReflectiveOperationException;
+
+    /** tt_fast_clock_name: how {@link #selfFast()} reads, e.g. "rseq+tsc" or "syscall: ...". */
+    String fastClockName();
+
+    /** tt_fast_clock_set: 1 on (where supported), 0 off; 0 or a negative errno. */
+    int fastClockSet(int on);
+
     /** tt_self_user_raw_ns: tick-sampled user time of the calling thread. */
     long selfUser();
 

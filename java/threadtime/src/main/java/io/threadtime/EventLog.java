@@ -26,6 +26,10 @@ import java.util.Objects;
 public final class EventLog {
     /** Bytes of text an event keeps (TT_EVENT_TEXT_MAX). */
     public static final int TEXT_MAX = 16;
+    /** Fewest records a thread's ring may hold (TT_LOG_RING_MIN). */
+    public static final int RING_MIN = 16;
+    /** Most records a thread's ring may hold (TT_LOG_RING_MAX). */
+    public static final int RING_MAX = 1 << 23;
 
     /**
      * Each thread's encoded text and the string it came from. Event text is
@@ -78,7 +82,7 @@ public final class EventLog {
             // events go into the same log, which the agent writes at exit.
             if (!toldAgentRuns) {
                 toldAgentRuns = true;
-                System.err.println("threadtime: the event log already runs for the agent's probes; "
+                AgentLog.info("the event log already runs for the agent's probes; "
                         + "EventLog.start keeps it (with the agent's options), the agent writes it at exit");
             }
             return;

@@ -22,6 +22,16 @@ final class JniBackend implements Backend {
     @Override public native String version();
     @Override public native String strerror(long code);
     @Override public native long selfTotal();
+    @Override public native long selfFast();
+
+    @Override
+    public java.lang.invoke.MethodHandle selfFastHandle() throws ReflectiveOperationException {
+        return java.lang.invoke.MethodHandles.lookup().findVirtual(JniBackend.class, "selfFast",
+                java.lang.invoke.MethodType.methodType(long.class)).bindTo(this);
+    }
+
+    @Override public native String fastClockName();
+    @Override public native int fastClockSet(int on);
     @Override public native long selfUser();
     @Override public native long selfSystem();
     @Override public native long tidSystem(int tid);

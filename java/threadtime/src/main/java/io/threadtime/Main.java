@@ -21,31 +21,40 @@ public final class Main {
     public static void main(String[] args) {
         if (args.length != 3 || !args[0].equals("attach") || !args[1].matches("[0-9]+")) {
             System.err.println("usage: java -jar threadtime.jar attach PID OPTIONS\n"
-                    + "  OPTIONS, comma-separated: " + ThreadTimeAgent.ATTACH_HELP.substring("expected ".length()));
+                    + "  OPTIONS, comma-separated: " + AgentOptions.ATTACH_HELP.substring("expected ".length()));
             System.exit(2);
         }
         String options = absolutePaths(args[2]);
         try {
-            ThreadTimeAgent.Options.parse(options, true);
+            AgentOptions.parse(options, true);
         } catch (IllegalArgumentException e) {
             System.err.println(e.getMessage());
             System.exit(2);
         }
+        String warnings = null;
         try {
             String jar = Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
             VirtualMachine vm = VirtualMachine.attach(args[1]);
             try {
-                vm.loadAgent(jar, options);
+                try {
+                    vm.loadAgent(jar, options);
+                } catch (AgentInitializationException e) {
+                    // The protocol carries only the return code; agentmain left its message.
+                    String why = vm.getSystemProperties().getProperty(ThreadTimeAgent.ATTACH_ERROR);
+                    System.err.println("threadtime: the agent in JVM " + args[1] + " failed: "
+                            + (why != null ? why : e.getMessage() + "; its stderr says why"));
+                    System.exit(1);
+                }
+                warnings = vm.getSystemProperties().getProperty(ThreadTimeAgent.ATTACH_WARNINGS);
             } finally {
                 vm.detach();
             }
-        } catch (AgentInitializationException e) {
-            System.err.println("threadtime: the agent in JVM " + args[1] + " failed (" + e.getMessage()
-                    + "); its stderr says why");
-            System.exit(1);
         } catch (Exception e) {
             System.err.println("threadtime: could not attach to JVM " + args[1] + ": " + e);
             System.exit(1);
+        }
+        if (warnings != null && !warnings.isEmpty()) {
+            warnings.lines().forEach(l -> System.err.println("threadtime: " + l));
         }
         System.err.println("threadtime: JVM " + args[1] + " took " + options);
     }

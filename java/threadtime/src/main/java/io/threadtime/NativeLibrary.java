@@ -14,6 +14,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
 import java.util.Set;
@@ -24,9 +25,14 @@ import java.util.zip.CRC32;
  * <ol>
  * <li>the file named by the system property {@value #PROPERTY};</li>
  * <li>{@code System.loadLibrary("threadtime_java")}, i.e. {@code java.library.path};</li>
- * <li>the copy bundled in this JAR, extracted to
+ * <li>the copy bundled in this JAR for this platform ({@link #PLATFORMS}),
+ *     extracted to
  *     {@code <java.io.tmpdir>/threadtime-<user>/libthreadtime_java-<version>-<crc>.so}.</li>
  * </ol>
+ * A failure is kept, not cached as a broken class: every later call gets an
+ * {@link UnsupportedOperationException} that names the platform and the
+ * cause ({@link #load()}).
+ * <p>
  * The extracted name carries the artifact version and a CRC of the content,
  * so JARs of different versions never overwrite each other's file and a file
  * in use is never rewritten. Concurrent JVMs extracting at once serialize on a
@@ -43,24 +49,77 @@ final class NativeLibrary {
     static final String NAME = "threadtime_java";
     /** The virtual-thread JVMTI agent the JAR also carries (never loaded from here). */
     static final String AGENT_NAME = "threadtime_vthreads";
+    /** The platforms whose natives this JAR carries (built against glibc 2.17, docs/platforms.md). */
+    static final List<String> PLATFORMS = List.of("linux-x86_64", "linux-aarch64");
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
 
     private NativeLibrary() {}
 
     private static final class Holder {
-        static final String SOURCE = loadOnce();
+        /** Where the library came from (a String), or why it could not load. */
+        static final Object SOURCE = loadSoftly();
     }
 
-    /** Loads the library if not yet loaded; returns where it came from. */
-    static String load() {
-        return Holder.SOURCE;
+    private static Object loadSoftly() {
+        try {
+            return loadOnce();
+        } catch (RuntimeException | LinkageError e) {
+            return e;
+        }
     }
+
+    /**
+     * Loads the library if not yet loaded; returns where it came from.
+     *
+     * @throws UnsupportedOperationException if it could not be loaded, on
+     *         this and every later call: see {@link #unavailable}
+     */
+    static String load() {
+        Object source = Holder.SOURCE;
+        if (source instanceof String) {
+            return (String) source;
+        }
+        throw unavailable((Throwable) source);
+    }
+
+    /** This JVM's platform as the JAR names its natives: linux-x86_64, linux-aarch64, else os.name-os.arch. */
+    static String platform() {
+        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT).replace(' ', '_');
+        String arch = System.getProperty("os.arch", "");
+        switch (arch) {
+            case "amd64": case "x86_64": arch = "x86_64"; break;
+            case "aarch64": case "arm64": arch = "aarch64"; break;
+            default: break;
+        }
+        return os + "-" + arch;
+    }
+
+    /**
+     * The exception every call that needs the native library throws when it
+     * could not be loaded: it names the platform, the cause and what still
+     * works without it.
+     */
+    static UnsupportedOperationException unavailable(Throwable cause) {
+        return new UnsupportedOperationException("threadtime cannot work on " + platform() + " (os.arch "
+                + System.getProperty("os.arch") + "): " + cause.getMessage() + "; " + STILL_WORKS, cause);
+    }
+
+    /** What still works when the native library cannot load. */
+    static final String STILL_WORKS = "ThreadTimeMXBean still answers, with the JDK's own figures (its platform ThreadMXBean)";
 
     private static String loadOnce() {
         try {
             String path = System.getProperty(PROPERTY);
             if (path != null && !path.isEmpty()) {
-                System.load(Paths.get(path).toAbsolutePath().toString());
+                try {
+                    System.load(Paths.get(path).toAbsolutePath().toString());
+                } catch (UnsatisfiedLinkError e) {
+                    UnsatisfiedLinkError named = new UnsatisfiedLinkError(e.getMessage() + " (named by -D" + PROPERTY
+                            + "; point it at lib" + NAME + ".so of threadtime " + version()
+                            + ", or remove it to use the copy this JAR carries)");
+                    named.initCause(e);
+                    throw named;
+                }
                 return path;
             }
             try {
@@ -111,13 +170,12 @@ final class NativeLibrary {
      * in any error message, how to use a copy of one's own instead.
      */
     static Path extract(String name, String otherwise) {
-        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
-        String arch = System.getProperty("os.arch", "");
-        if (!os.startsWith("linux") || !(arch.equals("amd64") || arch.equals("x86_64"))) {
-            throw new UnsatisfiedLinkError("threadtime bundles a native library for linux-x86_64 only, not "
-                    + os + "-" + arch + "; build lib" + name + ".so from source and " + otherwise);
+        String platform = platform();
+        String resource = "/io/threadtime/native/" + platform + "/lib" + name + ".so";
+        if (!PLATFORMS.contains(platform)) {
+            throw new UnsatisfiedLinkError("threadtime bundles native libraries for " + String.join(" and ", PLATFORMS)
+                    + ", not " + platform + "; build lib" + name + ".so from source and " + otherwise);
         }
-        String resource = "/io/threadtime/native/linux-x86_64/lib" + name + ".so";
         byte[] bytes;
         try (InputStream in = NativeLibrary.class.getResourceAsStream(resource)) {
             if (in == null) {

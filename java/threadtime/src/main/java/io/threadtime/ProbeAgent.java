@@ -37,7 +37,7 @@ final class ProbeAgent {
      * and the exit dump set up. The boot classes must be on the boot class
      * path already.
      */
-    static synchronized void start(ThreadTimeAgent.Options o, Instrumentation instrumentation, boolean atStart) {
+    static synchronized void start(AgentOptions o, Instrumentation instrumentation, boolean atStart) {
         inst = instrumentation;
         if (!o.filters.isEmpty()) {
             if (cpu != null && cpu != o.cpu) {
@@ -95,6 +95,13 @@ final class ProbeAgent {
 
     /** Starts the log unless the program (or an earlier attach) runs it. */
     private static void startLog(int ring) {
+        if (EventLog.agentRunsLog) { // an earlier attach (or the start) of this agent runs it
+            if (ring != 0) {
+                AgentLog.warn("the event log already runs with the ring it was started with; ring=" + ring
+                        + " not applied");
+            }
+            return;
+        }
         try {
             EventLog.start(new EventLog.Options(ring, null, null, false));
             EventLog.agentRunsLog = true;
@@ -103,7 +110,7 @@ final class ProbeAgent {
                 throw e;
             }
             if (ring != 0 && !EventLog.agentRunsLog) {
-                ThreadTimeAgent.say("the event log was already running; ring=" + ring + " not applied");
+                AgentLog.warn("the event log was already running; ring=" + ring + " not applied");
             }
         }
     }
@@ -116,14 +123,14 @@ final class ProbeAgent {
                 continue;
             }
             if (!inst.isModifiableClass(c)) {
-                ThreadTimeAgent.say("class " + c.getName() + " cannot be retransformed by this JVM; left without probes");
+                AgentLog.warn("class " + c.getName() + " cannot be retransformed by this JVM; left without probes");
                 continue;
             }
             try {
                 inst.retransformClasses(c);
                 n++;
             } catch (Throwable t) {
-                ThreadTimeAgent.say("could not retransform " + c.getName() + " (" + t + "); left without probes");
+                AgentLog.warn("could not retransform " + c.getName() + " (" + t + "); left without probes");
             }
         }
         return n;
@@ -132,20 +139,25 @@ final class ProbeAgent {
     /** probe=off: the transformer out and every class it changed back to its bytecode without probes. */
     static synchronized void removeProbes() {
         if (transformer == null) {
-            ThreadTimeAgent.say("probe=off: no probes are in");
+            AgentLog.info("probe=off: no probes are in");
             return;
         }
         inst.removeTransformer(transformer);
         transformer = null;
         Set<String> changed = Set.copyOf(REGISTRY.clear());
         int n = retransform(c -> changed.contains(c.getName().replace('.', '/')));
-        ThreadTimeAgent.say("probes removed: " + n + " class(es) back to their own bytecode");
+        AgentLog.info("probes removed: " + n + " class(es) back to their own bytecode");
+    }
+
+    /** The filters that match nothing among the classes loaded now, a line each. */
+    static synchronized List<String> unmatched() {
+        return inst == null ? List.of() : REGISTRY.unmatched(inst.getAllLoadedClasses());
     }
 
     /** dump=PATH at attach: the trace now. */
     static void dumpNow(Path path) {
         EventLog.dump(path);
-        ThreadTimeAgent.say("trace written to " + path);
+        AgentLog.info("trace written to " + path);
     }
 
     /** The exit dump, and the filters that matched nothing. */
@@ -153,11 +165,11 @@ final class ProbeAgent {
         try {
             if (inst != null) {
                 for (String line : REGISTRY.unmatched(inst.getAllLoadedClasses())) {
-                    ThreadTimeAgent.say(line);
+                    AgentLog.warn(line);
                 }
             }
             if (Probes.failures() > 0) {
-                ThreadTimeAgent.say(Probes.failures() + " probe call(s) failed and recorded nothing");
+                AgentLog.warn(Probes.failures() + " probe call(s) failed and recorded nothing");
             }
             Path target = out != null ? out : defaultOut();
             List<String> tried = new ArrayList<>();
@@ -165,7 +177,7 @@ final class ProbeAgent {
                     "threadtime-" + ProcessHandle.current().pid() + ".ttrace"))) {
                 try {
                     EventLog.dump(p);
-                    ThreadTimeAgent.say((tried.isEmpty() ? "" : "could not write " + String.join("; ", tried) + "; ")
+                    AgentLog.warn((tried.isEmpty() ? "" : "could not write " + String.join("; ", tried) + "; ")
                             + "trace written to " + p + " (" + REGISTRY.probes() + " probes; read it with: threadtime dump --summary "
                             + p + ")");
                     return;
@@ -173,9 +185,9 @@ final class ProbeAgent {
                     tried.add(p + " (" + e.getMessage() + ")");
                 }
             }
-            ThreadTimeAgent.say("could not write the trace: " + String.join("; ", tried));
+            AgentLog.warn("could not write the trace: " + String.join("; ", tried));
         } catch (Throwable t) {
-            ThreadTimeAgent.say("the exit dump failed (" + t + ")");
+            AgentLog.warn("the exit dump failed (" + t + ")");
         }
     }
 }

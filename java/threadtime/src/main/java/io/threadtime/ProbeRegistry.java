@@ -125,7 +125,8 @@ final class ProbeRegistry {
                 }
                 if (!m.hasCode() || (cls.equals("java/lang/Object") && m.name.equals("<init>"))) {
                     if (f.method != null || (f.annotation != null && m.annotations.contains(f.annotation))) {
-                        refuse(f, dotted + "::" + m.name + (m.hasCode() ? " runs for every object created"
+                        refuse(f, dotted + "::" + m.name + "(" + ProbeTransformer.parameters(m.desc) + ")"
+                                + (m.hasCode() ? " runs for every object created"
                                 : " is " + ((m.access & org.objectweb.asm.Opcodes.ACC_NATIVE) != 0 ? "native" : "abstract")
                                         + " (no bytecode)"));
                     }
@@ -145,7 +146,7 @@ final class ProbeRegistry {
                 String name = dotted + "::" + m.name
                         + (withCode.get(m.name) > 1 ? "(" + ProbeTransformer.parameters(m.desc) + ")" : "");
                 if (m.annotations.contains(INTRINSIC) && refusals.add(name + INTRINSIC)) {
-                    ThreadTimeAgent.say("probe on " + name + ": a JIT intrinsic (@IntrinsicCandidate); compiled callers "
+                    AgentLog.warn("probe on " + name + ": a JIT intrinsic (@IntrinsicCandidate); compiled callers "
                             + "may run the JIT's own code instead of its bytecode, so calls from them can go uncounted");
                 }
                 plans.put(m.key(), new Plan(timed ? id(name) : -1, lines, m.maxLocals));
@@ -180,7 +181,7 @@ final class ProbeRegistry {
     private void refuse(ProbeFilter f, String why) {
         refused.add(f);
         if (refusals.add(f.text + why)) {
-            ThreadTimeAgent.say("probe '" + f.text + "' refused for " + why);
+            AgentLog.warn("probe '" + f.text + "': " + why + ", so it is left out");
         }
     }
 
@@ -191,7 +192,7 @@ final class ProbeRegistry {
             try {
                 EventLog.name(id, fit(n));
             } catch (RuntimeException | LinkageError e) {
-                ThreadTimeAgent.say("could not name probe " + n + " (" + e + "); the trace shows its id " + id);
+                AgentLog.warn("could not name probe " + n + " (" + e + "); the trace shows its id " + id);
             }
             return id;
         });
@@ -242,9 +243,15 @@ final class ProbeRegistry {
                         }
                     }
                 }
+                String dotted = f.annotation != null ? null : f.className.replace('/', '.');
+                int dot = dotted == null || f.method != null ? -1 : dotted.lastIndexOf('.');
                 miss = f.annotation != null ? "no loaded class or method carries it"
-                        : "no class " + f.className.replace('/', '.') + " was loaded; nearest: "
-                                + String.join(", ", nearest(f.className.replace('/', '.'), loadedNames));
+                        : dot > 0 && loadedNames.contains(dotted.substring(0, dot))
+                                ? "no class " + dotted + " was loaded; for method " + dotted.substring(dot + 1)
+                                        + " of class " + dotted.substring(0, dot) + ", write "
+                                        + dotted.substring(0, dot) + "::" + dotted.substring(dot + 1)
+                                : "no class " + dotted + " was loaded; nearest: "
+                                        + String.join(", ", nearest(dotted, loadedNames));
             }
             lines.add("probe '" + f.text + "' matched nothing: " + miss);
         }

@@ -59,7 +59,7 @@ final class ProbeTransformer implements ClassFileTransformer {
         try {
             return probe(module, loader, name, bytes);
         } catch (Throwable t) {
-            ThreadTimeAgent.say("class " + name.replace('/', '.') + " left without probes (" + t + ")");
+            AgentLog.warn("class " + name.replace('/', '.') + " left without probes (" + t + ")");
             return null;
         }
     }
@@ -100,7 +100,7 @@ final class ProbeTransformer implements ClassFileTransformer {
                     seesProbes.put(loader, sees);
                 }
                 if (!sees) {
-                    ThreadTimeAgent.say("class loader " + loader + " does not delegate to the boot class path; "
+                    AgentLog.warn("class loader " + loader + " does not delegate to the boot class path; "
                             + "its classes (" + name.replace('/', '.') + " and others) are left without probes");
                 }
             }

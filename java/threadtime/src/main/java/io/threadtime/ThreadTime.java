@@ -42,9 +42,32 @@ import java.util.concurrent.ThreadFactory;
 public final class ThreadTime {
     private ThreadTime() {}
 
-    /** Precise CPU time of the calling thread; -1 on a virtual thread. */
+    /**
+     * Precise CPU time of the calling thread; -1 on a virtual thread. The
+     * kernel's clock, read without a system call where it can be: from the
+     * cycle counter while the kernel's rseq area shows that this thread has
+     * not been switched out since the last real read (see
+     * {@link #currentThreadCpuClock()}). Monotonic; never below a real read
+     * of the kernel's clock taken before it (by anyone, the JDK included),
+     * never above one taken after it by more than the bound
+     * {@code tt_self_fast_ns} documents (1 ms, include/threadtime/cpu.h;
+     * docs/fast-clock.md). The user/system split
+     * ({@link #currentThreadTimes()} and the other {@code User}/{@code System}
+     * calls) still costs a system call.
+     */
     public static long currentThreadCpuTime() {
-        return ThreadMap.mapSelf() ? ThreadTimeException.check(Native.B.selfTotal()) : -1;
+        return ThreadMap.mapSelf() ? ThreadTimeException.check(FastClock.read()) : -1;
+    }
+
+    /**
+     * How {@link #currentThreadCpuTime()} reads in this process: "rseq+tsc"
+     * (the cycle counter while the kernel shows no switch), or "syscall: "
+     * and why every read is a system call (switched off with
+     * {@code -Dthreadtime.fastClock=false} or {@code THREADTIME_FAST_CLOCK=0},
+     * no rseq area, another library using it, ...).
+     */
+    public static String currentThreadCpuClock() {
+        return FastClock.name();
     }
 
     /**

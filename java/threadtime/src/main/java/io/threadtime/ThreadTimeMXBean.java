@@ -45,6 +45,10 @@ import javax.management.ObjectName;
  * the JDK offers no way to find a virtual thread by id, so use
  * {@link VirtualThreadCpu#threadCpuTime(Thread)}. Without the agent every
  * virtual-thread figure is -1, as from the platform.
+ * <p>
+ * Where threadtime's native library cannot load (a platform the JAR carries
+ * none for, a missing file), every read is the platform bean's: the bean is
+ * never worse than the JDK's. That is said once when it happens.
  */
 public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
     private static final ThreadTimeMXBean INSTANCE = new ThreadTimeMXBean();
@@ -111,6 +115,12 @@ public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
 
     // ---- CPU and user time: threadtime ----
 
+    /**
+     * The calling thread's precise CPU time, as {@link ThreadTime#currentThreadCpuTime()}
+     * reads it: without a system call while the kernel shows that the thread
+     * has not been switched out since the last real read. (User time still
+     * costs one.) On a virtual thread, the agent's figure; see the class comment.
+     */
     @Override
     public long getCurrentThreadCpuTime() {
         return currentEnabled() ? current(ThreadMap.Clock.TOTAL) : -1;
@@ -149,10 +159,13 @@ public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
     }
 
     private long current(ThreadMap.Clock clock) {
+        if (!Native.available()) { // never worse than the JDK's bean (Native said why, once)
+            return clock == ThreadMap.Clock.TOTAL ? platform.getCurrentThreadCpuTime() : platform.getCurrentThreadUserTime();
+        }
         if (clock == ThreadMap.Clock.USER) {
             return ThreadTime.currentThreadUserTime();
         }
-        return ThreadMap.mapSelf() ? ThreadTimeException.check(Native.B.selfTotal()) : VirtualThreadCpu.currentVirtual();
+        return ThreadMap.mapSelf() ? ThreadTimeException.check(FastClock.read()) : VirtualThreadCpu.currentVirtual();
     }
 
     /** The platform's argument and support checks for one id, then its switch. */
@@ -178,7 +191,7 @@ public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
 
     /** Whether a read of this id is answered here (else by the platform bean). */
     private static boolean ours(long id) {
-        return id == Thread.currentThread().getId() || ThreadMap.of(id) != null;
+        return Native.available() && (id == Thread.currentThread().getId() || ThreadMap.of(id) != null);
     }
 
     /** One id that passed the checks: -1 if it names no live platform thread. */

@@ -57,7 +57,9 @@ public final class VirtualThreadCpu {
          * cost comparisons. */
         EVENTS_OFF,
         /** Charging each stretch on a carrier with the carrier's precise CPU clock:
-         * one system call per mount and unmount. */
+         * a cycle-counter read per mount and unmount while the carrier was not
+         * switched out (the {@code -javaagent}, see {@link #clock()}), one system
+         * call where it was (always, with the JVMTI agent). */
         EXACT,
         /** Charging each stretch on a carrier with the cycle counter: a few ns per
          * mount and unmount, but it counts time mounted, including time the carrier
@@ -134,7 +136,7 @@ public final class VirtualThreadCpu {
      * start). False when it is on, or on a JVM without that flag.
      */
     public static boolean transitionPathOff() {
-        return Boolean.FALSE.equals(ThreadTimeAgent.transitionsOn());
+        return Boolean.FALSE.equals(HotSpotFlags.transitionsOn());
     }
 
     /** How many times a hook of the {@code -javaagent} failed inside
@@ -144,11 +146,15 @@ public final class VirtualThreadCpu {
         return hooks() ? VtHooks.failures() : 0;
     }
 
-    /** The clock virtual threads are charged with: "thread-cpu" (exact mode),
-     * "tsc" or "cntvct" (the cycle counter), "monotonic-raw" (the JVMTI
-     * agent's mounted mode where the counter is not trusted), "monotonic"
-     * ({@code System.nanoTime()}: the {@code -javaagent}'s mounted mode there),
-     * or "none" when nothing is charged. */
+    /** The clock virtual threads are charged with: in exact mode the
+     * carrier's precise CPU clock, "thread-cpu-fast (rseq+tsc)" where the
+     * {@code -javaagent} reads it without a system call while the carrier was
+     * not switched out ({@link ThreadTime#currentThreadCpuClock()}),
+     * "thread-cpu (syscall: why)" where each read is a system call, and
+     * "thread-cpu" from the JVMTI agent; in mounted mode "tsc" or "cntvct"
+     * (the cycle counter), "monotonic-raw" (the JVMTI agent where the counter
+     * is not trusted) or "monotonic" ({@code System.nanoTime()}: the
+     * {@code -javaagent} there); "none" when nothing is charged. */
     public static String clock() {
         if (!MODE.charging()) {
             return "none";

@@ -49,6 +49,11 @@ final class FfmBackend implements Backend {
         static final MethodHandle VERSION = plain("tt_version", FunctionDescriptor.of(ADDRESS));
         static final MethodHandle STRERROR = plain("tt_strerror", FunctionDescriptor.of(ADDRESS, JAVA_LONG));
         static final MethodHandle SELF_TOTAL = critical("tt_self_total_ns", FunctionDescriptor.of(JAVA_LONG));
+        // A cycle-counter read and a check of the rseq area, or one real read:
+        // the cheapest call there is, so the transition would be most of it.
+        static final MethodHandle SELF_FAST = critical("tt_self_fast_ns", FunctionDescriptor.of(JAVA_LONG));
+        static final MethodHandle FAST_CLOCK_NAME = plain("tt_fast_clock_name", FunctionDescriptor.of(ADDRESS));
+        static final MethodHandle FAST_CLOCK_SET = plain("tt_fast_clock_set", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
         static final MethodHandle SELF_USER = critical("tt_self_user_raw_ns", FunctionDescriptor.of(JAVA_LONG));
         static final MethodHandle SELF_SYSTEM = critical("tt_self_system_raw_ns", FunctionDescriptor.of(JAVA_LONG));
         static final MethodHandle TID_SYSTEM = critical("tt_tid_system_raw_ns", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
@@ -145,6 +150,38 @@ final class FfmBackend implements Backend {
     public long selfTotal() {
         try {
             return (long) H.SELF_TOTAL.invokeExact();
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public long selfFast() {
+        try {
+            return (long) H.SELF_FAST.invokeExact();
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public MethodHandle selfFastHandle() {
+        return H.SELF_FAST;
+    }
+
+    @Override
+    public String fastClockName() {
+        try {
+            return cString((MemorySegment) H.FAST_CLOCK_NAME.invokeExact());
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public int fastClockSet(int on) {
+        try {
+            return (int) H.FAST_CLOCK_SET.invokeExact(on);
         } catch (Throwable t) {
             throw impossible(t);
         }

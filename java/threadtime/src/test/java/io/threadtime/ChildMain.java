@@ -14,7 +14,9 @@ public final class ChildMain {
         System.out.println("backend=" + ThreadTime.backend());
         System.out.println("source=" + NativeLibrary.load());
         System.out.println("cpu=" + ThreadTime.currentThreadCpuTime());
+        System.out.println("clock=" + ThreadTime.currentThreadCpuClock());
         System.out.println("vthreads=" + VirtualThreadCpu.mode());
+        System.out.println("vclock=" + VirtualThreadCpu.clock());
         if (args.length > 0) {
             EventLog.start(new EventLog.Options(0, null, Paths.get(args[0]), false));
             EventLog.event(1, "child-exit");

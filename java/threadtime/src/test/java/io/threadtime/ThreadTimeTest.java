@@ -208,10 +208,15 @@ class ThreadTimeTest {
         }
     }
 
+    /** Each thread reads itself while this one reads them all; each stays
+     * alive after its own reads until this one has read it at least once
+     * (its reads alone may end before this thread is scheduled: 20,000 fast
+     * reads take well under a millisecond). */
     @Test
     void manyThreadsReadThemselvesAndEachOther() throws Exception {
         int n = 16;
         CyclicBarrier start = new CyclicBarrier(n + 1);
+        CountDownLatch allRead = new CountDownLatch(1);
         AtomicReference<Throwable> failure = new AtomicReference<>();
         List<Thread> threads = new ArrayList<>();
         for (int i = 0; i < n; i++) {
@@ -233,6 +238,8 @@ class ThreadTimeTest {
                     }
                 } catch (Throwable e) {
                     failure.compareAndSet(null, e);
+                } finally {
+                    Work.await(allRead);
                 }
             }, "many-" + i);
             threads.add(t);
@@ -241,26 +248,35 @@ class ThreadTimeTest {
         start.await();
         long[] ids = threads.stream().mapToLong(Thread::getId).toArray();
         long[] seen = new long[n];
-        int positive = 0;
+        boolean[] read = new boolean[n];
+        int unread = n;
         ThreadTimeMXBean bean = ThreadTimeMXBean.getInstance();
-        while (threads.stream().anyMatch(Thread::isAlive)) {
-            long[] now = bean.getThreadCpuTime(ids);
-            for (int i = 0; i < n; i++) {
-                long direct = ThreadTime.threadCpuTime(threads.get(i));
-                if (now[i] >= 0 && direct >= 0) {
-                    assertTrue(now[i] >= seen[i] && direct >= now[i], i + ": " + seen[i] + " " + now[i] + " " + direct);
-                    seen[i] = direct;
-                    positive++;
+        long deadline = System.nanoTime() + Work.DEADLINE_NS;
+        try {
+            while (unread > 0 && System.nanoTime() < deadline) {
+                long[] now = bean.getThreadCpuTime(ids);
+                for (int i = 0; i < n; i++) {
+                    long direct = ThreadTime.threadCpuTime(threads.get(i));
+                    if (now[i] >= 0 && direct >= 0) {
+                        assertTrue(now[i] >= seen[i] && direct >= now[i], i + ": " + seen[i] + " " + now[i] + " " + direct);
+                        seen[i] = direct;
+                        if (!read[i]) {
+                            read[i] = true;
+                            unread--;
+                        }
+                    }
                 }
             }
-        }
-        for (Thread t : threads) {
-            t.join();
+        } finally {
+            allRead.countDown();
+            for (Thread t : threads) {
+                t.join();
+            }
         }
         if (failure.get() != null) {
             throw new AssertionError(failure.get());
         }
-        assertTrue(positive > 0, "no live thread was ever read");
+        assertEquals(0, unread, "live threads never read");
     }
 
     @Test

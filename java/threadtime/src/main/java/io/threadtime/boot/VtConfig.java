@@ -90,7 +90,8 @@ public final class VtConfig {
         return state;
     }
 
-    /** The clock's name: "thread-cpu", "tsc", "monotonic", or "none". */
+    /** The clock's name: "thread-cpu-fast (rseq+tsc)", "thread-cpu (syscall: why)", "tsc", "monotonic",
+     * or "none". */
     public static String clockName() {
         return state == EXACT || state == MOUNTED ? clockName : "none";
     }

@@ -15,8 +15,8 @@
  * The result is always negative, which is how the kernel tells it from the
  * static clock ids (CLOCK_MONOTONIC = 1, ...).
  */
-#ifndef TT_LINUX_CLOCKID_H
-#define TT_LINUX_CLOCKID_H
+#ifndef TT_PRIM_CLOCKID_H
+#define TT_PRIM_CLOCKID_H
 
 #include <stdint.h>
 #include <sys/types.h>
@@ -45,4 +45,4 @@ static inline clockid_t tt__cpu_clockid(pid_t pid, int per_thread, unsigned whic
 /* The calling thread's clocks, resolved by the kernel without any lookup. */
 #define TT__SELF_THREAD_CLOCK(which) tt__cpu_clockid(0, 1, (which))
 
-#endif /* TT_LINUX_CLOCKID_H */
+#endif /* TT_PRIM_CLOCKID_H */

@@ -1,0 +1,96 @@
+/* The text format: a header, then per thread a table of its events with
+ * ns deltas. Names and texts are escaped (dump_sink.c). */
+#include <string.h>
+#include <time.h>
+
+#include "dump.h"
+
+static const char *state_name(unsigned state) { return state == TT__RING_EXITED ? "exited" : "live"; }
+
+void text_header(sink *s, const tt__trace *t, uint64_t events)
+{
+    char line[512];
+    const tt__trace_header *h = &t->h;
+    time_t sec = (time_t)(h->anchors[0].real_ns / 1000000000);
+    struct tm tm;
+    char when[64] = "?";
+    if (gmtime_r(&sec, &tm))
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(line, sizeof line, "threadtime trace %u.%u  pid %u  source %s", h->version_major, h->version_minor,
+             h->pid, tt__trace_source_name(h->source));
+    puts_(s, line);
+    if (h->source != TT__TRACE_SOURCE_MONOTONIC_RAW) {
+        snprintf(line, sizeof line, "  %.6f MHz calibrated  %s", h->counter_hz / 1e6,
+                 (h->flags & TT__TRACE_END_ANCHOR) ? "interpolated between start and end anchors"
+                                                   : "extrapolated from the start anchor (no end anchor)");
+        puts_(s, line);
+    }
+    snprintf(line, sizeof line,
+             "\nstarted %s.%09lldZ  threads %u  events %llu  threads without a ring %u  rings recycled %u\n",
+             when, (long long)(h->anchors[0].real_ns % 1000000000), t->nthreads, (unsigned long long)events,
+             h->threads_dropped, h->rings_recycled);
+    puts_(s, line);
+    if (t->nnames || h->names_dropped) {
+        snprintf(line, sizeof line, "names %u", t->nnames);
+        puts_(s, line);
+        if (h->names_dropped) {
+            snprintf(line, sizeof line, "  (%u more did not fit in the crash file)", h->names_dropped);
+            puts_(s, line);
+        }
+        puts_(s, "\n");
+    }
+}
+
+void text_thread(sink *s, const tt__trace_thread *th, uint64_t events, uint64_t missing)
+{
+    char line[256];
+    puts_(s, "\nthread ");
+    put_u64(s, th->tid);
+    puts_(s, " \"");
+    put_plain_str(s, th->name, strlen(th->name));
+    snprintf(line, sizeof line, "\" (%s): %llu events, %llu overwritten, %llu incomplete", state_name(th->state),
+             (unsigned long long)events, (unsigned long long)th->overwritten, (unsigned long long)missing);
+    puts_(s, line);
+    if (th->damaged) {
+        snprintf(line, sizeof line, " (%llu of them dropped between intact ones)", (unsigned long long)th->damaged);
+        puts_(s, line);
+    }
+    puts_(s, "\n       index            t_ns     delta_ns  kind              id  data\n");
+}
+
+void text_event(sink *s, const tt__trace *t, const tt__trace_event *ev, int64_t delta, uint64_t vthread)
+{
+    char line[96];
+    snprintf(line, sizeof line, "  %10llu %15lld %12lld  %-9s %10u", (unsigned long long)ev->index,
+             (long long)tt__trace_rebase(t, ev), (long long)delta, tt__trace_kind_name(ev->kind), ev->id);
+    puts_(s, line);
+    size_t name_len;
+    const char *name = tt__trace_name_of(t, ev->id, &name_len);
+    if (name && !tt__kind_is_marker(ev->kind)) {
+        puts_(s, "  [");
+        put_escaped(s, name, name_len);
+        puts_(s, "]");
+    }
+    if (vthread) {
+        puts_(s, "  vthread=");
+        put_u64(s, vthread);
+    }
+    if (ev->kind == TT__KIND_VALUE) {
+        puts_(s, "  value=");
+        put_u64(s, ev->p0);
+    } else if (tt__event_has_cpu(ev)) {
+        puts_(s, "  cpu_user_ns=");
+        put_u64(s, ev->p0);
+        puts_(s, " cpu_system_ns=");
+        put_u64(s, ev->p1);
+    } else if (ev->text) {
+        puts_(s, "  \"");
+        put_plain_str(s, ev->text, ev->text_len);
+        puts_(s, "\"");
+    } else if (ev->kind == TT__KIND_LITERAL) {
+        puts_(s, "  (literal text not in this file)");
+    }
+    if (ev->thrown)
+        puts_(s, "  thrown");
+    puts_(s, "\n");
+}

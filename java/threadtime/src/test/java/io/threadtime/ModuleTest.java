@@ -1,0 +1,80 @@
+package io.threadtime;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.spi.ToolProvider;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 30 item 8: the JAR is a real module, io.threadtime, that exports
+ * only its API (before, an automatic module exported the hook classes and the
+ * relocated ASM too, and jlink refused it).
+ */
+class ModuleTest {
+    private static Path jar() throws Exception {
+        return Path.of(ThreadTime.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    }
+
+    private static String java() {
+        return ProcessHandle.current().info().command().orElseThrow();
+    }
+
+    private static ProcessResult run(List<String> command) throws Exception {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = ChildJvm.drain(p.getInputStream());
+        return new ProcessResult(p.waitFor(), out);
+    }
+
+    record ProcessResult(int exit, String out) {}
+
+    @Test
+    void onlyTheApiIsExported() throws Exception {
+        ProcessResult r = run(List.of(java(), "--module-path", jar().toString(), "--describe-module", "io.threadtime"));
+        assertEquals(0, r.exit(), r.out());
+        List<String> exports = r.out().lines().filter(l -> l.startsWith("exports ")).toList();
+        assertEquals(List.of("exports io.threadtime"), exports, r.out());
+        assertTrue(r.out().contains("contains io.threadtime.boot"), r.out());
+        assertTrue(r.out().contains("contains io.threadtime.shaded.asm"), r.out());
+        assertFalse(r.out().contains("automatic"), r.out());
+    }
+
+    @Test
+    void aProgramReadsItsClockThroughTheModule() throws Exception {
+        String testClasses = Path.of(example.ModuleUser.class.getProtectionDomain().getCodeSource().getLocation().toURI())
+                .toString();
+        List<String> cmd = new ArrayList<>(List.of(java(), "--module-path", jar().toString(),
+                "--add-modules", "io.threadtime", "--enable-native-access=io.threadtime", "-cp", testClasses,
+                "example.ModuleUser"));
+        if (Runtime.version().feature() < 22) {
+            cmd.remove("--enable-native-access=io.threadtime"); // JNI there; the flag came with FFM
+        }
+        ProcessResult r = run(cmd);
+        assertEquals(0, r.exit(), r.out());
+        assertTrue(r.out().contains("module=io.threadtime"), r.out());
+        String cpu = r.out().lines().filter(l -> l.startsWith("cpu=")).findFirst().orElseThrow();
+        assertTrue(Long.parseLong(cpu.substring(4)) > 0, r.out());
+    }
+
+    @Test
+    void jlinkTakesIt(@TempDir Path dir) throws Exception {
+        Optional<ToolProvider> jlink = ToolProvider.findFirst("jlink");
+        Assumptions.assumeTrue(jlink.isPresent(), "this runtime has no jlink (a JRE)");
+        Path image = dir.resolve("image");
+        int rc = jlink.get().run(System.out, System.err, "--module-path", jar().toString(), "--add-modules",
+                "io.threadtime", "--output", image.toString());
+        assertEquals(0, rc, "jlink failed (see the test's stderr)");
+        ProcessResult r = run(List.of(image.resolve("bin" + File.separator + "java").toString(), "--list-modules"));
+        assertTrue(r.out().contains("io.threadtime"), r.out());
+        assertTrue(Files.exists(image.resolve("bin/java")));
+    }
+}

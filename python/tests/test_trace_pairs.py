@@ -1,0 +1,146 @@
+"""One trace model: `threadtime dump --format chrome` and read_trace() must
+find the same begin/end pairs with the same CPU on every trace (mount
+markers and intervals that cross carriers, nested intervals, ends without a
+begin, wrapped rings, crash-safe files), since both call the core's
+tt__trace_walk. Also: a flipped byte inside a record is reported, never
+silently dropped."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import threadtime
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).parent / "data"
+SEEDS = ROOT / "fuzz" / "seeds"
+CLI = os.environ.get("THREADTIME_CLI")
+EVENT_DEMO = os.environ.get("THREADTIME_EVENT_DEMO")
+needs_cli = pytest.mark.skipif(not CLI, reason="THREADTIME_CLI is not set (make test-python sets it)")
+
+
+def chrome_pairs(path: Path) -> Counter:
+    """The CLI's complete ("X") slices of events (not of a carrier's mounted
+    stretches): (tid, id, start ns, duration ns, user, system, thrown)."""
+    out = subprocess.run([CLI, "dump", "--format", "chrome", str(path)], capture_output=True)
+    assert out.returncode in (0, 1), out.stderr
+    pairs = Counter()
+    for e in json.loads(out.stdout)["traceEvents"]:
+        if e["ph"] != "X" or "id" not in e["args"]:
+            continue
+        a = e["args"]
+        pairs[(round(e["ts"] * 1000), round(e["dur"] * 1000), a["id"], a.get("cpu_user_ns"),
+               a.get("cpu_system_ns"), a.get("thrown", False))] += 1
+    return pairs
+
+
+def python_pairs(trace: threadtime.Trace) -> Counter:
+    return Counter((i.start_ns, i.wall_ns, i.id, i.cpu_user_ns, i.cpu_system_ns, i.thrown)
+                   for i in trace.intervals())
+
+
+def read(path: Path) -> threadtime.Trace:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", threadtime.TraceDamagedWarning)
+        return threadtime.read_trace(path)
+
+
+def demo_traces(tmp: Path) -> list[Path]:
+    """The C demo's dump and, with small rings that wrap, its crash-safe file."""
+    if not EVENT_DEMO:
+        return []
+    dump, crash = tmp / "demo.trace", tmp / "crash.trace"
+    env = dict(os.environ, THREADTIME_RING="16", THREADTIME_FILE=str(crash))
+    subprocess.run([EVENT_DEMO, str(dump)], check=True, capture_output=True, env=env)
+    return [dump, crash]
+
+
+@needs_cli
+def test_cli_and_python_find_the_same_pairs(tmp_path):
+    paths = [DATA / "java_events.trace", DATA / "java_vthreads.trace", *sorted(SEEDS.glob("*.trace")),
+             *demo_traces(tmp_path)]
+    crossing = 0
+    for path in paths:
+        trace = read(path)
+        want = chrome_pairs(path)
+        assert python_pairs(trace) == want, path
+        # The pairs are listed under the thread that recorded the begin.
+        assert sum(len(th.intervals()) for th in trace) == sum(want.values()), path
+        crossing += sum(1 for th in trace for i in th.intervals() if i.end_tid != th.tid)
+    # The corpus holds a virtual thread's interval that begins on one carrier
+    # and ends on another: a per-OS-thread pairing misses it.
+    assert crossing >= 1
+
+
+@needs_cli
+def test_summary_counts_the_same_pairs(tmp_path):
+    """--summary's pair counts per id are the pairs read_trace() finds."""
+    for path in [DATA / "java_vthreads.trace", *sorted(SEEDS.glob("golden-1.1*.trace")), *demo_traces(tmp_path)]:
+        out = subprocess.run([CLI, "dump", "--summary", "--format", "json", str(path)], capture_output=True)
+        rows = json.loads(out.stdout)["rows"]
+        cli = Counter()
+        for r in rows:
+            cli[tuple(sorted(r["ids"]))] += r["percentile_calls"]
+        py = Counter()
+        by_id = {i: tuple(sorted(r["ids"])) for r in rows for i in r["ids"]}
+        for i in read(path).intervals():
+            py[by_id[i.id]] += 1
+        assert +cli == +py, path
+
+
+def test_virtual_threads_pairs_across_carriers():
+    """Issue 28's trace: 20 virtual threads x 10 probed calls that sleep
+    inside. Every call is a pair, also those that ended on another carrier
+    (a pairing per OS thread found 193 of the 200 here)."""
+    trace = threadtime.read_trace(DATA / "java_vthreads.trace")
+    pairs = trace.intervals()
+    assert len(pairs) == 200 and sum(len(th.intervals()) for th in trace) == 200
+    assert all(i.vthread is not None and trace.names[i.id] == "JavaVthreads::work" for i in pairs)
+    assert len({i.vthread for i in pairs}) == 20
+    assert any(i.end_tid != th.tid for th in trace for i in th.intervals())
+    per_os_thread = sum(len(threadtime.trace.pair_intervals(th.events)) for th in trace)
+    assert per_os_thread < 200
+
+
+def test_a_flipped_byte_inside_a_record_is_reported(tmp_path):
+    """Turn one record in the middle of a thread into an unknown kind: the
+    reader drops it and says so (Trace.damaged, a warning, the count)."""
+    path = tmp_path / "flip.trace"
+    script = textwrap.dedent(f"""
+        import threadtime
+        threadtime.start_log(ring_records=64)
+        for i in range(5):
+            threadtime.event(1, i)
+        threadtime.dump({str(path)!r})
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True)
+    intact = threadtime.read_trace(path)
+    (th,) = [t for t in intact if len(t.events) == 5]
+    assert intact.damaged is None and th.damaged == 0
+    data = bytearray(path.read_bytes())
+    third = bytes(struct_w1(th.events[2]))
+    at = data.find(third)
+    assert at > 0
+    data[at + 4] ^= 0xFF  # the kind byte of w1
+    path.write_bytes(bytes(data))
+    with pytest.warns(threadtime.TraceDamagedWarning, match="1 records between intact ones"):
+        trace = threadtime.read_trace(path)
+    (th,) = [t for t in trace if t.tid == th.tid]
+    assert th.damaged == 1 and len(th.events) == 4 and "dropped" in trace.damaged
+    if CLI:
+        out = subprocess.run([CLI, "dump", str(path)], capture_output=True, text=True)
+        assert out.returncode == 1 and "(1 of them dropped between intact ones)" in out.stdout
+        assert "were dropped" in out.stderr
+
+
+def struct_w1(ev) -> bytes:
+    """w1 of a value record as the core writes it: id, kind, sequence tag."""
+    import struct
+    kind = threadtime.trace.KINDS.index(ev.kind) + 1
+    return struct.pack("<Q", ev.id | (kind << 32) | ((ev.seq & 0xFFFFFF) << 40))
