@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* A kept recording (-o FILE): this header, the command line (cmd_len
  * bytes), then each process's file as a u64 length and its bytes. */
@@ -37,9 +38,14 @@ enum tt_run_format { TT_RUN_TEXT, TT_RUN_CSV, TT_RUN_JSON, TT_RUN_CHROME };
 
 /* Loads every .ttrun file of dir. 0 or -errno (message printed). */
 int tt_run_set_load_dir(const char *dir, tt_run_set *s);
-/* Loads a kept recording. 0, 1 if path is not one (nothing printed), or
- * -errno with a message printed. */
-int tt_run_set_load_file(const char *path, tt_run_set *s);
+/* The magic a kept recording (threadtime run -o) starts with. */
+static inline int tt_run_set_is(const unsigned char *b, size_t len)
+{
+    return len >= 8 && memcmp(b, TT_RUNSET_MAGIC, 8) == 0;
+}
+/* Parses a kept recording already read into memory (threadtime dump reads
+ * it). 0, or -EINVAL with a message naming path. */
+int tt_run_set_parse(const unsigned char *b, size_t len, const char *path, tt_run_set *s);
 /* Writes s as a kept recording. 0 or -errno. */
 int tt_run_set_save(const tt_run_set *s, const char *path);
 void tt_run_set_free(tt_run_set *s);
@@ -50,9 +56,6 @@ void tt_run_report(const tt_run_set *s, enum tt_run_format fmt, int group, FILE 
 /* "text", "csv", "json", "chrome"; 0 or -EINVAL. */
 int tt_run_parse_format(const char *name, enum tt_run_format *out);
 
-/* `threadtime dump ARGS` when the file named is a kept run recording (its
- * options: --format, --group, -o); -1 when it is not one. */
-int tt_cli_run_dump(int argc, char **argv);
 int tt_cli_run(int argc, char **argv);
 
 #endif

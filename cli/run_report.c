@@ -1,4 +1,6 @@
 /* Reading a `threadtime run` recording back and printing its report. */
+#include "event_log.h"
+#include "util.h"
 #include "run.h"
 #include "run_file.h"
 
@@ -11,29 +13,6 @@
 #include <unistd.h>
 
 /* ---- loading ---- */
-
-static int read_all(int fd, unsigned char **out, size_t *len)
-{
-    struct stat st;
-    if (fstat(fd, &st) != 0)
-        return -errno;
-    size_t n = (size_t)st.st_size;
-    unsigned char *b = malloc(n ? n : 1);
-    if (!b)
-        return -ENOMEM;
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, b + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    *out = b;
-    *len = got;
-    return 0;
-}
 
 static int add_proc(tt_run_set *s, unsigned char *data, size_t len)
 {
@@ -61,9 +40,9 @@ int tt_run_set_load_dir(const char *dir, tt_run_set *s)
         int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
             continue;
-        unsigned char *b;
-        size_t len;
-        rc = read_all(fd, &b, &len);
+        unsigned char *b = NULL;
+        size_t len = 0;
+        rc = tt__read_all(fd, &b, &len);
         close(fd);
         const char *why;
         if (rc == 0 && tt_run_file_check(b, len, &why) != 0) {
@@ -77,23 +56,8 @@ int tt_run_set_load_dir(const char *dir, tt_run_set *s)
     return rc;
 }
 
-int tt_run_set_load_file(const char *path, tt_run_set *s)
+int tt_run_set_parse(const unsigned char *b, size_t len, const char *path, tt_run_set *s)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        fprintf(stderr, "threadtime: cannot open %s: %s\n", path, strerror(errno));
-        return -errno;
-    }
-    unsigned char *b;
-    size_t len;
-    int rc = read_all(fd, &b, &len);
-    close(fd);
-    if (rc)
-        return rc;
-    if (len < sizeof s->h || memcmp(b, TT_RUNSET_MAGIC, 8) != 0) {
-        free(b);
-        return 1;
-    }
     const char *why = NULL;
     memcpy(&s->h, b, sizeof s->h);
     size_t off = sizeof s->h;
@@ -127,7 +91,6 @@ int tt_run_set_load_file(const char *path, tt_run_set *s)
             off += (size_t)n;
         }
     }
-    free(b);
     if (why) {
         fprintf(stderr, "threadtime: %s: damaged run recording: %s\n", path, why);
         tt_run_set_free(s);
@@ -138,9 +101,31 @@ int tt_run_set_load_file(const char *path, tt_run_set *s)
 
 int tt_run_set_save(const tt_run_set *s, const char *path)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return -errno;
+    /* As the core writes its traces (docs/security.md): a new 0600 file
+     * beside the destination, O_EXCL|O_NOFOLLOW under an unpredictable
+     * name, renamed into place when whole; no planted symlink followed. */
+    char *real = NULL, *tmp = NULL;
+    int rc = tt__file_target(path, &real);
+    if (rc == TT__FILE_PLANTED)
+        return -EACCES;
+    if (rc == TT__FILE_STREAM)
+        return -EINVAL; /* a recording is a file to read back, not a stream */
+    if (rc < 0)
+        return rc;
+    int fd = tt__file_create(real, 0600, &tmp);
+    if (fd < 0) {
+        free(real);
+        return fd;
+    }
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        rc = -errno;
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        free(real);
+        return rc;
+    }
     tt_runset_header h = s->h;
     memcpy(h.magic, TT_RUNSET_MAGIC, 8);
     h.version = 1;
@@ -154,9 +139,14 @@ int tt_run_set_save(const tt_run_set *s, const char *path)
         fwrite(s->procs[i].data, 1, s->procs[i].len, f);
     }
     int bad = ferror(f);
-    if (fclose(f) != 0 || bad)
-        return -EIO;
-    return 0;
+    rc = fclose(f) != 0 || bad ? -EIO : 0;
+    if (rc == 0)
+        rc = tt__file_place(tmp, real);
+    else
+        unlink(tmp);
+    free(tmp);
+    free(real);
+    return rc;
 }
 
 void tt_run_set_free(tt_run_set *s)

@@ -14,6 +14,8 @@
  * Nothing on a thread's start or end path takes a lock or waits, so a
  * thread ending while exit() runs the handler below cannot deadlock it.
  */
+#include "internal.h"
+#include "prim/thread.h"
 #include "run_file.h"
 #include "threadtime/threadtime.h"
 
@@ -350,7 +352,7 @@ static void *sampler_main(void *arg)
 {
     (void)arg;
     prctl(PR_SET_NAME, "tt-sampler");
-    uint32_t self = (uint32_t)gettid();
+    uint32_t self = (uint32_t)tt__gettid();
     g_file.hdr->sampler_tid = self;
     tid_map map = {calloc(1024, sizeof(tid_entry)), 1024, 0, 0};
     tid_list lists[2] = {{0}};
@@ -500,7 +502,7 @@ static void *trampoline(void *p)
     free(p);
     life l = {NULL, atomic_load_explicit(&g_gen, memory_order_relaxed), a.renames};
     if (g_file.hdr && (l.rec = tt_run_thread_take(&g_file)) != NULL) {
-        l.rec->tid = (uint32_t)gettid();
+        l.rec->tid = (uint32_t)tt__gettid();
         l.rec->kind = TT_RUN_KIND_PTHREAD;
         l.rec->start_ns = tt_run_now();
         memcpy(l.rec->name_start, a.name, TT_RUN_NAME);
@@ -568,24 +570,28 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /* Reads live thread tid into its record (claimed by the caller). */
-static void read_alive(tt_run_thread *r, uint32_t tid, uint64_t now)
+/* Reads a live thread's split into r; 0, or the error when the thread
+ * ended since it was listed (r is then left as it was). */
+static int read_alive(tt_run_thread *r, uint32_t tid, uint64_t now)
 {
     tt_times t;
     int rc;
-    if (tid == (uint32_t)gettid()) {
+    if (tid == (uint32_t)tt__gettid()) {
         rc = tt_self_times(&t);
-        thread_name(0, r->name_end);
     } else {
         tt_thread *h = NULL;
         rc = tt_thread_open((pid_t)tid, &h);
         if (rc == 0)
             rc = tt_thread_times(h, &t);
         tt_thread_close(h);
-        thread_name((pid_t)tid, r->name_end);
     }
+    if (rc)
+        return rc;
+    thread_name(tid == (uint32_t)tt__gettid() ? 0 : (pid_t)tid, r->name_end);
     r->end_ns = now;
-    r->user_ns = rc ? -1 : t.user_ns;
-    r->system_ns = rc ? -1 : t.system_ns;
+    r->user_ns = t.user_ns;
+    r->system_ns = t.system_ns;
+    return 0;
 }
 
 static void at_exit(void)
@@ -627,8 +633,10 @@ static void at_exit(void)
             continue;
         }
         if (tt_run_thread_claim(r, st)) {
-            read_alive(r, *hit, now);
-            tt_run_thread_publish(r, TT_RUN_AT_EXIT);
+            /* Still listed but gone by the read (a thread whose end the
+             * program already waited for can linger in /proc/self/task):
+             * its record stays what it was, the sampler's last figure. */
+            tt_run_thread_publish(r, read_alive(r, *hit, now) == 0 ? TT_RUN_AT_EXIT : st);
         }
         done[hit - c.tids] = 1; /* a thread ending right now also counts */
     }
@@ -643,7 +651,10 @@ static void at_exit(void)
         r->kind = TT_RUN_KIND_OTHER;
         r->start_ns = tid == g_file.hdr->pid ? g_file.hdr->start_ns : 0; /* 0: start unknown */
         thread_name((pid_t)tid, r->name_start);
-        read_alive(r, tid, now);
+        if (read_alive(r, tid, now) != 0) {
+            r->end_ns = now; /* gone by the read: known to have lived, its CPU unknown */
+            r->user_ns = r->system_ns = -1;
+        }
         tt_run_thread_publish(r, TT_RUN_AT_EXIT);
     }
     free(c.tids);
@@ -660,7 +671,7 @@ static void at_exit(void)
 
 static uint64_t env_u64(const char *name, uint64_t dflt)
 {
-    const char *v = getenv(name);
+    const char *v = tt__env(name);
     if (!v || !*v)
         return dflt;
     char *end;
@@ -672,7 +683,9 @@ static uint64_t env_u64(const char *name, uint64_t dflt)
 __attribute__((constructor)) static void run_init(void)
 {
     real_create();
-    const char *dir = getenv(TT_RUN_ENV_DIR);
+    /* tt__env: nothing from the environment under setuid, setgid or file
+     * capabilities (the loader drops LD_PRELOAD there anyway). */
+    const char *dir = tt__env(TT_RUN_ENV_DIR);
     if (!dir || !*dir)
         return;
     g_dir = strdup(dir); /* the program may change its environment */
