@@ -122,6 +122,13 @@ FAST_CLOCK_RUNS ?= 5
 bench-fast-clock: build
 	bench/fast-clock.sh $(BUILD) $(FAST_CLOCK_RUNS)
 
+# threadtime run's floors (issue 26): per-thread cost, the sampler with
+# 1,000 threads, xz -T2 on RUN_BENCH_MB MB with and without it.
+RUN_BENCH_MB ?= 40
+.PHONY: bench-run
+bench-run: build
+	python3 bench/run_bench.py $(THREADTIME) $(BUILD)/preload/run_bench $(BUILD)/preload/libthreadtime_run.so $(RUN_BENCH_MB)
+
 -include java/java.mk
 -include python/python.mk
 -include jvmti/jvmti.mk

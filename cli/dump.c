@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dump.h"
+#include "run.h"
 #include "threadtime/threadtime.h"
 #include "util.h"
 
@@ -22,8 +23,9 @@ int tt_cli_dump(int argc, char **argv);
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: threadtime dump [--format text|csv|json|chrome] [--summary] [-o OUT] FILE\n"
-               "Prints a trace file written by tt_log_dump() or left by a crash-safe log.\n"
+    fprintf(f, "usage: threadtime dump [--format text|csv|json|chrome] [--summary] [--group] [-o OUT] FILE\n"
+               "Prints a trace file written by tt_log_dump() or left by a crash-safe log,\n"
+               "or a recording kept by threadtime run -o (--group folds numbered thread names).\n"
                "  --format  text (default; per-thread deltas in ns), csv, json, or chrome\n"
                "            (Chrome trace JSON for Perfetto / chrome://tracing; ts in us)\n"
                "  --summary per event name (or id): calls, total, mean, p50, p99 and max wall\n"
@@ -123,11 +125,46 @@ static int is_input(const char *out_path, const char *path, const struct stat *i
     return 1;
 }
 
+/* A recording kept by threadtime run -o: its report (cli/run_report.c) in
+ * the format asked for. Takes buf. */
+static int dump_run(unsigned char *buf, size_t len, const char *path, const struct stat *in, enum dump_format fmt,
+                    int want_summary, int group, const char *out_path)
+{
+    static const enum tt_run_format as_run[] = {
+        [FMT_TEXT] = TT_RUN_TEXT, [FMT_CSV] = TT_RUN_CSV, [FMT_JSON] = TT_RUN_JSON, [FMT_CHROME] = TT_RUN_CHROME};
+    tt_run_set set = {0};
+    int rc = want_summary ? -1 : tt_run_set_parse(buf, len, path, &set);
+    free(buf);
+    if (want_summary)
+        fprintf(stderr, "threadtime dump: --summary is for traces; %s is a recording of threadtime run\n", path);
+    if (rc != 0)
+        return 2;
+    FILE *f = stdout;
+    if (out_path && !is_input(out_path, path, in) && !(f = fopen(out_path, "w")))
+        fprintf(stderr, "threadtime dump: %s: %s\n", out_path, strerror(errno));
+    if (out_path && f == stdout) /* refused as the input, or not opened */
+        f = NULL;
+    if (!f) {
+        tt_run_set_free(&set);
+        return 2;
+    }
+    tt_run_report(&set, as_run[fmt], group, f);
+    int bad = ferror(f);
+    if (f != stdout && fclose(f) != 0)
+        bad = 1;
+    tt_run_set_free(&set);
+    if (bad) {
+        fprintf(stderr, "threadtime dump: writing %s failed\n", out_path ? out_path : "standard output");
+        return 2;
+    }
+    return 0;
+}
+
 int tt_cli_dump(int argc, char **argv)
 {
     enum dump_format fmt = FMT_TEXT;
     const char *path = NULL, *out_path = NULL;
-    int want_summary = 0;
+    int want_summary = 0, group = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -135,6 +172,8 @@ int tt_cli_dump(int argc, char **argv)
             return 0;
         } else if (strcmp(a, "--summary") == 0) {
             want_summary = 1;
+        } else if (strcmp(a, "--group") == 0) {
+            group = 1;
         } else if ((strcmp(a, "--format") == 0 || strcmp(a, "-f") == 0) && i + 1 < argc) {
             if (parse_format(argv[++i], &fmt) != 0) {
                 fprintf(stderr, "threadtime dump: unknown format '%s'\n", argv[i]);
@@ -167,6 +206,13 @@ int tt_cli_dump(int argc, char **argv)
     struct stat in;
     if (load(path, &buf, &len, &in) != 0)
         return 2;
+    if (tt_run_set_is(buf, len))
+        return dump_run(buf, len, path, &in, fmt, want_summary, group, out_path);
+    if (group) {
+        fprintf(stderr, "threadtime dump: --group is for recordings of threadtime run; %s is a trace\n", path);
+        free(buf);
+        return 2;
+    }
     tt__trace t;
     int rc = tt__trace_open(&t, buf, len);
     if (rc != 0) {

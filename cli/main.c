@@ -7,6 +7,7 @@
 
 int tt_cli_dump(int argc, char **argv);
 int tt_cli_attach(int argc, char **argv);
+int tt_cli_run(int argc, char **argv);
 
 typedef struct subcommand {
     const char *name;
@@ -18,6 +19,7 @@ static const subcommand subcommands[] = {
     {"bench", tt_cli_bench, "measure every CPU-time and event method side by side"},
     {"dump", tt_cli_dump, "print a trace file as text, CSV, JSON or Chrome trace JSON"},
     {"attach", tt_cli_attach, "add or remove probes in a running JVM, or dump its trace"},
+    {"run", tt_cli_run, "run a command and report the CPU time of each of its threads"},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""The floors of `threadtime run` (issue 26), each beside its baseline in
+the same run: make bench-run. Usage: run_bench.py THREADTIME RUN_BENCH
+PRELOAD_LIB [XZ_MB] [ROUNDS] [PARTS]; PARTS is any of 1, 2, 3 (default 123)."""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+TT, BENCH, LIB = (os.path.abspath(a) for a in sys.argv[1:4])
+XZ_MB = int(sys.argv[4]) if len(sys.argv) > 4 else 40
+ROUNDS = int(sys.argv[5]) if len(sys.argv) > 5 else 5
+PARTS = sys.argv[6] if len(sys.argv) > 6 else "123"
+tmp = tempfile.mkdtemp(prefix="run_bench.", dir=os.environ.get("TMPDIR"))
+
+
+def preloaded_env():
+    d = tempfile.mkdtemp(dir=tmp)
+    return dict(os.environ, LD_PRELOAD=LIB, THREADTIME_RUN_DIR=d, THREADTIME_RUN_INTERVAL_NS="100000000")
+
+
+# 1. Per thread started and ended: the preload's records (a take, the
+#    thread's own split, its tid) against bare create + join, measured as
+#    the process's CPU time per create+join: one process alternates batches
+#    through libc's pthread_create and the preload's. The control run (no
+#    preload: both columns libc) shows what the method itself reads as a
+#    difference.
+rows = {"control": [], "preloaded": []}
+for _ in range(ROUNDS if "1" in PARTS else 0):
+    for kind in rows:
+        env = dict(preloaded_env(), THREADTIME_RUN_THREADS="32768") if kind == "preloaded" else None
+        rows[kind].append([int(x) for x in subprocess.check_output([BENCH, "create", "20000"], env=env).split()])
+for kind, r in rows.items() if "1" in PARTS else ():
+    b = statistics.median(x[0] for x in r)
+    p = statistics.median(x[1] for x in r)
+    print(f"thread start+end, {kind}: libc {b:.0f} ns CPU, through pthread_create as linked {p:.0f} ns, "
+          f"added {p - b:.0f} ns (medians over {ROUNDS} runs of the per-run medians of 10 batches of 1000 each)")
+
+# 2. The sampler at 100 ms with 1,000 live threads, from the report.
+if "2" in PARTS:
+  out = subprocess.run([TT, "run", "--format", "json", "--report", os.path.join(tmp, "idle.json"), "--",
+                      BENCH, "idle", "1000", "10"], check=True)
+  rep = json.load(open(os.path.join(tmp, "idle.json")))
+  proc = rep["processes"][0]
+  s = proc["sampler"]
+  print(f"sampler, 1000 live threads, 100 ms: {s['cpu_ns'] / 1e6:.1f} ms CPU in {proc['wall_ns'] / 1e9:.1f} s "
+      f"= {100 * s['cpu_ns'] / proc['wall_ns']:.3f} % of one CPU ({s['rounds']} rounds, "
+      f"{s['cpu_ns'] / max(s['rounds'], 1) / 1e3:.0f} us per round)")
+
+# 3. xz -T2 on a text file of XZ_MB MB, with and without threadtime run:
+#    wall time, and the CPU time of the whole tree (wait4 of the children),
+#    which a shared host disturbs far less.
+def part3():
+    src = os.path.join(tmp, "input.txt")
+    with open(src, "w") as f:
+        i = 0
+        while f.tell() < XZ_MB << 20:
+            f.write("".join(f"line {j} of some text {j * 7919 % 10007} alpha beta gamma\n" for j in range(i, i + 10000)))
+            i += 10000
+    walls = {"bare": [], "run": []}
+    cpus = {"bare": [], "run": []}
+    for _ in range(ROUNDS):
+        for kind in ("bare", "run"):
+            cmd = ["xz", "-T2", "-c", src]
+            if kind == "run":
+                cmd = [TT, "run", "--report", os.path.join(tmp, "xz.txt"), "--"] + cmd
+            r0 = os.times()
+            t0 = time.monotonic()
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
+            walls[kind].append(time.monotonic() - t0)
+            r1 = os.times()
+            cpus[kind].append(r1.children_user + r1.children_system - r0.children_user - r0.children_system)
+    for what, d in (("wall", walls), ("CPU", cpus)):
+        b, r = statistics.median(d["bare"]), statistics.median(d["run"])
+        print(f"xz -T2, {XZ_MB} MB, {what}: bare {b:.3f} s, threadtime run {r:.3f} s, ratio {r / b:.4f} "
+              f"(medians of {ROUNDS} interleaved runs; all: bare {[round(x, 3) for x in d['bare']]}, "
+              f"run {[round(x, 3) for x in d['run']]})")
+
+
+if "3" in PARTS:
+    part3()
+subprocess.run(["rm", "-rf", tmp])

@@ -1,0 +1,61 @@
+/* `threadtime run`: shared between the command (run.c) and the reader and
+ * report (run_report.c), which `threadtime dump` also calls for a kept
+ * recording. */
+#ifndef TT_CLI_RUN_H
+#define TT_CLI_RUN_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A kept recording (-o FILE): this header, the command line (cmd_len
+ * bytes), then each process's file as a u64 length and its bytes. */
+#define TT_RUNSET_MAGIC "TTRUNSET"
+typedef struct tt_runset_header {
+    char magic[8];
+    uint32_t version, files;
+    int32_t exit_status;    /* as threadtime returned it (128+sig for a signal) */
+    uint32_t cmd_len;
+    int64_t rusage_user_ns; /* wait4() of the command: the tree it waited for */
+    int64_t rusage_system_ns;
+    uint64_t flags;          /* bit 0: sampled from outside */
+} tt_runset_header;
+
+typedef struct tt_run_proc_buf {
+    unsigned char *data;
+    size_t len;
+} tt_run_proc_buf;
+
+/* Everything one report needs. */
+typedef struct tt_run_set {
+    tt_runset_header h;
+    char *cmd;
+    tt_run_proc_buf *procs;
+    uint32_t nprocs;
+} tt_run_set;
+
+enum tt_run_format { TT_RUN_TEXT, TT_RUN_CSV, TT_RUN_JSON, TT_RUN_CHROME };
+
+/* Loads every .ttrun file of dir. 0 or -errno (message printed). */
+int tt_run_set_load_dir(const char *dir, tt_run_set *s);
+/* The magic a kept recording (threadtime run -o) starts with. */
+static inline int tt_run_set_is(const unsigned char *b, size_t len)
+{
+    return len >= 8 && memcmp(b, TT_RUNSET_MAGIC, 8) == 0;
+}
+/* Parses a kept recording already read into memory (threadtime dump reads
+ * it). 0, or -EINVAL with a message naming path. */
+int tt_run_set_parse(const unsigned char *b, size_t len, const char *path, tt_run_set *s);
+/* Writes s as a kept recording. 0 or -errno. */
+int tt_run_set_save(const tt_run_set *s, const char *path);
+void tt_run_set_free(tt_run_set *s);
+
+/* Prints the report. */
+void tt_run_report(const tt_run_set *s, enum tt_run_format fmt, int group, FILE *out);
+
+/* "text", "csv", "json", "chrome"; 0 or -EINVAL. */
+int tt_run_parse_format(const char *name, enum tt_run_format *out);
+
+int tt_cli_run(int argc, char **argv);
+
+#endif

@@ -1,0 +1,662 @@
+/* Reading a `threadtime run` recording back and printing its report. */
+#include "event_log.h"
+#include "util.h"
+#include "run.h"
+#include "run_file.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- loading ---- */
+
+static int add_proc(tt_run_set *s, unsigned char *data, size_t len)
+{
+    tt_run_proc_buf *p = realloc(s->procs, (s->nprocs + 1) * sizeof *p);
+    if (!p)
+        return -ENOMEM;
+    s->procs = p;
+    s->procs[s->nprocs++] = (tt_run_proc_buf){data, len};
+    return 0;
+}
+
+int tt_run_set_load_dir(const char *dir, tt_run_set *s)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "threadtime run: cannot read %s: %s\n", dir, strerror(errno));
+        return -errno;
+    }
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < 6 || strcmp(e->d_name + n - 6, ".ttrun") != 0)
+            continue;
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        unsigned char *b = NULL;
+        size_t len = 0;
+        rc = tt__read_all(fd, &b, &len);
+        close(fd);
+        const char *why;
+        if (rc == 0 && tt_run_file_check(b, len, &why) != 0) {
+            free(b); /* a process killed before its file was complete */
+            continue;
+        }
+        if (rc == 0 && (rc = add_proc(s, b, len)) != 0)
+            free(b);
+    }
+    closedir(d);
+    return rc;
+}
+
+int tt_run_set_parse(const unsigned char *b, size_t len, const char *path, tt_run_set *s)
+{
+    const char *why = NULL;
+    memcpy(&s->h, b, sizeof s->h);
+    size_t off = sizeof s->h;
+    if (s->h.version != 1)
+        why = "unknown version";
+    else if (s->h.cmd_len > len - off)
+        why = "truncated command line";
+    if (!why) {
+        s->cmd = strndup((const char *)b + off, s->h.cmd_len);
+        off += s->h.cmd_len;
+        for (uint32_t i = 0; i < s->h.files && !why; i++) {
+            uint64_t n;
+            if (len - off < sizeof n) {
+                why = "truncated";
+                break;
+            }
+            memcpy(&n, b + off, sizeof n);
+            off += sizeof n;
+            const char *w;
+            if (n > len - off || tt_run_file_check(b + off, (size_t)n, &w) != 0) {
+                why = n > len - off ? "truncated process file" : w;
+                break;
+            }
+            unsigned char *p = malloc((size_t)n);
+            if (!p || add_proc(s, p, (size_t)n) != 0) {
+                free(p);
+                why = "out of memory";
+                break;
+            }
+            memcpy(p, b + off, (size_t)n);
+            off += (size_t)n;
+        }
+    }
+    if (why) {
+        fprintf(stderr, "threadtime: %s: damaged run recording: %s\n", path, why);
+        tt_run_set_free(s);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int tt_run_set_save(const tt_run_set *s, const char *path)
+{
+    /* As the core writes its traces (docs/security.md): a new 0600 file
+     * beside the destination, O_EXCL|O_NOFOLLOW under an unpredictable
+     * name, renamed into place when whole; no planted symlink followed. */
+    char *real = NULL, *tmp = NULL;
+    int rc = tt__file_target(path, &real);
+    if (rc == TT__FILE_PLANTED)
+        return -EACCES;
+    if (rc == TT__FILE_STREAM)
+        return -EINVAL; /* a recording is a file to read back, not a stream */
+    if (rc < 0)
+        return rc;
+    int fd = tt__file_create(real, 0600, &tmp);
+    if (fd < 0) {
+        free(real);
+        return fd;
+    }
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        rc = -errno;
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        free(real);
+        return rc;
+    }
+    tt_runset_header h = s->h;
+    memcpy(h.magic, TT_RUNSET_MAGIC, 8);
+    h.version = 1;
+    h.files = s->nprocs;
+    h.cmd_len = s->cmd ? (uint32_t)strlen(s->cmd) : 0;
+    fwrite(&h, sizeof h, 1, f);
+    fwrite(s->cmd ? s->cmd : "", 1, h.cmd_len, f);
+    for (uint32_t i = 0; i < s->nprocs; i++) {
+        uint64_t n = s->procs[i].len;
+        fwrite(&n, sizeof n, 1, f);
+        fwrite(s->procs[i].data, 1, s->procs[i].len, f);
+    }
+    int bad = ferror(f);
+    rc = fclose(f) != 0 || bad ? -EIO : 0;
+    if (rc == 0)
+        rc = tt__file_place(tmp, real);
+    else
+        unlink(tmp);
+    free(tmp);
+    free(real);
+    return rc;
+}
+
+void tt_run_set_free(tt_run_set *s)
+{
+    for (uint32_t i = 0; i < s->nprocs; i++)
+        free(s->procs[i].data);
+    free(s->procs);
+    free(s->cmd);
+    memset(s, 0, sizeof *s);
+}
+
+int tt_run_parse_format(const char *name, enum tt_run_format *out)
+{
+    static const char *names[] = {"text", "csv", "json", "chrome"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(name, names[i]) == 0) {
+            *out = (enum tt_run_format)i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+/* ---- rows ---- */
+
+typedef struct row {
+    uint32_t tid, count; /* count > 1: a group */
+    int mixed;           /* a group of different names */
+    char name[64], name_start[TT_RUN_NAME], orig[64];
+    const char *how;     /* how the figures were taken */
+    int64_t user, sys, total; /* user/sys -1: unknown (sampled total only) */
+    uint64_t start, end;      /* start 0: unknown */
+    const tt_run_thread *rec;
+} row;
+
+typedef struct proc {
+    const tt_run_header *h;
+    const tt_run_thread *threads;
+    const tt_run_sample *samples;
+    row *rows;
+    uint32_t nrows, depth;
+    int done;
+} proc;
+
+static void copy_name(char *dst, size_t cap, const char *src)
+{
+    size_t n = strnlen(src, TT_RUN_NAME - 1);
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, src, n);
+    dst[n] = 0;
+}
+
+/* A record SEEN by the sampler that a pthread record of the same tid
+ * covers is that thread, caught before its record was published. */
+static int covered(const proc *p, uint32_t used, const tt_run_thread *seen)
+{
+    for (uint32_t i = 0; i < used; i++) {
+        const tt_run_thread *t = &p->threads[i];
+        if (t != seen && t->tid == seen->tid && t->kind == TT_RUN_KIND_PTHREAD &&
+            (t->state == TT_RUN_ENDED || t->state == TT_RUN_AT_EXIT || t->state == TT_RUN_LIVE ||
+             t->state == TT_RUN_WRITING) &&
+            (t->state == TT_RUN_LIVE || t->end_ns >= seen->start_ns))
+            return 1;
+    }
+    return 0;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+    const row *x = a, *y = b;
+    if (x->total != y->total)
+        return x->total > y->total ? -1 : 1;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static void build_rows(proc *p)
+{
+    const tt_run_header *h = p->h;
+    uint32_t used = h->threads_used < h->thread_cap ? h->threads_used : h->thread_cap;
+    p->rows = calloc(used + 1, sizeof *p->rows);
+    if (!p->rows)
+        return;
+    for (uint32_t i = 0; i < used; i++) {
+        const tt_run_thread *t = &p->threads[i];
+        /* After exec the main thread goes on in the next image's file, its
+         * CPU clock with it: counted there, once. */
+        if (h->state == TT_RUN_PROC_EXECED && t->tid == h->pid)
+            continue;
+        row r = {.tid = t->tid, .count = 1, .rec = t, .start = t->start_ns, .end = t->end_ns};
+        copy_name(r.name, sizeof r.name, t->name_end[0] ? t->name_end : t->name_start);
+        if (t->name_end[0] && strncmp(t->name_start, t->name_end, TT_RUN_NAME) != 0)
+            copy_name(r.name_start, sizeof r.name_start, t->name_start);
+        r.user = t->user_ns;
+        r.sys = t->system_ns;
+        switch (t->state) {
+        case TT_RUN_ENDED:
+            r.how = "ended";
+            break;
+        case TT_RUN_AT_EXIT:
+            /* From outside, the last round over /proc is what is known. */
+            r.how = h->flags & TT_RUN_FLAG_OUTSIDE ? "/proc sample" : "at exit";
+            break;
+        case TT_RUN_LIVE:
+        case TT_RUN_WRITING:
+        case TT_RUN_SEEN:
+            if (t->state == TT_RUN_SEEN && covered(p, used, t))
+                continue;
+            /* No end of its own: the last sample is what is known. */
+            r.user = r.sys = -1;
+            r.total = t->spare[1] ? (int64_t)t->spare[0] : 0;
+            r.end = t->spare[1] ? t->spare[1] : t->start_ns;
+            r.how = t->state == TT_RUN_SEEN ? "sampled" : "last sample";
+            p->rows[p->nrows++] = r;
+            continue;
+        default:
+            continue; /* taken, never published: killed in between */
+        }
+        r.total = r.user >= 0 && r.sys >= 0 ? r.user + r.sys : -1;
+        p->rows[p->nrows++] = r;
+    }
+    if (h->sampler_tid) {
+        row r = {.tid = h->sampler_tid, .count = 1, .how = "threadtime", .user = -1, .sys = -1};
+        strcpy(r.name, "tt-sampler");
+        r.total = (int64_t)h->sampler_cpu_ns;
+        r.start = h->start_ns;
+        r.end = h->end_ns;
+        p->rows[p->nrows++] = r;
+    }
+    qsort(p->rows, p->nrows, sizeof *p->rows, cmp_rows);
+}
+
+/* The name with its trailing number folded to '*': "GC Thread#3" ->
+ * "GC Thread#*", "pool-1-thread-7" -> "pool-1-thread-*". Only a trailing
+ * one: "C2 CompilerThread0" reaches the kernel cut to 15 bytes, "C2
+ * CompilerThre", which already names them all and keeps its C1/C2. */
+static void fold_name(const char *name, char *out, size_t cap)
+{
+    size_t begin = strlen(name);
+    while (begin > 0 && name[begin - 1] >= '0' && name[begin - 1] <= '9')
+        begin--;
+    if (begin == strlen(name) || begin == 0)
+        snprintf(out, cap, "%s", name);
+    else
+        snprintf(out, cap, "%.*s*", (int)begin, name);
+}
+
+static void group_rows(proc *p)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < p->nrows; i++) {
+        row r = p->rows[i];
+        char g[64];
+        fold_name(r.name, g, sizeof g);
+        uint32_t j = 0;
+        while (j < n && strcmp(p->rows[j].name, g) != 0)
+            j++;
+        if (j == n) {
+            p->rows[n] = r;
+            strcpy(p->rows[n].orig, r.name);
+            strcpy(p->rows[n].name, g);
+            p->rows[n].name_start[0] = 0;
+            n++;
+            continue;
+        }
+        row *q = &p->rows[j];
+        q->mixed |= strcmp(q->orig, r.name) != 0;
+        q->count++;
+        q->user = q->user >= 0 && r.user >= 0 ? q->user + r.user : -1;
+        q->sys = q->sys >= 0 && r.sys >= 0 ? q->sys + r.sys : -1;
+        q->total += r.total > 0 ? r.total : 0;
+        if (r.start && (!q->start || r.start < q->start))
+            q->start = r.start;
+        if (r.end > q->end)
+            q->end = r.end;
+    }
+    /* A name nothing else folded into keeps its digits ("python3"). */
+    for (uint32_t i = 0; i < n; i++)
+        if (!p->rows[i].mixed)
+            strcpy(p->rows[i].name, p->rows[i].orig);
+    p->nrows = n;
+    qsort(p->rows, p->nrows, sizeof *p->rows, cmp_rows);
+}
+
+static const char *proc_state(const tt_run_header *h)
+{
+    if (h->flags & TT_RUN_FLAG_OUTSIDE)
+        return "sampled from outside";
+    switch (h->state) {
+    case TT_RUN_PROC_EXITED:
+        return "exited";
+    case TT_RUN_PROC_EXECED:
+        return "replaced by exec";
+    default:
+        return "did not exit (killed?): ended threads and the last sample";
+    }
+}
+
+/* Processes in tree order: each after its parent, siblings by start. */
+static void emit(proc *ps, uint32_t n, uint32_t i, uint32_t depth, uint32_t *order, uint32_t *k)
+{
+    ps[i].done = 1;
+    ps[i].depth = depth;
+    order[(*k)++] = i;
+    for (;;) {
+        uint32_t best = n;
+        for (uint32_t j = 0; j < n; j++)
+            if (!ps[j].done && ps[j].h->ppid == ps[i].h->pid &&
+                (best == n || ps[j].h->start_ns < ps[best].h->start_ns))
+                best = j;
+        if (best == n)
+            return;
+        emit(ps, n, best, depth + 1, order, k);
+    }
+}
+
+static uint32_t order_procs(proc *ps, uint32_t n, uint32_t *order)
+{
+    uint32_t k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t i = 0; i < n; i++) {
+            int has_parent = 0;
+            for (uint32_t j = 0; j < n && pass == 0; j++)
+                has_parent |= j != i && ps[j].h->pid == ps[i].h->ppid;
+            if (!ps[i].done && !has_parent)
+                emit(ps, n, i, 0, order, &k);
+        }
+    return k;
+}
+
+/* ---- output ---- */
+
+static void ms(FILE *out, int64_t ns, int width)
+{
+    if (ns < 0)
+        fprintf(out, "%*s", width, "-");
+    else
+        fprintf(out, "%*.3f", width, (double)ns / 1e6);
+}
+
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+static void csv_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+static uint64_t life(const row *r) { return r->start && r->end > r->start ? r->end - r->start : 0; }
+
+static void text_proc(FILE *out, const proc *p, int group)
+{
+    const tt_run_header *h = p->h;
+    uint64_t wall = h->end_ns > h->start_ns ? h->end_ns - h->start_ns : 0;
+    fprintf(out, "\n%*spid %u (parent %u) %s: %s, %.3f ms\n", (int)p->depth * 2, "", h->pid, h->ppid, h->exe,
+            proc_state(h), (double)wall / 1e6);
+    if (group)
+        fprintf(out, "  %7s  %-24s %12s %12s %12s %12s %7s\n", "threads", "name", "user_ms", "system_ms",
+                "total_ms", "process_ms", "cpu_%");
+    else
+        fprintf(out, "  %7s  %-24s %12s %12s %12s %12s %7s  %s\n", "tid", "name", "user_ms", "system_ms",
+                "total_ms", "lifetime_ms", "cpu_%", "how");
+    for (uint32_t i = 0; i < p->nrows; i++) {
+        const row *r = &p->rows[i];
+        char name[96];
+        if (r->name_start[0])
+            snprintf(name, sizeof name, "%s (was %s)", r->name, r->name_start);
+        else
+            snprintf(name, sizeof name, "%s", r->name);
+        fprintf(out, "  %7u  %-24s", group ? r->count : r->tid, name);
+        ms(out, r->user, 13);
+        ms(out, r->sys, 13);
+        ms(out, r->total, 13);
+        uint64_t l = group ? wall : life(r);
+        ms(out, l ? (int64_t)l : -1, 13);
+        if (l && r->total >= 0)
+            fprintf(out, " %7.1f", 100.0 * (double)r->total / (double)l);
+        else
+            fprintf(out, " %7s", "-");
+        fprintf(out, group ? "\n" : "  %s\n", r->how);
+    }
+    uint32_t used = h->threads_used;
+    if (used > h->thread_cap)
+        fprintf(out, "  %u thread records did not fit the file (THREADTIME_RUN_THREADS)\n", used - h->thread_cap);
+    if (h->sampler_tid && wall)
+        fprintf(out, "  sampler: %llu rounds every %.0f ms, %.3f ms CPU (%.3f %% of one CPU)\n",
+                (unsigned long long)h->sampler_rounds, (double)h->interval_ns / 1e6,
+                (double)h->sampler_cpu_ns / 1e6, 100.0 * (double)h->sampler_cpu_ns / (double)wall);
+}
+
+static void json_row(FILE *out, const row *r, int group)
+{
+    if (group)
+        fprintf(out, "{\"threads\":%u,\"name\":", r->count);
+    else
+        fprintf(out, "{\"tid\":%u,\"name\":", r->tid);
+    json_str(out, r->name);
+    if (r->name_start[0]) {
+        fprintf(out, ",\"name_at_start\":");
+        json_str(out, r->name_start);
+    }
+    fprintf(out, ",\"user_ns\":%lld,\"system_ns\":%lld,\"total_ns\":%lld,\"lifetime_ns\":%llu",
+            (long long)r->user, (long long)r->sys, (long long)r->total, (unsigned long long)life(r));
+    if (!group) {
+        fprintf(out, ",\"how\":");
+        json_str(out, r->how);
+    }
+    fputc('}', out);
+}
+
+static void chrome(FILE *out, proc *ps, const uint32_t *order, uint32_t n)
+{
+    uint64_t t0 = UINT64_MAX;
+    for (uint32_t i = 0; i < n; i++)
+        if (ps[i].h->start_ns < t0)
+            t0 = ps[i].h->start_ns;
+    fprintf(out, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+    int first = 1;
+#define SEP() (first ? (first = 0, "") : ",\n")
+    for (uint32_t k = 0; k < n; k++) {
+        proc *p = &ps[order[k]];
+        const tt_run_header *h = p->h;
+        fprintf(out, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":", SEP(), h->pid);
+        json_str(out, h->exe);
+        fprintf(out, "}}");
+        for (uint32_t i = 0; i < p->nrows; i++) {
+            const row *r = &p->rows[i];
+            fprintf(out, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":", SEP(),
+                    h->pid, r->tid);
+            json_str(out, r->name);
+            fprintf(out, "}}");
+            uint64_t s = r->start ? r->start : h->start_ns, e = r->end > s ? r->end : s;
+            fprintf(out, "%s{\"ph\":\"X\",\"name\":", SEP());
+            json_str(out, r->name);
+            fprintf(out, ",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"user_ms\":%.3f,"
+                         "\"system_ms\":%.3f,\"total_ms\":%.3f,\"how\":\"%s\"}}",
+                    h->pid, r->tid, (double)(s - t0) / 1e3, (double)(e - s) / 1e3, (double)r->user / 1e6,
+                    (double)r->sys / 1e6, (double)r->total / 1e6, r->how);
+        }
+        /* CPU rate per thread between consecutive samples of that thread
+         * (an idle thread's samples are rounds apart: the sampler backs
+         * off). One pass, with each tid's name and latest sample. */
+        uint32_t cap2 = 64;
+        while (cap2 < 4 * (p->nrows + 16))
+            cap2 *= 2;
+        struct last {
+            uint32_t tid;
+            const char *name;
+            const tt_run_sample *s;
+        } *m = calloc(cap2, sizeof *m);
+        uint32_t used = 0;
+        for (uint32_t r = 0; m && r < p->nrows; r++) {
+            uint32_t j = (p->rows[r].tid * 2654435761u) & (cap2 - 1);
+            while (m[j].tid && m[j].tid != p->rows[r].tid)
+                j = (j + 1) & (cap2 - 1);
+            used += !m[j].tid;
+            m[j].tid = p->rows[r].tid;
+            m[j].name = p->rows[r].name;
+        }
+        uint64_t head = h->samples_head, cap = h->sample_cap;
+        uint64_t from = head > cap ? head - cap + 1 : 0; /* the oldest slot may be half overwritten */
+        for (uint64_t i = from; m && i < head; i++) {
+            const tt_run_sample *a = &p->samples[i % cap];
+            if (!a->tid)
+                continue;
+            uint32_t j = (a->tid * 2654435761u) & (cap2 - 1);
+            while (m[j].tid && m[j].tid != a->tid)
+                j = (j + 1) & (cap2 - 1);
+            if (!m[j].tid) {
+                if (2 * (used + 1) > cap2)
+                    continue; /* more tids than records: no counter for this one */
+                used++;
+                m[j] = (struct last){a->tid, "?", NULL};
+            }
+            const tt_run_sample *prev = m[j].s;
+            m[j].s = a;
+            if (!prev || a->t_ns <= prev->t_ns || a->total_ns < prev->total_ns)
+                continue;
+            fprintf(out, "%s{\"ph\":\"C\",\"name\":\"cpu %% %u ", SEP(), a->tid);
+            for (const char *c = m[j].name; *c; c++)
+                if (*c != '"' && *c != '\\' && (unsigned char)*c >= 0x20)
+                    fputc(*c, out);
+            fprintf(out, "\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"args\":{\"cpu_percent\":%.1f}}", h->pid, a->tid,
+                    (double)(prev->t_ns - t0) / 1e3,
+                    100.0 * (double)(a->total_ns - prev->total_ns) / (double)(a->t_ns - prev->t_ns));
+        }
+        free(m);
+    }
+    fprintf(out, "\n]}\n");
+#undef SEP
+}
+
+void tt_run_report(const tt_run_set *s, enum tt_run_format fmt, int group, FILE *out)
+{
+    uint32_t n = s->nprocs;
+    proc *ps = calloc(n ? n : 1, sizeof *ps);
+    uint32_t *order = calloc(n ? n : 1, sizeof *order);
+    if (!ps || !order) {
+        fprintf(stderr, "threadtime: out of memory\n");
+        free(ps);
+        free(order);
+        return;
+    }
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        proc *p = &ps[m];
+        p->h = (const tt_run_header *)s->procs[i].data;
+        p->threads = (const tt_run_thread *)(s->procs[i].data + TT_RUN_HEADER_SIZE);
+        p->samples = (const tt_run_sample *)((const unsigned char *)p->threads +
+                                             (size_t)p->h->thread_cap * TT_RUN_THREAD_SIZE);
+        build_rows(p);
+        if (p->nrows == 0 && p->h->state == TT_RUN_PROC_EXECED) {
+            free(p->rows); /* a fork child's image that only called exec */
+            continue;
+        }
+        if (group)
+            group_rows(p);
+        m++;
+    }
+    n = order_procs(ps, m, order);
+    int64_t sum = 0;
+    for (uint32_t k = 0; k < n; k++)
+        for (uint32_t i = 0; i < ps[order[k]].nrows; i++)
+            sum += ps[order[k]].rows[i].total > 0 ? ps[order[k]].rows[i].total : 0;
+    int64_t rus = s->h.rusage_user_ns + s->h.rusage_system_ns;
+    switch (fmt) {
+    case TT_RUN_TEXT:
+        fprintf(out, "threadtime run: %s\n", s->cmd ? s->cmd : "");
+        for (uint32_t k = 0; k < n; k++)
+            text_proc(out, &ps[order[k]], group);
+        fprintf(out, "\nall threads: %.3f ms CPU; the command's own rusage (wait4): %.3f ms "
+                     "(user %.3f, system %.3f); exit status %d\n",
+                (double)sum / 1e6, (double)rus / 1e6, (double)s->h.rusage_user_ns / 1e6,
+                (double)s->h.rusage_system_ns / 1e6, s->h.exit_status);
+        if (rus > sum)
+            fprintf(out, "%.3f ms of it no read above saw: after a killed process's last sample, the end of "
+                         "exit() and the kernel's teardown, forked children that ended with _exit()\n",
+                    (double)(rus - sum) / 1e6);
+        break;
+    case TT_RUN_CSV:
+        fprintf(out, group ? "pid,ppid,threads,name,user_ns,system_ns,total_ns\n"
+                           : "pid,ppid,tid,name,name_at_start,user_ns,system_ns,total_ns,lifetime_ns,how\n");
+        for (uint32_t k = 0; k < n; k++) {
+            const proc *p = &ps[order[k]];
+            for (uint32_t i = 0; i < p->nrows; i++) {
+                const row *r = &p->rows[i];
+                fprintf(out, "%u,%u,%u,", p->h->pid, p->h->ppid, group ? r->count : r->tid);
+                csv_str(out, r->name);
+                if (!group) {
+                    fputc(',', out);
+                    csv_str(out, r->name_start);
+                }
+                fprintf(out, ",%lld,%lld,%lld", (long long)r->user, (long long)r->sys, (long long)r->total);
+                if (!group)
+                    fprintf(out, ",%llu,%s", (unsigned long long)life(r), r->how);
+                fputc('\n', out);
+            }
+        }
+        break;
+    case TT_RUN_JSON:
+        fprintf(out, "{\"command\":");
+        json_str(out, s->cmd ? s->cmd : "");
+        fprintf(out, ",\"exit_status\":%d,\"rusage\":{\"user_ns\":%lld,\"system_ns\":%lld},\"threads_total_ns\":%lld,"
+                     "\"processes\":[",
+                s->h.exit_status, (long long)s->h.rusage_user_ns, (long long)s->h.rusage_system_ns, (long long)sum);
+        for (uint32_t k = 0; k < n; k++) {
+            const proc *p = &ps[order[k]];
+            const tt_run_header *h = p->h;
+            fprintf(out, "%s\n{\"pid\":%u,\"ppid\":%u,\"depth\":%u,\"exe\":", k ? "," : "", h->pid, h->ppid, p->depth);
+            json_str(out, h->exe);
+            fprintf(out, ",\"state\":");
+            json_str(out, proc_state(h));
+            fprintf(out, ",\"exited\":%s,\"wall_ns\":%llu,\"dropped_threads\":%u,\"sampler\":{\"tid\":%u,"
+                         "\"interval_ns\":%llu,\"rounds\":%llu,\"cpu_ns\":%llu},\"%s\":[",
+                    h->state == TT_RUN_PROC_EXITED ? "true" : "false",
+                    (unsigned long long)(h->end_ns > h->start_ns ? h->end_ns - h->start_ns : 0),
+                    h->threads_used > h->thread_cap ? h->threads_used - h->thread_cap : 0, h->sampler_tid,
+                    (unsigned long long)h->interval_ns, (unsigned long long)h->sampler_rounds,
+                    (unsigned long long)h->sampler_cpu_ns, group ? "groups" : "threads");
+            for (uint32_t i = 0; i < p->nrows; i++) {
+                fputs(i ? ",\n " : "\n ", out);
+                json_row(out, &p->rows[i], group);
+            }
+            fprintf(out, "]}");
+        }
+        fprintf(out, "]}\n");
+        break;
+    case TT_RUN_CHROME:
+        chrome(out, ps, order, n);
+        break;
+    }
+    for (uint32_t i = 0; i < m; i++)
+        free(ps[i].rows);
+    free(ps);
+    free(order);
+}

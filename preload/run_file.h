@@ -1,0 +1,153 @@
+/* The recording of `threadtime run`: one crash-safe file per process.
+ *
+ * A process started under `threadtime run` writes DIR/<pid>-<n>.ttrun, a
+ * MAP_SHARED file reserved in full at creation, so what a thread stored is
+ * in the page cache at once and survives SIGKILL of the process. Layout:
+ *
+ *   header (TT_RUN_HEADER_SIZE bytes)
+ *   thread_cap thread records (TT_RUN_THREAD_SIZE bytes each)
+ *   sample_cap samples (TT_RUN_SAMPLE_SIZE bytes each), a ring
+ *
+ * A thread record is taken with one fetch-add on threads_used and becomes
+ * visible when its state is stored (release); a record changes state only
+ * by a compare-and-swap to TT_RUN_WRITING, so the thread's own exit and the
+ * process's exit handler never both fill it. A sample is counted (release
+ * on samples_head) after it is written. Nothing here takes a lock.
+ *
+ * The same code is compiled into the preload library and into the
+ * threadtime command (which writes the file itself when it samples a
+ * process from outside, and reads every file back).
+ */
+#ifndef TT_RUN_FILE_H
+#define TT_RUN_FILE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define TT_RUN_MAGIC "TTRUN\0v1"
+#define TT_RUN_MAGIC_LEN 8
+#define TT_RUN_VERSION 1
+#define TT_RUN_HEADER_SIZE 4096
+#define TT_RUN_THREAD_SIZE 96
+#define TT_RUN_SAMPLE_SIZE 32
+#define TT_RUN_NAME 16 /* the kernel's 15 bytes and a NUL */
+
+/* Environment the command passes to the preload library. */
+#define TT_RUN_ENV_DIR "THREADTIME_RUN_DIR"
+#define TT_RUN_ENV_INTERVAL "THREADTIME_RUN_INTERVAL_NS"
+
+/* Process states (header.state). */
+enum {
+    TT_RUN_PROC_RUNNING = 0, /* nothing said it ended: killed, or still running */
+    TT_RUN_PROC_EXITED = 1,  /* the exit handler finished */
+    TT_RUN_PROC_EXECED = 2,  /* the image was replaced by exec (same pid, next file) */
+};
+
+/* header.flags */
+#define TT_RUN_FLAG_OUTSIDE 1u /* sampled from outside through /proc (no preload) */
+
+/* Thread record states. */
+enum {
+    TT_RUN_EMPTY = 0,
+    TT_RUN_LIVE = 1,     /* started through pthread_create, not ended yet */
+    TT_RUN_ENDED = 2,    /* read by the thread itself at its end */
+    TT_RUN_AT_EXIT = 3,  /* alive when the process exited; read by the exit handler */
+    TT_RUN_SEEN = 4,     /* found by a sampler (not started through pthread_create) */
+    TT_RUN_WRITING = 5,  /* being filled; the previous state's fields are stale */
+};
+
+/* Thread record kinds. */
+enum {
+    TT_RUN_KIND_PTHREAD = 1, /* started through pthread_create */
+    TT_RUN_KIND_OTHER = 2,   /* the main thread, or a thread started by clone() */
+};
+
+typedef struct tt_run_header {
+    char magic[TT_RUN_MAGIC_LEN];
+    uint32_t version, header_size;
+    uint32_t thread_size, sample_size;
+    uint32_t thread_cap, sample_cap;
+    uint32_t pid, ppid;
+    uint32_t flags, sampler_tid; /* sampler_tid 0: no sampler thread in the process */
+    uint64_t start_ns;           /* CLOCK_MONOTONIC when the file was made */
+    uint64_t start_real_ns;      /* CLOCK_REALTIME at the same moment */
+    uint64_t interval_ns;        /* the sampler's period, 0 without one */
+    _Atomic uint32_t threads_used; /* records taken; above thread_cap = dropped */
+    _Atomic uint32_t state;        /* TT_RUN_PROC_* */
+    _Atomic uint64_t samples_head; /* samples written (the ring keeps the last sample_cap) */
+    _Atomic uint64_t end_ns;       /* CLOCK_MONOTONIC at exit, or the latest sample round */
+    _Atomic uint64_t sampler_cpu_ns; /* the sampler's own CPU time */
+    _Atomic uint64_t sampler_rounds;
+    char exe[256];               /* argv[0]-like: the command as the process saw itself */
+} tt_run_header;
+
+typedef struct tt_run_thread {
+    _Atomic uint32_t state;
+    uint32_t tid;
+    uint32_t kind;
+    uint32_t reserved;
+    uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC; for SEEN: first and last seen */
+    int64_t user_ns, system_ns; /* the consistent split; -1: unknown (SEEN from inside) */
+    char name_start[TT_RUN_NAME];
+    char name_end[TT_RUN_NAME];
+    uint64_t spare[2];
+} tt_run_thread;
+
+typedef struct tt_run_sample {
+    uint64_t t_ns;   /* CLOCK_MONOTONIC */
+    uint32_t tid;
+    uint32_t round;  /* which sampler round (all threads of a round share it) */
+    int64_t total_ns; /* the thread's CPU time then */
+    uint64_t spare;
+} tt_run_sample;
+
+_Static_assert(sizeof(tt_run_header) <= TT_RUN_HEADER_SIZE, "header fits");
+_Static_assert(sizeof(tt_run_thread) == TT_RUN_THREAD_SIZE, "thread record size");
+_Static_assert(sizeof(tt_run_sample) == TT_RUN_SAMPLE_SIZE, "sample size");
+
+/* One process's mapped file. */
+typedef struct tt_run_file {
+    tt_run_header *hdr;
+    tt_run_thread *threads;
+    tt_run_sample *samples;
+    size_t bytes;
+} tt_run_file;
+
+/* Bytes of a file with these capacities. */
+size_t tt_run_file_bytes(uint32_t thread_cap, uint32_t sample_cap);
+
+/* Creates dir/<pid>-<n>.ttrun with the first free n, every block reserved
+ * (a full disk is -ENOSPC now, never SIGBUS later), mapped shared, header
+ * filled. A file of the same pid found on the way is marked EXECED: this
+ * pid's earlier image is gone. Only system calls and no allocation, so a
+ * fork child may call it. Returns 0 or -errno with nothing left behind. */
+int tt_run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_cap, uint32_t sample_cap,
+                       tt_run_file *out);
+
+/* Unmaps; NULL or an unmapped file is accepted. */
+void tt_run_file_close(tt_run_file *f);
+
+/* Takes a record (state still EMPTY), or NULL when the file is full (the
+ * drop is counted by threads_used passing thread_cap). */
+tt_run_thread *tt_run_thread_take(tt_run_file *f);
+
+/* Moves a record from state `from` to TT_RUN_WRITING; 1 if this caller won. */
+int tt_run_thread_claim(tt_run_thread *t, uint32_t from);
+
+/* Publishes a record's fields with state `to` (release). */
+void tt_run_thread_publish(tt_run_thread *t, uint32_t to);
+
+/* Appends one sample to the ring. One writer at a time (the sampler). */
+void tt_run_sample_add(tt_run_file *f, uint64_t t_ns, uint32_t tid, uint32_t round, int64_t total_ns);
+
+/* CLOCK_MONOTONIC / CLOCK_REALTIME in ns. */
+uint64_t tt_run_now(void);
+uint64_t tt_run_now_real(void);
+
+/* Checks that buf (n bytes, e.g. a whole file read back) holds a complete
+ * header with capacities that fit n. 0 or -EINVAL with *why set. */
+int tt_run_file_check(const void *buf, size_t n, const char **why);
+
+#endif /* TT_RUN_FILE_H */

@@ -1,0 +1,702 @@
+/* libthreadtime_run.so: what `threadtime run` preloads into a program.
+ *
+ * Inert unless THREADTIME_RUN_DIR is set. Then the process gets a
+ * crash-safe recording file (run_file.h) and:
+ *  - every thread started through pthread_create takes a record as it
+ *    starts and fills it as it ends, with the split it reads itself
+ *    (tt_self_times: the kernel's scaled split, the figures /proc shows);
+ *  - a sampler thread reads every thread's CPU clock each interval (one
+ *    clock_gettime per thread, see docs/run.md for why inside), which
+ *    gives the time series and finds threads started without
+ *    pthread_create;
+ *  - at exit() the threads still alive (the main thread among them) are
+ *    read and the file is marked as exited.
+ * Nothing on a thread's start or end path takes a lock or waits, so a
+ * thread ending while exit() runs the handler below cannot deadlock it.
+ */
+#include "internal.h"
+#include "prim/thread.h"
+#include "run_file.h"
+#include "threadtime/threadtime.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef int (*setname_fn)(pthread_t, const char *);
+typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long, unsigned long);
+
+static _Atomic(create_fn) g_real_create;
+static const char *g_dir;      /* from the environment; NULL: inert */
+static uint64_t g_interval_ns; /* 0: no sampler */
+static uint32_t g_thread_cap = 16384, g_sample_cap = 32768;
+static tt_run_file g_file;     /* hdr NULL: no file (yet) in this process */
+static _Atomic int g_creating;  /* one thread creates a fork child's file */
+static _Atomic unsigned g_gen;  /* bumped in a fork child: records of the parent's file are not ours */
+static _Atomic int g_stop;      /* the sampler stops at exit */
+static _Atomic int g_in_round;  /* the sampler is between its check of g_stop and the end of a round */
+static uint64_t g_fork_ns;      /* a fork child: when it was forked (its start) */
+
+/* Thread names without a system call per thread. A thread starts with its
+ * creator's name, and names change through pthread_setname_np() or
+ * prctl(PR_SET_NAME), both wrapped below to bump g_renames. So a creator
+ * keeps its own name until g_renames moves, and a thread whose start saw
+ * the same g_renames as its end still has its start name. (A write to
+ * /proc/<pid>/task/<tid>/comm or a raw prctl system call is not seen: the
+ * name at the end is then the name at the start.) Saves two of the four
+ * system calls a recorded thread makes. */
+static _Atomic uint64_t g_renames;
+typedef struct creator_name {
+    uint64_t renames; /* g_renames when name was read; 0: never read */
+    char name[TT_RUN_NAME];
+} creator_name;
+static __thread creator_name t_creator __attribute__((tls_model("initial-exec")));
+
+static create_fn real_create(void)
+{
+    create_fn f = atomic_load_explicit(&g_real_create, memory_order_acquire);
+    if (!f) {
+        f = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+        atomic_store_explicit(&g_real_create, f, memory_order_release);
+    }
+    return f;
+}
+
+static void *real_fn(const char *name)
+{
+    return dlsym(RTLD_NEXT, name);
+}
+
+EXPORT int pthread_setname_np(pthread_t t, const char *name)
+{
+    static _Atomic(setname_fn) real;
+    setname_fn f = atomic_load_explicit(&real, memory_order_acquire);
+    if (!f) {
+        f = (setname_fn)real_fn("pthread_setname_np");
+        atomic_store_explicit(&real, f, memory_order_release);
+    }
+    atomic_fetch_add_explicit(&g_renames, 1, memory_order_relaxed);
+    return f ? f(t, name) : ENOSYS;
+}
+
+/* prctl() takes up to four more arguments; every option reads them as
+ * unsigned long, so passing four on is what libc's own wrapper does. */
+EXPORT int prctl(int option, ...)
+{
+    static _Atomic(prctl_fn) real;
+    prctl_fn f = atomic_load_explicit(&real, memory_order_acquire);
+    if (!f) {
+        f = (prctl_fn)real_fn("prctl");
+        atomic_store_explicit(&real, f, memory_order_release);
+    }
+    va_list ap;
+    va_start(ap, option);
+    unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
+    unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
+    va_end(ap);
+    if (option == PR_SET_NAME)
+        atomic_fetch_add_explicit(&g_renames, 1, memory_order_relaxed);
+    if (!f) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return f(option, a2, a3, a4, a5);
+}
+
+static void thread_name(pid_t tid, char name[TT_RUN_NAME])
+{
+    memset(name, 0, TT_RUN_NAME);
+    if (tid == 0) {
+        if (prctl(PR_GET_NAME, name) != 0)
+            name[0] = 0;
+        return;
+    }
+    char path[64] = "/proc/self/task/";
+    char *p = path + strlen(path);
+    char tmp[12];
+    int n = 0;
+    for (uint32_t v = (uint32_t)tid; v || !n; v /= 10)
+        tmp[n++] = (char)('0' + v % 10);
+    while (n)
+        *p++ = tmp[--n];
+    memcpy(p, "/comm", 6);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t r = read(fd, name, TT_RUN_NAME - 1);
+    close(fd);
+    if (r > 0 && name[r - 1] == '\n')
+        name[r - 1] = 0;
+}
+
+/* ---- the sampler ---- */
+
+/* What the sampler knows of one tid: its record and how often to read it. */
+typedef struct tid_entry {
+    uint32_t tid;        /* 0: empty slot */
+    uint32_t rec;        /* record index */
+    uint32_t next_round; /* not read again before this round */
+    uint32_t backoff;    /* rounds between reads: 1, doubled while idle, up to BACKOFF_MAX */
+    uint32_t seen_round; /* the round that last handled it (a tid listed twice counts once) */
+    int64_t last;        /* CPU time at the last read; -1: none */
+} tid_entry;
+
+/* tid -> entry, open addressing; the sampler thread's alone. */
+typedef struct tid_map {
+    tid_entry *e;
+    uint32_t cap, used, cursor; /* cursor: records before it are mapped */
+} tid_map;
+
+static tid_entry *map_slot(tid_map *m, uint32_t tid)
+{
+    uint32_t i = (tid * 2654435761u) & (m->cap - 1);
+    while (m->e[i].tid && m->e[i].tid != tid)
+        i = (i + 1) & (m->cap - 1);
+    return &m->e[i];
+}
+
+static int map_put(tid_map *m, uint32_t tid, uint32_t rec)
+{
+    if ((m->used + 1) * 2 > m->cap) {
+        tid_map n = {calloc(m->cap * 2, sizeof(tid_entry)), m->cap * 2, m->used, m->cursor};
+        if (!n.e)
+            return -ENOMEM;
+        for (uint32_t i = 0; i < m->cap; i++)
+            if (m->e[i].tid)
+                *map_slot(&n, m->e[i].tid) = m->e[i];
+        free(m->e);
+        *m = n;
+    }
+    tid_entry *e = map_slot(m, tid);
+    if (!e->tid)
+        m->used++;
+    /* A new record for the tid (a new thread that reuses it) starts afresh. */
+    if (!e->tid || e->rec != rec)
+        *e = (tid_entry){tid, rec, 0, 1, 0, -1};
+    return 0;
+}
+
+/* The record of a live thread tid: a pthread one published since the last
+ * look, else a new SEEN record. UINT32_MAX when the file is full. */
+static uint32_t record_of(tid_map *m, uint32_t tid, uint64_t now)
+{
+    tid_entry *e = map_slot(m, tid);
+    if (e->tid) {
+        uint32_t r = e->rec;
+        uint32_t st = atomic_load_explicit(&g_file.threads[r].state, memory_order_acquire);
+        if (st == TT_RUN_LIVE || st == TT_RUN_SEEN || st == TT_RUN_WRITING)
+            return r;
+    }
+    uint32_t used = atomic_load_explicit(&g_file.hdr->threads_used, memory_order_acquire);
+    if (used > g_file.hdr->thread_cap)
+        used = g_file.hdr->thread_cap;
+    uint32_t found = UINT32_MAX;
+    for (; m->cursor < used; m->cursor++) {
+        tt_run_thread *t = &g_file.threads[m->cursor];
+        uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
+        if (st == TT_RUN_EMPTY)
+            break; /* taken, not yet published: look again next round */
+        if (map_put(m, t->tid, m->cursor) != 0)
+            return UINT32_MAX;
+        if (t->tid == tid && (st == TT_RUN_LIVE || st == TT_RUN_SEEN))
+            found = m->cursor;
+    }
+    if (found != UINT32_MAX)
+        return found;
+    tt_run_thread *t = tt_run_thread_take(&g_file);
+    if (!t)
+        return UINT32_MAX;
+    t->tid = tid;
+    t->kind = TT_RUN_KIND_OTHER;
+    t->start_ns = tid == g_file.hdr->pid ? g_file.hdr->start_ns : now;
+    t->user_ns = t->system_ns = -1;
+    thread_name((pid_t)tid, t->name_start);
+    tt_run_thread_publish(t, TT_RUN_SEEN);
+    uint32_t r = (uint32_t)(t - g_file.threads);
+    return map_put(m, tid, r) == 0 ? r : UINT32_MAX;
+}
+
+/* Calls fn(tid, ctx) for every thread of this process; 0 or -errno. */
+static int each_task(void (*fn)(uint32_t tid, void *ctx), void *ctx)
+{
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    char buf[8192];
+    for (;;) {
+        long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (n <= 0)
+            break;
+        for (long off = 0; off < n;) {
+            struct dirent64 *d = (struct dirent64 *)(buf + off);
+            off += d->d_reclen;
+            uint32_t tid = 0;
+            const char *c = d->d_name;
+            for (; *c >= '0' && *c <= '9'; c++)
+                tid = tid * 10 + (uint32_t)(*c - '0');
+            if (!*c && tid)
+                fn(tid, ctx);
+        }
+    }
+    close(fd);
+    return 0;
+}
+
+/* The tids a round read; the next round starts from them. */
+typedef struct tid_list {
+    uint32_t *v;
+    uint32_t n, cap;
+} tid_list;
+
+static void list_push(tid_list *l, uint32_t tid)
+{
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 256;
+        uint32_t *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return; /* this tid waits for the next full listing */
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = tid;
+}
+
+typedef struct round_ctx {
+    tid_map *map;
+    tid_list *next;
+    uint32_t self, round;
+    uint64_t now;
+} round_ctx;
+
+/* A thread whose CPU time did not move is read at doubling intervals, up
+ * to every BACKOFF_MAX rounds: 1,000 idle threads then cost ~70 reads a
+ * round, not 1,000. Its CPU time is never lost, only its rate averaged
+ * over the longer span; it is read every round again once it moves. */
+#define BACKOFF_MAX 16
+
+static void sample_one(uint32_t tid, void *p)
+{
+    round_ctx *c = p;
+    if (tid == c->self)
+        return;
+    tid_entry *e = map_slot(c->map, tid);
+    if (e->tid && e->seen_round == c->round)
+        return; /* listed twice in this round */
+    if (e->tid && e->next_round > c->round) {
+        uint32_t st = atomic_load_explicit(&g_file.threads[e->rec].state, memory_order_relaxed);
+        if (st == TT_RUN_LIVE || st == TT_RUN_SEEN) {
+            e->seen_round = c->round;
+            list_push(c->next, tid); /* idle lately: not this round */
+            return;
+        }
+    }
+    int64_t total = tt_tid_total_ns((pid_t)tid);
+    if (total < 0)
+        return; /* ended since it was listed */
+    uint32_t r = record_of(c->map, tid, c->now);
+    if (r == UINT32_MAX)
+        return; /* the file is full: nothing to keep it in */
+    e = map_slot(c->map, tid); /* record_of may have grown the map */
+    e->seen_round = c->round;
+    e->backoff = e->last == total ? (e->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : e->backoff * 2) : 1;
+    e->next_round = c->round + e->backoff;
+    e->last = total;
+    /* The latest sample, kept beside the record for a reader after a
+     * crash; relaxed stores, read only once the process is gone. */
+    __atomic_store_n(&g_file.threads[r].spare[0], (uint64_t)total, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_file.threads[r].spare[1], c->now, __ATOMIC_RELAXED);
+    tt_run_sample_add(&g_file, c->now, tid, c->round, total);
+    list_push(c->next, tid);
+}
+
+/* Samples the threads started through pthread_create since the last look
+ * (their records), for a round that does not list /proc. */
+static void sample_new_records(round_ctx *c)
+{
+    tid_map *m = c->map;
+    uint32_t used = atomic_load_explicit(&g_file.hdr->threads_used, memory_order_acquire);
+    if (used > g_file.hdr->thread_cap)
+        used = g_file.hdr->thread_cap;
+    for (; m->cursor < used; m->cursor++) {
+        tt_run_thread *t = &g_file.threads[m->cursor];
+        uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
+        if (st == TT_RUN_EMPTY)
+            break; /* taken, not yet published: next round */
+        if (map_put(m, t->tid, m->cursor) != 0)
+            return;
+        if (st == TT_RUN_LIVE)
+            sample_one(t->tid, c);
+    }
+}
+
+/* Listing /proc/self/task costs ~0.5 us per thread on top of the ~0.6 us
+ * clock read, so with many threads only every FULL_EVERY-th round lists
+ * it (to find threads started without pthread_create); the others read
+ * the threads of the last round and the records published since. */
+#define FULL_EVERY 10
+#define FULL_ALWAYS_BELOW 128
+
+static void *sampler_main(void *arg)
+{
+    (void)arg;
+    prctl(PR_SET_NAME, "tt-sampler");
+    uint32_t self = (uint32_t)tt__gettid();
+    g_file.hdr->sampler_tid = self;
+    tid_map map = {calloc(1024, sizeof(tid_entry)), 1024, 0, 0};
+    tid_list lists[2] = {{0}};
+    if (!map.e)
+        goto out;
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    for (uint32_t round = 1; !atomic_load_explicit(&g_stop, memory_order_relaxed); round++) {
+        uint64_t ns = (uint64_t)next.tv_nsec + g_interval_ns;
+        next.tv_sec += (time_t)(ns / 1000000000u);
+        next.tv_nsec = (long)(ns % 1000000000u);
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+            ;
+        /* Sequentially consistent, with the exit handler's store of g_stop
+         * then load of g_in_round: either this round sees the stop, or the
+         * handler sees the round and waits for it to end. */
+        atomic_store(&g_in_round, 1);
+        if (atomic_load(&g_stop)) {
+            atomic_store(&g_in_round, 0);
+            break;
+        }
+        tid_list *prev = &lists[round & 1], *cur = &lists[(round + 1) & 1];
+        cur->n = 0;
+        round_ctx c = {&map, cur, self, round, tt_run_now()};
+        if (round == 1 || prev->n < FULL_ALWAYS_BELOW || round % FULL_EVERY == 0) {
+            each_task(sample_one, &c);
+        } else {
+            for (uint32_t i = 0; i < prev->n; i++)
+                sample_one(prev->v[i], &c);
+            sample_new_records(&c);
+        }
+        atomic_store_explicit(&g_file.hdr->end_ns, tt_run_now(), memory_order_relaxed);
+        int64_t own = tt_self_total_ns();
+        if (own >= 0)
+            atomic_store_explicit(&g_file.hdr->sampler_cpu_ns, (uint64_t)own, memory_order_relaxed);
+        atomic_fetch_add_explicit(&g_file.hdr->sampler_rounds, 1, memory_order_relaxed);
+        atomic_store(&g_in_round, 0);
+    }
+out:
+    free(map.e);
+    free(lists[0].v);
+    free(lists[1].v);
+    return NULL;
+}
+
+/* Starts the sampler with every signal blocked, so it never takes a signal
+ * meant for the program's threads (a program waiting in sigwait() relies on
+ * no thread accepting its signals). */
+static void start_sampler(void)
+{
+    if (!g_interval_ns || !g_file.hdr)
+        return;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 128 * 1024);
+    if (real_create() && real_create()(&t, &a, sampler_main, NULL) != 0)
+        g_file.hdr->sampler_tid = 0;
+    pthread_attr_destroy(&a);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ---- the file of this process ---- */
+
+static int make_file(void)
+{
+    tt_run_file f;
+    if (tt_run_file_create(g_dir, getpid(), getppid(), g_thread_cap, g_sample_cap, &f) != 0)
+        return 0;
+    const char *exe = program_invocation_name;
+    if (exe)
+        strncpy(f.hdr->exe, exe, sizeof f.hdr->exe - 1);
+    f.hdr->interval_ns = g_interval_ns;
+    if (g_fork_ns)
+        f.hdr->start_ns = g_fork_ns; /* a fork child's file is made late */
+    g_file = f;
+    return 1;
+}
+
+/* A fork child makes its own file when it first needs one (a thread start
+ * or exit()), so a child that only calls exec costs nothing here. */
+static int have_file(int with_sampler)
+{
+    if (g_file.hdr)
+        return 1;
+    if (!g_dir || atomic_exchange_explicit(&g_creating, 1, memory_order_acquire))
+        return 0;
+    int ok = make_file();
+    if (ok && with_sampler)
+        start_sampler();
+    return ok;
+}
+
+static void fork_child(void)
+{
+    /* The parent's file is the parent's: drop the mapping (one system call,
+     * allowed in a fork child) and let the parent's records go. */
+    tt_run_file_close(&g_file);
+    g_fork_ns = tt_run_now(); /* the vDSO clock: no lock, fine here */
+    atomic_fetch_add_explicit(&g_gen, 1, memory_order_relaxed);
+    atomic_store_explicit(&g_creating, 0, memory_order_relaxed);
+}
+
+/* ---- threads started through pthread_create ---- */
+
+typedef struct start_arg {
+    void *(*fn)(void *);
+    void *arg;
+    uint64_t renames;         /* g_renames when the creator's name was read */
+    char name[TT_RUN_NAME];   /* the creator's name: the thread's at start */
+} start_arg;
+
+typedef struct life {
+    tt_run_thread *rec;
+    unsigned gen;
+    uint64_t renames;
+} life;
+
+static void thread_end(void *p)
+{
+    life *l = p;
+    if (!l->rec || l->gen != atomic_load_explicit(&g_gen, memory_order_relaxed))
+        return;
+    tt_times t;
+    int rc = tt_self_times(&t);
+    char name[TT_RUN_NAME];
+    int renamed = atomic_load_explicit(&g_renames, memory_order_relaxed) != l->renames;
+    if (renamed)
+        thread_name(0, name);
+    uint64_t now = tt_run_now();
+    if (!tt_run_thread_claim(l->rec, TT_RUN_LIVE))
+        return; /* the exit handler read this thread already */
+    l->rec->end_ns = now;
+    l->rec->user_ns = rc ? -1 : t.user_ns;
+    l->rec->system_ns = rc ? -1 : t.system_ns;
+    memcpy(l->rec->name_end, renamed ? name : l->rec->name_start, TT_RUN_NAME);
+    tt_run_thread_publish(l->rec, TT_RUN_ENDED);
+}
+
+static void *trampoline(void *p)
+{
+    start_arg a = *(start_arg *)p;
+    free(p);
+    life l = {NULL, atomic_load_explicit(&g_gen, memory_order_relaxed), a.renames};
+    if (g_file.hdr && (l.rec = tt_run_thread_take(&g_file)) != NULL) {
+        l.rec->tid = (uint32_t)tt__gettid();
+        l.rec->kind = TT_RUN_KIND_PTHREAD;
+        l.rec->start_ns = tt_run_now();
+        memcpy(l.rec->name_start, a.name, TT_RUN_NAME);
+        tt_run_thread_publish(l.rec, TT_RUN_LIVE);
+    }
+    void *ret;
+    /* Runs on return, pthread_exit() and cancellation alike. */
+    pthread_cleanup_push(thread_end, &l);
+    ret = a.fn(a.arg);
+    pthread_cleanup_pop(1);
+    return ret;
+}
+
+EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    create_fn real = real_create();
+    if (!real)
+        return EAGAIN;
+    if (!g_dir || !have_file(1))
+        return real(t, attr, fn, arg);
+    start_arg *a = malloc(sizeof *a);
+    if (!a)
+        return real(t, attr, fn, arg); /* unrecorded rather than refused */
+    a->fn = fn;
+    a->arg = arg;
+    /* Loaded before the name is read: a rename in between makes the next
+     * creation and this thread's end read again. +1 keeps 0 for "never". */
+    uint64_t renames = atomic_load_explicit(&g_renames, memory_order_relaxed) + 1;
+    if (t_creator.renames != renames) {
+        thread_name(0, t_creator.name);
+        t_creator.renames = renames;
+    }
+    a->renames = renames - 1;
+    memcpy(a->name, t_creator.name, TT_RUN_NAME);
+    int rc = real(t, attr, trampoline, a);
+    if (rc)
+        free(a);
+    return rc;
+}
+
+/* ---- process exit ---- */
+
+typedef struct exit_ctx {
+    uint32_t *tids;
+    uint32_t n, cap;
+} exit_ctx;
+
+static void collect(uint32_t tid, void *p)
+{
+    exit_ctx *c = p;
+    if (c->n == c->cap) {
+        uint32_t *m = realloc(c->tids, (c->cap ? c->cap * 2 : 256) * sizeof *m);
+        if (!m)
+            return;
+        c->tids = m;
+        c->cap = c->cap ? c->cap * 2 : 256;
+    }
+    c->tids[c->n++] = tid;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Reads live thread tid into its record (claimed by the caller). */
+/* Reads a live thread's split into r; 0, or the error when the thread
+ * ended since it was listed (r is then left as it was). */
+static int read_alive(tt_run_thread *r, uint32_t tid, uint64_t now)
+{
+    tt_times t;
+    int rc;
+    if (tid == (uint32_t)tt__gettid()) {
+        rc = tt_self_times(&t);
+    } else {
+        tt_thread *h = NULL;
+        rc = tt_thread_open((pid_t)tid, &h);
+        if (rc == 0)
+            rc = tt_thread_times(h, &t);
+        tt_thread_close(h);
+    }
+    if (rc)
+        return rc;
+    thread_name(tid == (uint32_t)tt__gettid() ? 0 : (pid_t)tid, r->name_end);
+    r->end_ns = now;
+    r->user_ns = t.user_ns;
+    r->system_ns = t.system_ns;
+    return 0;
+}
+
+static void at_exit(void)
+{
+    if (!have_file(0))
+        return;
+    /* A round under way would add a SEEN record beside the ones read
+     * below: let it end (a round takes ~0.3 ms per 1,000 threads; the
+     * wait is bounded at 100 ms in case the sampler cannot run). */
+    atomic_store(&g_stop, 1);
+    for (int i = 0; i < 2000 && atomic_load(&g_in_round); i++)
+        nanosleep(&(struct timespec){0, 50000}, NULL);
+    exit_ctx c = {0};
+    each_task(collect, &c);
+    if (c.n)
+        qsort(c.tids, c.n, sizeof *c.tids, cmp_u32);
+    unsigned char *done = calloc(c.n ? c.n : 1, 1);
+    if (!done)
+        c.n = 0; /* out of memory at exit: the records taken so far stand */
+    uint32_t sampler = g_file.hdr->sampler_tid;
+    uint64_t now = tt_run_now();
+    uint32_t used = atomic_load_explicit(&g_file.hdr->threads_used, memory_order_acquire);
+    if (used > g_file.hdr->thread_cap)
+        used = g_file.hdr->thread_cap;
+    /* Records of threads alive now: read them and mark their tid done. */
+    for (uint32_t i = 0; i < used; i++) {
+        tt_run_thread *r = &g_file.threads[i];
+        uint32_t st = atomic_load_explicit(&r->state, memory_order_acquire);
+        uint32_t *hit = c.n ? bsearch(&r->tid, c.tids, c.n, sizeof *c.tids, cmp_u32) : NULL;
+        if (!hit || (st != TT_RUN_LIVE && st != TT_RUN_SEEN && st != TT_RUN_ENDED))
+            continue;
+        /* One record per live thread. A SEEN record of a pthread comes after
+         * its own (the sampler listed the thread before its record was
+         * published): the thread's own record, earlier, was read already. */
+        if (done[hit - c.tids])
+            continue;
+        if (st == TT_RUN_ENDED) {
+            done[hit - c.tids] = 1; /* ended, still listed while it finishes */
+            continue;
+        }
+        if (tt_run_thread_claim(r, st)) {
+            /* Still listed but gone by the read (a thread whose end the
+             * program already waited for can linger in /proc/self/task):
+             * its record stays what it was, the sampler's last figure. */
+            tt_run_thread_publish(r, read_alive(r, *hit, now) == 0 ? TT_RUN_AT_EXIT : st);
+        }
+        done[hit - c.tids] = 1; /* a thread ending right now also counts */
+    }
+    for (uint32_t i = 0; i < c.n; i++) {
+        uint32_t tid = c.tids[i];
+        if (done[i] || tid == sampler)
+            continue;
+        tt_run_thread *r = tt_run_thread_take(&g_file);
+        if (!r)
+            break;
+        r->tid = tid;
+        r->kind = TT_RUN_KIND_OTHER;
+        r->start_ns = tid == g_file.hdr->pid ? g_file.hdr->start_ns : 0; /* 0: start unknown */
+        thread_name((pid_t)tid, r->name_start);
+        if (read_alive(r, tid, now) != 0) {
+            r->end_ns = now; /* gone by the read: known to have lived, its CPU unknown */
+            r->user_ns = r->system_ns = -1;
+        }
+        tt_run_thread_publish(r, TT_RUN_AT_EXIT);
+    }
+    free(c.tids);
+    free(done);
+    if (sampler) {
+        int64_t s = tt_tid_total_ns((pid_t)sampler);
+        if (s >= 0)
+            atomic_store_explicit(&g_file.hdr->sampler_cpu_ns, (uint64_t)s, memory_order_relaxed);
+    }
+    atomic_store_explicit(&g_file.hdr->end_ns, now, memory_order_relaxed);
+    /* Release: a reader that sees EXITED sees every record above. */
+    atomic_store_explicit(&g_file.hdr->state, TT_RUN_PROC_EXITED, memory_order_release);
+}
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+    const char *v = tt__env(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    return errno || *end ? dflt : x;
+}
+
+__attribute__((constructor)) static void run_init(void)
+{
+    real_create();
+    /* tt__env: nothing from the environment under setuid, setgid or file
+     * capabilities (the loader drops LD_PRELOAD there anyway). */
+    const char *dir = tt__env(TT_RUN_ENV_DIR);
+    if (!dir || !*dir)
+        return;
+    g_dir = strdup(dir); /* the program may change its environment */
+    if (!g_dir)
+        return;
+    g_interval_ns = env_u64(TT_RUN_ENV_INTERVAL, 100000000);
+    g_thread_cap = (uint32_t)env_u64("THREADTIME_RUN_THREADS", g_thread_cap);
+    g_sample_cap = (uint32_t)env_u64("THREADTIME_RUN_SAMPLES", g_sample_cap);
+    pthread_atfork(NULL, NULL, fork_child);
+    if (!have_file(0))
+        return;
+    atexit(at_exit);
+    start_sampler();
+}

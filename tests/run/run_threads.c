@@ -1,0 +1,165 @@
+/* A program for the `threadtime run` tests (test_run.py).
+ *
+ *   run_threads short N   starts N threads, each alive 1-5 ms (a little
+ *                         CPU, then a sleep), joined; each prints
+ *                         "tid user_ns system_ns" as its last act, read with
+ *                         getrusage(RUSAGE_THREAD): the truth the report
+ *                         is checked against.
+ *   run_threads kill      ends 10 threads, starts 2 that keep burning, then
+ *                         kills the whole process with SIGKILL.
+ *   run_threads clone     starts a thread with clone() directly (as Go's
+ *                         runtime does), prints its tid, and keeps it
+ *                         burning until threadtime's sampler thread has run
+ *                         three more times (its schedstat count of
+ *                         timeslices), so a round must have seen it.
+ */
+#include <dirent.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t g_print = PTHREAD_MUTEX_INITIALIZER;
+
+static void burn_us(long us)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    do
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    while ((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 < us);
+}
+
+static void *short_life(void *arg)
+{
+    long i = (long)arg;
+    burn_us(200 + 100 * (i % 5));
+    struct timespec d = {0, (1 + i % 4) * 1000000L};
+    nanosleep(&d, NULL);
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    pthread_mutex_lock(&g_print);
+    printf("%d %lld %lld\n", gettid(), (long long)ru.ru_utime.tv_sec * 1000000000LL + ru.ru_utime.tv_usec * 1000LL,
+           (long long)ru.ru_stime.tv_sec * 1000000000LL + ru.ru_stime.tv_usec * 1000LL);
+    fflush(stdout);
+    pthread_mutex_unlock(&g_print);
+    return NULL;
+}
+
+static void *forever(void *arg)
+{
+    (void)arg;
+    for (;;)
+        burn_us(1000);
+    return NULL;
+}
+
+static volatile int g_stop_clone;
+
+/* No libc inside: the thread shares the creator's TLS. */
+static int clone_body(void *arg)
+{
+    (void)arg;
+    volatile unsigned long x = 0;
+    while (!g_stop_clone)
+        x++;
+    return 0;
+}
+
+/* Timeslices threadtime's sampler has run (schedstat's third field), or -1
+ * when there is no sampler (not under threadtime run). */
+static long sampler_slices(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    long n = -1;
+    struct dirent *e;
+    while (d && n < 0 && (e = readdir(d)) != NULL) {
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        int ok = fgets(comm, sizeof comm, f) && strcmp(comm, "tt-sampler\n") == 0;
+        fclose(f);
+        snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+        if (ok && (f = fopen(path, "r")) != NULL) {
+            unsigned long long run, wait, slices;
+            if (fscanf(f, "%llu %llu %llu", &run, &wait, &slices) == 3)
+                n = (long)slices;
+            fclose(f);
+        }
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static int run_clone(void)
+{
+    static char stack[1 << 16] __attribute__((aligned(16)));
+    static pid_t child_tid = 1;
+    pid_t tid = clone(clone_body, stack + sizeof stack,
+                      CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+                          CLONE_CHILD_CLEARTID,
+                      NULL, NULL, NULL, &child_tid);
+    if (tid < 0)
+        return 1;
+    printf("%d\n", tid);
+    fflush(stdout);
+    const char *interval = getenv("THREADTIME_RUN_INTERVAL_NS");
+    if (!getenv("THREADTIME_RUN_DIR") || !interval || strcmp(interval, "0") == 0)
+        return 3; /* not under threadtime run, or no sampler: none to wait for */
+    long start;
+    while ((start = sampler_slices()) < 0) { /* the sampler names itself once it runs */
+        struct timespec d = {0, 10 * 1000000L};
+        nanosleep(&d, NULL);
+    }
+    while (sampler_slices() < start + 3) {
+        struct timespec d = {0, 10 * 1000000L};
+        nanosleep(&d, NULL);
+    }
+    g_stop_clone = 1;
+    /* The kernel clears child_tid and wakes it when the thread ends. */
+    while (__atomic_load_n(&child_tid, __ATOMIC_ACQUIRE) != 0)
+        syscall(SYS_futex, &child_tid, FUTEX_WAIT, tid, NULL, NULL, 0);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "clone") == 0)
+        return run_clone();
+    if (argc == 3 && strcmp(argv[1], "short") == 0) {
+        long n = atol(argv[2]);
+        pthread_t *t = calloc((size_t)n, sizeof *t);
+        for (long i = 0; i < n; i++)
+            if (pthread_create(&t[i], NULL, short_life, (void *)i) != 0)
+                return 1;
+        for (long i = 0; i < n; i++)
+            pthread_join(t[i], NULL);
+        free(t);
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "kill") == 0) {
+        pthread_t t;
+        for (long i = 0; i < 10; i++) {
+            if (pthread_create(&t, NULL, short_life, (void *)i) != 0)
+                return 1;
+            pthread_join(t, NULL);
+        }
+        for (int i = 0; i < 2; i++)
+            if (pthread_create(&t, NULL, forever, NULL) != 0)
+                return 1;
+        burn_us(300000); /* the sampler (100 ms) has sampled by now */
+        kill(getpid(), SIGKILL);
+    }
+    fprintf(stderr, "usage: run_threads short N | kill | clone\n");
+    return 2;
+}

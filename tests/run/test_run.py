@@ -1,0 +1,357 @@
+#!/usr/bin/env python3
+"""Tests of `threadtime run` on real programs, each against a truth that
+threadtime does not produce: wait4() rusage, the program's own reading of
+its threads, thread names the JVM gives, the processes make starts.
+
+Usage: test_run.py THREADTIME RUN_THREADS. No check depends on timing: the
+programs' work is fixed, and every tolerance is explained where it is used.
+Temporary files go under $TMPDIR (the build tree's)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TT, RUN_THREADS = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+FAILED = []
+TMP = tempfile.mkdtemp(prefix="test_run.", dir=os.environ.get("TMPDIR"))
+
+
+def check(cond, what):
+    if not cond:
+        FAILED.append(what)
+        print("  FAIL:", what)
+
+
+def run(args, fmt="json", stdin=None, extra=()):
+    """threadtime run --format fmt -- args: (returncode, stdout, report)."""
+    rep = os.path.join(TMP, "report")
+    p = subprocess.run([TT, "run", "--format", fmt, "--report", rep, *extra, "--", *args],
+                       stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=TMP)
+    with open(rep) as f:
+        text = f.read()
+    out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    return p.returncode, out, err, (json.loads(text) if fmt == "json" else text)
+
+
+def threads(report):
+    return [t for p in report["processes"] for t in p["threads"]]
+
+
+def program_threads(report):
+    return [t for t in threads(report) if t["how"] != "threadtime"]
+
+
+def sum_matches_rusage(report, name):
+    # The report's threads are read by themselves at their end, or at exit()
+    # by the exit handler; wait4() counts every ns the process ran, so it
+    # also holds what ran after those reads: the rest of exit() and the
+    # kernel's teardown of the process. Both sums are runtimes (the kernel
+    # scales its user/system ticks so user + system == runtime), so the
+    # difference is that CPU alone, never a tick's rounding (neither the
+    # 4 ms scheduler tick, HZ=250, nor the 10 ms unit of /proc, getconf
+    # CLK_TCK = 100 here: neither figure is in clock ticks). 4 ms per thread
+    # is far above it for these small inputs (seen: 1-5 ms in all).
+    total = report["threads_total_ns"]
+    rus = report["rusage"]["user_ns"] + report["rusage"]["system_ns"]
+    n = len(threads(report))
+    print(f"  {name}: threads {total / 1e6:.3f} ms, wait4 {rus / 1e6:.3f} ms, {n} threads")
+    check(total <= rus + 1_000_000 * n, f"{name}: threads sum {total} above wait4 {rus}")
+    check(rus - total <= 4_000_000 * n, f"{name}: threads sum {total} short of wait4 {rus} by more than 4 ms/thread")
+
+
+def text_file():
+    path = os.path.join(TMP, "input.txt")
+    with open(path, "w") as f:
+        for i in range(200000):
+            f.write(f"line {i} of some text {i * 7919 % 10007} alpha beta gamma\n")
+    return path
+
+
+def test_xz_zstd():
+    src = text_file()
+    for name, args, workers in (("xz", ["xz", "-1", "-T2", "-c", src], 2),
+                                ("zstd", ["zstd", "-1", "-T2", "-q", "-c", src], 2)):
+        if not shutil.which(name):
+            print(f"  SKIP {name}: not installed (.ci/deps.d/run.apt)")
+            continue
+        rc, out, err, rep = run(args)
+        check(rc == 0, f"{name}: exit status {rc}: {err}")
+        check(len(rep["processes"]) == 1 and rep["processes"][0]["exited"], f"{name}: one process that exited")
+        started = [t for t in program_threads(rep) if t["how"] in ("ended", "at exit") and t["tid"] != rep["processes"][0]["pid"]]
+        check(len(started) >= workers, f"{name}: {len(started)} worker threads reported, want >= {workers}")
+        check(all(t["user_ns"] + t["system_ns"] == t["total_ns"] for t in program_threads(rep)),
+              f"{name}: user + system == total")
+        sum_matches_rusage(rep, name)
+
+
+def test_short_threads():
+    rc, out, err, rep = run([RUN_THREADS, "short", "200"])
+    check(rc == 0, f"short: exit status {rc}: {err}")
+    own = {}
+    for line in out.split("\n"):
+        if line:
+            tid, user, system = map(int, line.split())
+            own[tid] = (user, system)
+    check(len(own) == 200, f"short: the program printed {len(own)} threads")
+    ended = {t["tid"]: t for t in threads(rep) if t["how"] == "ended"}
+    missing = [tid for tid in own if tid not in ended]
+    check(not missing, f"short: {len(missing)} of 200 threads not reported as ended: {missing[:5]}")
+    bad = []
+    for tid, (user, system) in own.items():
+        t = ended.get(tid)
+        if not t:
+            continue
+        # The report's split is read on the same thread after the program's
+        # own read (the kernel keeps each part monotonic per thread), and
+        # only the printf between them ran since: never less, and at most
+        # the CPU of that printf (1 ms is far above it).
+        if not (t["user_ns"] >= user and t["system_ns"] >= system and
+                t["total_ns"] - (user + system) <= 1_000_000):
+            bad.append((tid, (user, system), (t["user_ns"], t["system_ns"])))
+    check(not bad, f"short: splits disagree with the threads' own: {bad[:3]}")
+    sum_matches_rusage(rep, "short")
+
+
+def test_clone_thread():
+    # A thread started with clone() directly: only the sampler can find it.
+    # The program keeps it alive until the sampler ran three more times.
+    rc, out, err, rep = run([RUN_THREADS, "clone"])
+    check(rc == 0, f"clone: exit status {rc}: {err}")
+    tid = int(out.split()[0]) if out.split() else -1
+    t = [t for t in threads(rep) if t["tid"] == tid]
+    check(len(t) == 1 and t[0]["how"] == "sampled" and t[0]["total_ns"] > 0,
+          f"clone: the clone()d thread {tid} reported once, from the sampler: {t}")
+
+
+def test_kill():
+    keep = os.path.join(TMP, "killed.ttrun")
+    rc, out, err, rep = run([RUN_THREADS, "kill"], extra=("-o", keep))
+    check(rc == 128 + 9, f"kill: exit status {rc}, want 137")
+    p = rep["processes"][0]
+    check(not p["exited"], "kill: the report says the process did not exit")
+    check("did not exit" in p["state"], f"kill: state says so: {p['state']}")
+    ended = [t for t in p["threads"] if t["how"] == "ended"]
+    check(len(ended) == 10, f"kill: {len(ended)} ended threads reported, want 10")
+    sampled = [t for t in p["threads"] if t["how"] == "last sample"]
+    check(len(sampled) == 2 and all(t["total_ns"] > 0 for t in sampled),
+          f"kill: the 2 burning threads come from the last sample: {sampled}")
+    # The kept recording reads back the same through dump.
+    d = subprocess.run([TT, "dump", "--format", "json", keep], stdout=subprocess.PIPE, text=True)
+    check(d.returncode == 0 and json.loads(d.stdout)["processes"] == rep["processes"],
+          "kill: threadtime dump of -o FILE gives the same report")
+    c = subprocess.run([TT, "dump", "--format", "chrome", keep], stdout=subprocess.PIPE, text=True)
+    ev = json.loads(c.stdout)["traceEvents"] if c.returncode == 0 else []
+    check(sum(e["ph"] == "X" for e in ev) == len(p["threads"]), "kill: chrome has one life slice per thread")
+    check(any(e["ph"] == "C" for e in ev), "kill: chrome has CPU rate counters")
+    # A damaged recording is refused with the reason, never read half.
+    data = open(keep, "rb").read()
+    cut = os.path.join(TMP, "cut.ttrun")
+    with open(cut, "wb") as f:
+        f.write(data[: len(data) // 2])
+    d = subprocess.run([TT, "dump", cut], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(d.returncode != 0 and "damaged run recording" in d.stderr and not d.stdout,
+          f"kill: a cut recording is refused: {d.returncode} {d.stderr}")
+
+
+def test_behaves_like_the_program():
+    # SIGTERM sent to threadtime reaches CMD, which dies of it: 128 + 15.
+    rep = os.path.join(TMP, "term.txt")
+    p = subprocess.Popen([TT, "run", "--report", rep, "--", "sleep", "60"], stderr=subprocess.PIPE)
+    child = None
+    while child is None and p.poll() is None:  # wait for the exec, not for a time
+        for pid in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    st = f.read()
+            except OSError:
+                continue
+            if pid.isdigit() and st.split(") ")[-1].split()[1] == str(p.pid) and "(sleep)" in st:
+                child = int(pid)
+    p.send_signal(15)
+    check(p.wait() == 128 + 15, f"SIGTERM: exit status {p.returncode}, want 143")
+    check("exit status 143" in open(rep).read(), "SIGTERM: the report still comes")
+    # A command that cannot run: 127 as a shell says, and why.
+    r = subprocess.run([TT, "run", "--", os.path.join(TMP, "no-such-program")], stderr=subprocess.PIPE, text=True)
+    check(r.returncode == 127 and "cannot run" in r.stderr, f"missing command: {r.returncode} {r.stderr}")
+    # Bad options change nothing and say what is wrong.
+    for args, what in ((["--format", "xml", "--", "true"], "unknown format"), (["--interval", "-1", "--", "true"], "--interval"),
+                       ([], "no command")):
+        r = subprocess.run([TT, "run", *args], stderr=subprocess.PIPE, text=True)
+        check(r.returncode == 2 and what in r.stderr, f"run {args}: {r.returncode} {r.stderr}")
+    # stdin and stdout are CMD's own.
+    r = subprocess.run([TT, "run", "--report", os.path.join(TMP, "cat.txt"), "--", "cat"], input=b"abc\n",
+                       stdout=subprocess.PIPE)
+    check(r.returncode == 0 and r.stdout == b"abc\n", f"cat: {r.returncode} {r.stdout!r}")
+
+
+JAVA = r"""
+import java.util.concurrent.*;
+public class Pools {
+    public static void main(String[] a) throws Exception {
+        ExecutorService p1 = Executors.newFixedThreadPool(3);
+        ExecutorService p2 = Executors.newFixedThreadPool(2);
+        long s = 0;
+        for (int i = 0; i < 30; i++) {
+            final int k = i;
+            Future<Long> f = (k % 2 == 0 ? p1 : p2).submit(() -> { long x = 0; for (int j = 0; j < 2_000_000; j++) x += j ^ k; return x; });
+            s += f.get();
+        }
+        p1.shutdown(); p2.shutdown();
+        p1.awaitTermination(1, TimeUnit.MINUTES); p2.awaitTermination(1, TimeUnit.MINUTES);
+        System.out.println(s);
+    }
+}
+"""
+
+
+def test_java():
+    if not shutil.which("java"):
+        print("  SKIP java: not installed")
+        return
+    src = os.path.join(TMP, "Pools.java")
+    with open(src, "w") as f:
+        f.write(JAVA)
+    rc, out, err, rep = run(["java", "-XX:ParallelGCThreads=2", "-XX:+UseParallelGC", src], extra=("--group",))
+    check(rc == 0, f"java: exit status {rc}: {err[-500:]}")
+    java = [p for p in rep["processes"] if p["groups"]]
+    names = {g["name"]: g["threads"] for p in java for g in p["groups"]}
+    print("  java groups:", sorted(names))
+    check(names.get("pool-1-thread-*") == 3, f"java: pool-1-thread-* groups 3 threads: {names.get('pool-1-thread-*')}")
+    check(names.get("pool-2-thread-*") == 2, f"java: pool-2-thread-*: {names.get('pool-2-thread-*')}")
+    check(any(n.startswith("GC Thread") for n in names), "java: GC threads reported by name")
+    check(any(n.startswith("C2 Compi") or n.startswith("C1 Compi") for n in names), "java: compiler threads by name")
+
+
+def test_python():
+    code = ("import threading\n"
+            "def w():\n    sum(i * i for i in range(200000))\n"
+            "ts = [threading.Thread(target=w) for _ in range(4)]\n"
+            "[t.start() for t in ts]; [t.join() for t in ts]\n")
+    rc, out, err, rep = run([sys.executable, "-c", code])
+    check(rc == 0, f"python: exit status {rc}: {err}")
+    ended = [t for t in threads(rep) if t["how"] == "ended"]
+    check(len(ended) >= 4, f"python: {len(ended)} threads ended, want the 4 workers")
+    sum_matches_rusage(rep, "python")
+
+
+def test_make_tree():
+    if not shutil.which("make") or not shutil.which("cc"):
+        print("  SKIP make: make or cc missing")
+        return
+    d = os.path.join(TMP, "mk")
+    os.makedirs(d, exist_ok=True)
+    for i in range(3):
+        with open(os.path.join(d, f"f{i}.c"), "w") as f:
+            f.write(f"int f{i}(int x) {{ return x * {i + 2}; }}\n")
+    with open(os.path.join(d, "Makefile"), "w") as f:
+        f.write("all: f0.o f1.o f2.o\n%.o: %.c\n\tcc -O2 -c $< -o $@\n")
+    rc, out, err, rep = run(["make", "-s", "-j2", "-C", d])
+    check(rc == 0, f"make: exit status {rc}: {err}")
+    procs = rep["processes"]
+    by_pid = {p["pid"]: p for p in procs}
+    root = procs[0]
+    check(os.path.basename(root["exe"]) == "make" and root["depth"] == 0, f"make: root is make: {root['exe']}")
+    cc1 = [p for p in procs if os.path.basename(p["exe"]) == "cc1" or p["exe"].endswith("/cc1")]
+    check(len(cc1) == 3, f"make: 3 cc1 processes, found {len(cc1)}: {[p['exe'] for p in procs]}")
+
+    def ancestors(p):
+        seen = []
+        while p["ppid"] in by_pid and len(seen) < 10:
+            p = by_pid[p["ppid"]]
+            seen.append(p)
+        return seen
+    check(all(root in ancestors(p) for p in cc1), "make: each cc1 descends from make in the tree")
+    check(all(p["depth"] >= 2 for p in cc1), "make: cc1 sits under a compiler driver")
+
+
+def wait_sampled_then_signal(rep_args, exe, want):
+    """Runs threadtime run on exe, which waits for SIGUSR1; sends it once
+    threadtime's recording holds want thread records (read from the file,
+    not a time). Returns run()'s result."""
+    import glob
+    import signal
+    import struct
+    import time
+    rep = os.path.join(TMP, "report")
+    p = subprocess.Popen([TT, "run", "--format", "json", "--report", rep, "--", exe],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=TMP, env=dict(os.environ, TMPDIR=TMP))
+    target = None  # a pidfd: never signals another process that reuses the pid
+    while p.poll() is None:
+        if target is not None:
+            # Again until it ends: a Go program ignores the signal until
+            # main() has called signal.Notify.
+            try:
+                signal.pidfd_send_signal(target, signal.SIGUSR1)
+            except ProcessLookupError:
+                pass
+            time.sleep(0.05)
+            continue
+        for path in glob.glob(os.path.join(TMP, "threadtime-run.*", "*.ttrun")):
+            try:
+                with open(path, "rb") as f:
+                    head = f.read(76)
+            except OSError:
+                continue
+            if len(head) == 76 and head[:8] == b"TTRUN\0v1" and struct.unpack_from("<I", head, 72)[0] >= want:
+                # It waits for the signal, so it is alive (and this pid its own) now.
+                target = os.pidfd_open(struct.unpack_from("<I", head, 32)[0])
+    out, err = p.communicate()
+    if target is not None:
+        os.close(target)
+    return p.returncode, out.decode(errors="replace"), err.decode(errors="replace"), json.load(open(rep))
+
+
+def test_fallback():
+    cc = shutil.which("cc")
+    src = os.path.join(TMP, "st.c")
+    with open(src, "w") as f:
+        f.write("#include <pthread.h>\n#include <signal.h>\n#include <unistd.h>\n"
+                "static void *b(void *a) { for (;;) pause(); return a; }\n"
+                "int main(void) { sigset_t s; sigemptyset(&s); sigaddset(&s, SIGUSR1);"
+                " pthread_sigmask(SIG_BLOCK, &s, 0); pthread_t t[2];"
+                " for (int i = 0; i < 2; i++) pthread_create(&t[i], 0, b, 0);"
+                " int sig; sigwait(&s, &sig); return 3; }\n")
+    exe = os.path.join(TMP, "st")
+    built = cc and subprocess.run([cc, "-static", "-O1", "-pthread", src, "-o", exe]).returncode == 0
+    if not built:
+        print("  SKIP static: cc -static failed (libc6-dev's static libc missing?)")
+    else:
+        rc, out, err, rep = wait_sampled_then_signal([], exe, 3)
+        check(rc == 3, f"static: exit status {rc}")
+        lines = [l for l in err.splitlines() if "static binary" in l]
+        check(len(lines) == 1, f"static: one line says why: {err}")
+        check(len(program_threads(rep)) == 3, f"static: main and 2 threads sampled from outside: {program_threads(rep)}")
+    go = shutil.which("go") or ("/usr/local/go/bin/go" if os.path.exists("/usr/local/go/bin/go") else None)
+    if not go:
+        print("  SKIP go: go is not installed")
+        return
+    gd = os.path.join(TMP, "gop")
+    os.makedirs(gd, exist_ok=True)
+    with open(os.path.join(gd, "main.go"), "w") as f:
+        f.write("package main\nimport (\"os\"; \"os/signal\"; \"syscall\")\n"
+                "func main() { c := make(chan os.Signal, 1); signal.Notify(c, syscall.SIGUSR1); <-c }\n")
+    with open(os.path.join(gd, "go.mod"), "w") as f:
+        f.write("module gop\ngo 1.20\n")
+    env = dict(os.environ, GOCACHE=os.path.join(TMP, "gocache"), GOPATH=os.path.join(TMP, "gopath"), CGO_ENABLED="0")
+    b = subprocess.run([go, "build", "-o", "gop"], cwd=gd, env=env)
+    if b.returncode != 0:
+        print("  SKIP go: the build failed")
+        return
+    # The Go runtime always runs several threads (sysmon, the signal
+    # handler's, the scheduler's); 2 are enough to say they were found.
+    rc, out, err, rep = wait_sampled_then_signal([], os.path.join(gd, "gop"), 2)
+    check(rc == 0, f"go: exit status {rc}")
+    lines = [l for l in err.splitlines() if "Go program" in l]
+    check(len(lines) == 1, f"go: one line says why: {err}")
+    check(len(program_threads(rep)) >= 2, "go: threads sampled from outside")
+
+
+for name, fn in sorted(globals().items()):
+    if name.startswith("test_") and callable(fn):
+        print(name)
+        fn()
+shutil.rmtree(TMP, ignore_errors=True)
+print("failed:" if FAILED else "all passed", *FAILED, sep="\n  " if FAILED else "")
+sys.exit(1 if FAILED else 0)
