@@ -17,12 +17,12 @@ import java.util.Set;
 final class AgentOptions {
     static final String OPTIONS_HELP = "expected mode=exact|mounted, events=on|off, accounts=threads|table, "
             + "probe=FILTER[;FILTER...], probes=@FILE, probe.cpu=on|off, out=PATH, ring=N, "
-            + "log=off|error|warning|info|debug, logger=stderr|system";
+            + "fastclock=on|off, log=off|error|warning|info|debug, logger=stderr|system";
     static final String ATTACH_HELP = "expected probe=FILTER[;FILTER...], probes=@FILE, probe=off, probe.cpu=on|off, "
             + "out=PATH, ring=N, dump=PATH, log=off|error|warning|info|debug, logger=stderr|system";
 
     private static final Set<String> START_KEYS = Set.of("mode", "events", "accounts", "probe", "probes", "probe.cpu",
-            "out", "ring", "log", "logger");
+            "out", "ring", "fastclock", "log", "logger");
     private static final Set<String> ATTACH_KEYS = Set.of("probe", "probes", "probe.cpu", "out", "ring", "dump", "log",
             "logger");
 
@@ -36,6 +36,7 @@ final class AgentOptions {
     int ring;
     boolean probesOff;
     Path dump;
+    Boolean fastClock; // fastclock=: null when not given
     AgentLog.Level logLevel = AgentLog.Level.INFO;
     boolean systemLogger;
 
@@ -168,6 +169,9 @@ final class AgentOptions {
                     throw new IllegalArgumentException("expected records per thread ring, " + EventLog.RING_MIN
                             + " to " + EventLog.RING_MAX);
                 }
+                break;
+            case "fastclock":
+                fastClock = FastClock.parse(value);
                 break;
             case "log":
                 logLevel = AgentLog.Level.parse(value);

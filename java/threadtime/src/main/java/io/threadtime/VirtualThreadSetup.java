@@ -167,11 +167,13 @@ final class VirtualThreadSetup {
         String clockName;
         double nsPerTick = 1;
         if (exact) {
-            clock = lookup.findVirtual(Backend.class, "selfTotal", MethodType.methodType(long.class))
-                    .bindTo(Native.B);
+            // The carrier's own clock, without a system call while the kernel
+            // shows that the carrier was not switched out (FastClock).
+            clock = FastClock.reader();
             carrierClock = lookup.findVirtual(ThreadTimeMXBean.class, "getThreadCpuTime",
                     MethodType.methodType(long.class, long.class)).bindTo(ThreadTimeMXBean.getInstance());
-            clockName = "thread-cpu";
+            String how = FastClock.name();
+            clockName = (how.startsWith("syscall") ? "thread-cpu (" : "thread-cpu-fast (") + how + ")";
         } else {
             // The cycle counter where the core's calibration trusts it (cheaper
             // than System.nanoTime() here), else System.nanoTime().
