@@ -55,6 +55,15 @@ install: build
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-zig-* build-qemu-*
 
+# threadtime run on a real program: xz compressing 16 MB with two worker
+# threads (-1: 3 MB blocks), the CPU of each thread (issue 26).
+DEMO_TARGETS += demo-run
+.PHONY: demo-run
+demo-run: build
+	head -c 16000000 /dev/urandom > $(BUILD)/demo-run.input
+	$(THREADTIME) run -- xz -1 -T2 -k -f $(BUILD)/demo-run.input
+	rm -f $(BUILD)/demo-run.input $(BUILD)/demo-run.input.xz
+
 # ---- the event log (issue 3) ----
 DEMO_TARGETS += demo-events
 TEST_TARGETS += test-fuzz
