@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "bench.h"
 #include "read_clock.h"
 #include "threadtime/threadtime.h"
@@ -299,35 +300,21 @@ static void describe_machine(machine *mc)
 
 /* ---- output ---- */
 
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
 
 static const tt_bench_method *find_method(const char *name, size_t len);
 
 static void print_json(FILE *out, const machine *mc, const options *opt, const result *r, int n)
 {
     fprintf(out, "{\n  \"machine\": {\"cpu\": ");
-    json_string(out, mc->cpu);
+    tt_cli_json_string(out, mc->cpu);
     fprintf(out, ", \"kernel\": ");
-    json_string(out, mc->kernel);
+    tt_cli_json_string(out, mc->kernel);
     fprintf(out, ", \"clocksource\": ");
-    json_string(out, mc->clocksource);
+    tt_cli_json_string(out, mc->clocksource);
     fprintf(out, ", \"hz\": %ld, \"cpus\": %ld, \"tsc_flags\": ", mc->hz, mc->cpus);
-    json_string(out, mc->tsc_flags);
+    tt_cli_json_string(out, mc->tsc_flags);
     fprintf(out, ", \"threadtime\": ");
-    json_string(out, tt_version());
+    tt_cli_json_string(out, tt_version());
     fprintf(out, "},\n  \"sampling\": {\"mode\": \"sample_time\", \"timer\": \"CLOCK_MONOTONIC\", "
                  "\"min_batch_ns\": %.0f, \"warmup_ns\": %" PRId64 ", \"measure_ns\": %" PRId64
                  ", \"baseline\": \"%s\"},\n  \"results\": [",
@@ -346,7 +333,7 @@ static void print_json(FILE *out, const machine *mc, const options *opt, const r
                 r[i].ratio);
         /* What --list says of the method, so a chart can show it. */
         const tt_bench_method *m = find_method(r[i].method, strlen(r[i].method));
-        json_string(out, m ? m->description : "");
+        tt_cli_json_string(out, m ? m->description : "");
         fputc('}', out);
         first = 0;
     }
@@ -357,7 +344,7 @@ static void print_json(FILE *out, const machine *mc, const options *opt, const r
             continue;
         fprintf(out, "%s{\"method\": \"%s\", \"threads\": %d, \"error\": ", first ? "" : ", ",
                 r[i].method, r[i].threads);
-        json_string(out, tt_strerror(r[i].error_code));
+        tt_cli_json_string(out, tt_strerror(r[i].error_code));
         fputc('}', out);
         first = 0;
     }

@@ -1,4 +1,5 @@
 /* Reading a `threadtime run` recording back and printing its report. */
+#include "json.h"
 #include "event_log.h"
 #include "util.h"
 #include "run.h"
@@ -386,20 +387,6 @@ static void ms(FILE *out, int64_t ns, int width)
         fprintf(out, "%*.3f", width, (double)ns / 1e6);
 }
 
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
 
 static void csv_str(FILE *out, const char *s)
 {
@@ -460,16 +447,16 @@ static void json_row(FILE *out, const row *r, int group)
         fprintf(out, "{\"threads\":%u,\"name\":", r->count);
     else
         fprintf(out, "{\"tid\":%u,\"name\":", r->tid);
-    json_str(out, r->name);
+    tt_cli_json_string(out, r->name);
     if (r->name_start[0]) {
         fprintf(out, ",\"name_at_start\":");
-        json_str(out, r->name_start);
+        tt_cli_json_string(out, r->name_start);
     }
     fprintf(out, ",\"user_ns\":%lld,\"system_ns\":%lld,\"total_ns\":%lld,\"lifetime_ns\":%llu",
             (long long)r->user, (long long)r->sys, (long long)r->total, (unsigned long long)life(r));
     if (!group) {
         fprintf(out, ",\"how\":");
-        json_str(out, r->how);
+        tt_cli_json_string(out, r->how);
     }
     fputc('}', out);
 }
@@ -487,17 +474,17 @@ static void chrome(FILE *out, proc *ps, const uint32_t *order, uint32_t n)
         proc *p = &ps[order[k]];
         const tt_run_header *h = p->h;
         fprintf(out, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":", SEP(), h->pid);
-        json_str(out, h->exe);
+        tt_cli_json_string(out, h->exe);
         fprintf(out, "}}");
         for (uint32_t i = 0; i < p->nrows; i++) {
             const row *r = &p->rows[i];
             fprintf(out, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":", SEP(),
                     h->pid, r->tid);
-            json_str(out, r->name);
+            tt_cli_json_string(out, r->name);
             fprintf(out, "}}");
             uint64_t s = r->start ? r->start : h->start_ns, e = r->end > s ? r->end : s;
             fprintf(out, "%s{\"ph\":\"X\",\"name\":", SEP());
-            json_str(out, r->name);
+            tt_cli_json_string(out, r->name);
             fprintf(out, ",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"user_ms\":%.3f,"
                          "\"system_ms\":%.3f,\"total_ms\":%.3f,\"how\":\"%s\"}}",
                     h->pid, r->tid, (double)(s - t0) / 1e3, (double)(e - s) / 1e3, (double)r->user / 1e6,
@@ -625,7 +612,7 @@ void tt_run_report(const tt_run_set *s, enum tt_run_format fmt, int group, FILE 
         break;
     case TT_RUN_JSON:
         fprintf(out, "{\"command\":");
-        json_str(out, s->cmd ? s->cmd : "");
+        tt_cli_json_string(out, s->cmd ? s->cmd : "");
         fprintf(out, ",\"exit_status\":%d,\"rusage\":{\"user_ns\":%lld,\"system_ns\":%lld},\"threads_total_ns\":%lld,"
                      "\"processes\":[",
                 s->h.exit_status, (long long)s->h.rusage_user_ns, (long long)s->h.rusage_system_ns, (long long)sum);
@@ -633,9 +620,9 @@ void tt_run_report(const tt_run_set *s, enum tt_run_format fmt, int group, FILE 
             const proc *p = &ps[order[k]];
             const tt_run_header *h = p->h;
             fprintf(out, "%s\n{\"pid\":%u,\"ppid\":%u,\"depth\":%u,\"exe\":", k ? "," : "", h->pid, h->ppid, p->depth);
-            json_str(out, h->exe);
+            tt_cli_json_string(out, h->exe);
             fprintf(out, ",\"state\":");
-            json_str(out, proc_state(h));
+            tt_cli_json_string(out, proc_state(h));
             fprintf(out, ",\"exited\":%s,\"wall_ns\":%llu,\"dropped_threads\":%u,\"sampler\":{\"tid\":%u,"
                          "\"interval_ns\":%llu,\"rounds\":%llu,\"cpu_ns\":%llu},\"%s\":[",
                     h->state == TT_RUN_PROC_EXITED ? "true" : "false",

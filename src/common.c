@@ -29,7 +29,10 @@ const char *tt_strerror(int64_t code)
     case EINVAL: return "invalid argument (or a thread of another process)";
     case EFAULT: return "NULL pointer argument";
     case ENOTSUP: return "method not available on this system";
-    case EPERM: return "operation not permitted (a seccomp filter may refuse CPU clocks)";
+    /* The hint is scoped to the clock calls: the same code comes from a
+     * file that may not be replaced (a sticky directory), and a dump's
+     * rename must not be blamed on seccomp (issue 29 item 10). */
+    case EPERM: return "operation not permitted (from a CPU clock call: a seccomp filter refuses clockids)";
     case ENOSYS: return "function not implemented (CPU clocks refused, and no fallback answered)";
     default: break;
     }

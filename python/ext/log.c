@@ -253,21 +253,13 @@ static int count_option(PyObject *o, const char *name, unsigned long min, unsign
 }
 
 /* An EINVAL of tt_log_start once every argument passed: an environment
- * variable the options left to it holds a bad value. */
+ * variable the options left to it holds a bad value, which the core names
+ * (tt_log_error: the variable, and what it allows). */
 static PyObject *raise_bad_environment(void)
 {
-    static const char *const vars[] = {"THREADTIME_RING", "THREADTIME_THREADS", "THREADTIME_CLOCK",
-                                       "THREADTIME_FILE", "THREADTIME_DUMP_AT_EXIT"};
-    char set[160] = "";
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        if (getenv(vars[i]) != NULL) {
-            strcat(set, *set ? ", " : "");
-            strcat(set, vars[i]);
-        }
-    }
-    return PyErr_Format(PyExc_ValueError,
-                        "start_log(): an environment variable holds a value out of range (set here: %s); "
-                        "see docs/events.md for their ranges", *set ? set : "none");
+    const char *why = tt_log_error();
+    return PyErr_Format(PyExc_ValueError, "start_log(): %s (a value out of range; see docs/events.md)",
+                        *why ? why : "an environment variable holds a value out of range");
 }
 
 static void raise_running(void)
