@@ -159,6 +159,13 @@ public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
     }
 
     private long current(ThreadMap.Clock clock) {
+        // A virtual thread's total is the agent's account, which needs no
+        // backend: asking first whether the backend loaded would load it, and
+        // its one-off start-up (~100 ms of CPU for FFM's first downcalls)
+        // would be charged to the virtual thread that asked first.
+        if (clock == ThreadMap.Clock.TOTAL && ThreadMap.isVirtual(Thread.currentThread())) {
+            return VirtualThreadCpu.currentVirtual();
+        }
         if (!Native.available()) { // never worse than the JDK's bean (Native said why, once)
             return clock == ThreadMap.Clock.TOTAL ? platform.getCurrentThreadCpuTime() : platform.getCurrentThreadUserTime();
         }
