@@ -174,8 +174,10 @@ NATIVES_JAR := $(JAVA_DIR)/threadtime/target/threadtime-0.1.0.jar
 # (the CLI; a setuid probe), which needs qemu registered with binfmt_misc
 # (they run when it is); test_fallback's seccomp filter would judge qemu's own
 # x86-64 system calls; test_event_calib holds the counter to 10 ppm of the
-# wall clock, which qemu's emulated counter does not keep.
-QEMU_SKIP := test_install|test_attach|test_fallback|test_event_calib$(if $(wildcard /proc/sys/fs/binfmt_misc/qemu-aarch64),,|test_dump_golden|test_event_files)
+# wall clock, which qemu's emulated counter does not keep; test_run starts
+# the aarch64 CLI from the host's Python and preloads its library into the
+# host's xz, java and make.
+QEMU_SKIP := test_install|test_attach|test_fallback|test_event_calib|test_run$(if $(wildcard /proc/sys/fs/binfmt_misc/qemu-aarch64),,|test_dump_golden|test_event_files)
 .PHONY: natives test-natives test-natives-qemu bench-natives
 
 natives:
