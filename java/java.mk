@@ -112,3 +112,13 @@ bench-probes: java-toolchains build
 	$(JAVA_MVN) -pl threadtime -DskipITs package
 	bench/probes/run.sh $(abspath $(JAVA_DIR)/threadtime/target/threadtime-0.1.0.jar) $(abspath $(THREADTIME)) \
 		$(PROBE_BENCH_RUNS) $(JDK_OLD) $(JDK_NEW)
+
+# ---- the fast clock in Java (issue 25) ----
+#   make bench-java-fastclock  ThreadTime.currentThreadCpuTime() beside the JDK's
+#                         getCurrentThreadCpuTime() and a bare counter read, on
+#                         JDK $(JDK_OLD) and $(JDK_NEW), FASTCLOCK_BENCH_RUNS runs
+#                         interleaved, medians (java/benchmarks/fastclock.sh)
+FASTCLOCK_BENCH_RUNS ?= 5
+.PHONY: bench-java-fastclock
+bench-java-fastclock: bench-java-build
+	java/benchmarks/fastclock.sh $(FASTCLOCK_BENCH_RUNS) $(JDK_OLD) $(JDK_NEW)

@@ -85,3 +85,11 @@ bench-jvmti-http: otel-bench-build
 	  v=$$("$$home/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p'); \
 	  $(call otel_load_bench,$$home/bin/java,vthreads $(JVMTI_HTTP_BENCH) $(OTEL_DIR)/target/bench-runs/vthreads-jdk$$v); \
 	done
+
+# A real server on virtual threads (issue 25): Helidon 4 SE, exact against
+# mounted mode against no agent, with each piece's carrier clock as the
+# truth (jvmti/bench/helidon/run.sh; HELIDON_BENCH="runs seconds warmup clients").
+HELIDON_BENCH ?= 5 10 5 8
+.PHONY: bench-jvmti-helidon
+bench-jvmti-helidon: java-install
+	jvmti/bench/helidon/run.sh $(abspath $(JVMTI_JAR)) $(HELIDON_BENCH) "21 25"
