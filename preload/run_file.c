@@ -60,7 +60,11 @@ int tt_run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_c
         memcpy(p, ".ttrun", 7);
         /* In the private directory threadtime run made (mkdtemp, 0700);
          * O_EXCL|O_NOFOLLOW and 0600 all the same, as every file the core
-         * creates (docs/security.md). */
+         * creates (docs/security.md). Not through tt__file_create: it
+         * allocates and formats, which the child of a threaded fork must
+         * not, and its random names would lose what these say: the pid
+         * and the order of the images one process exec'd, the EEXIST
+         * pointing at the file of the image this one replaced. */
         fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0 && errno != EEXIST)
             return -errno;
