@@ -63,8 +63,9 @@ static void json_vthread_names(sink *s, const tt__trace *t)
     if (!t->nvnames && !t->h.thread_names_dropped)
         return;
     puts_(s, ",\"vthreads\":{");
-    const tt__trace_name *v = t->tnames + (t->ntnames - t->nvnames);
-    for (uint32_t i = 0; i < t->nvnames; i++) {
+    uint32_t n;
+    const tt__trace_name *v = tt__trace_vthread_names(t, &n);
+    for (uint32_t i = 0; i < n; i++) {
         puts_(s, i ? ",\"" : "\"");
         put_u64(s, v[i].id);
         puts_(s, "\":");

@@ -48,15 +48,16 @@ void text_header(sink *s, const tt__trace *t, uint64_t events)
  * only their ids. */
 static void text_vthread_names(sink *s, const tt__trace *t)
 {
-    const tt__trace_name *v = t->tnames + (t->ntnames - t->nvnames);
-    for (uint32_t i = 0; i < t->nvnames; i++) {
+    uint32_t n;
+    const tt__trace_name *v = tt__trace_vthread_names(t, &n);
+    for (uint32_t i = 0; i < n; i++) {
         puts_(s, i ? "\nvthread " : "vthread ");
         put_u64(s, v[i].id);
         puts_(s, " \"");
         put_plain_str(s, v[i].text, v[i].len);
         puts_(s, "\"");
     }
-    if (t->nvnames)
+    if (n)
         puts_(s, "\n");
     if (t->h.thread_names_dropped) {
         char line[128];

@@ -102,6 +102,8 @@ const char *tt__trace_name_of(const tt__trace *t, uint32_t id, size_t *len);
  * the name in its section (kernel bytes, maybe not UTF-8). len bytes, not
  * NUL-terminated. */
 const char *tt__trace_thread_name(const tt__trace_thread *th, size_t *len);
+/* The virtual threads' names, by id (*n of them; NULL when none). */
+const tt__trace_name *tt__trace_vthread_names(const tt__trace *t, uint32_t *n);
 /* The name of virtual thread v (len bytes, not NUL-terminated), or NULL. */
 const char *tt__trace_vthread_name(const tt__trace *t, uint64_t v, size_t *len);
 

@@ -236,6 +236,13 @@ const char *tt__trace_thread_name(const tt__trace_thread *th, size_t *len)
     return th->name;
 }
 
+const tt__trace_name *tt__trace_vthread_names(const tt__trace *t, uint32_t *n)
+{
+    /* They close the table: namespace 2 sorts after 1. */
+    *n = t->nvnames;
+    return t->nvnames ? t->tnames + (t->ntnames - t->nvnames) : NULL;
+}
+
 const char *tt__trace_vthread_name(const tt__trace *t, uint64_t v, size_t *len)
 {
     const tt__trace_name *n = tname_find(t, TT__NAMES_VTHREAD, v);
