@@ -20,11 +20,17 @@ static const tt__summary_entry *sum_of(const tt__trace *t, uint32_t id)
     return NULL;
 }
 
+/* 1 if the len bytes at name (NULL: none) are want. */
+static int same(const char *name, size_t len, const char *want)
+{
+    return name && len == strlen(want) && memcmp(name, want, len) == 0;
+}
+
 static int name_is(const tt__trace *t, uint32_t id, const char *want)
 {
     size_t len = 0;
     const char *name = tt__trace_name_of(t, id, &len);
-    return name && len == strlen(want) && memcmp(name, want, len) == 0;
+    return same(name, len, want);
 }
 
 TT_TEST(name_checks_arguments)
@@ -49,14 +55,14 @@ static int thread_named(const tt__trace *t, uint32_t tid, const char *want)
     const tt__trace_thread *th = find_thread(t, tid);
     size_t len = 0;
     const char *name = th ? tt__trace_thread_name(th, &len) : NULL;
-    return name && len == strlen(want) && memcmp(name, want, len) == 0;
+    return same(name, len, want);
 }
 
 static int vthread_named(const tt__trace *t, uint64_t v, const char *want)
 {
     size_t len = 0;
     const char *name = tt__trace_vthread_name(t, v, &len);
-    return name && len == strlen(want) && memcmp(name, want, len) == 0;
+    return same(name, len, want);
 }
 
 TT_TEST(thread_names_check_arguments)
@@ -140,12 +146,12 @@ TT_TEST(thread_names_reach_the_dump_whole)
         for (uint32_t i = 0; i < lt.t.nthreads; i++) {
             tt__track tr = {i, 0, 0};
             const char *name = tt__track_name(&lt.t, &tr, &len);
-            size_t want = lt.t.threads[i].tid == worker_tid ? strlen(worker) : strlen(me ? me->full_name : "");
+            size_t want = lt.t.threads[i].tid == worker_tid ? strlen(worker) : me ? me->full_len : 0;
             CHECK(name && len == want);
         }
         tt__track v24 = {0, 24, 0}, v25 = {0, 25, 1};
         const char *name = tt__track_name(&lt.t, &v24, &len);
-        CHECK(name && len == 8 && memcmp(name, "worker-v", 8) == 0);
+        CHECK(same(name, len, "worker-v"));
         CHECK(tt__track_name(&lt.t, &v25, &len) == NULL);
     }
     free_trace(&lt);
