@@ -49,6 +49,9 @@ final class ProbeAgent {
             }
         }
         startLog(o.ring);
+        if (atStart) {
+            ThreadNames.nameCurrent(); // main: premain runs on it
+        }
         if (o.out != null) {
             out = o.out;
         }
@@ -71,8 +74,9 @@ final class ProbeAgent {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             String suffix = withCpu ? "Cpu" : "";
-            MethodHandle begin = lookup.findVirtual(Backend.class, "probeBegin" + suffix,
-                    MethodType.methodType(long.class, int.class)).bindTo(Native.B);
+            // The calling thread's name goes into the log at its first probe.
+            MethodHandle begin = MethodHandles.foldArguments(lookup.findVirtual(Backend.class, "probeBegin" + suffix,
+                    MethodType.methodType(long.class, int.class)).bindTo(Native.B), ThreadNames.firstHandle());
             MethodHandle end = lookup.findVirtual(Backend.class, "probeEnd" + suffix,
                     MethodType.methodType(void.class, int.class, long.class, boolean.class)).bindTo(Native.B);
             MethodHandle line = lookup.findVirtual(Backend.class, "event", MethodType.methodType(void.class, int.class))
