@@ -33,16 +33,21 @@ static int name_is(const tt__trace *t, uint32_t id, const char *want)
     return same(name, len, want);
 }
 
+/* A name of len bytes ('n's) in buf (len + 1 bytes). */
+static char *name_of_length(char *buf, size_t len)
+{
+    memset(buf, 'n', len);
+    buf[len] = 0;
+    return buf;
+}
+
 TT_TEST(name_checks_arguments)
 {
     char longest[TT_EVENT_NAME_MAX + 2];
-    memset(longest, 'n', sizeof longest);
-    longest[TT_EVENT_NAME_MAX + 1] = 0;
     CHECK_OP(tt_event_name(1, NULL), ==, -EFAULT);
     CHECK_OP(tt_event_name(1, ""), ==, -EINVAL);
-    CHECK_OP(tt_event_name(1, longest), ==, -EINVAL); /* 256 bytes */
-    longest[TT_EVENT_NAME_MAX] = 0;
-    CHECK_OP(tt_event_name(1, longest), ==, 0); /* 255 bytes */
+    CHECK_OP(tt_event_name(1, name_of_length(longest, TT_EVENT_NAME_MAX + 1)), ==, -EINVAL);
+    CHECK_OP(tt_event_name(1, name_of_length(longest, TT_EVENT_NAME_MAX)), ==, 0);
     CHECK_OP(tt_event_name(1, "bad \xc3("), ==, -EINVAL);      /* cut sequence */
     CHECK_OP(tt_event_name(1, "bad \xc0\xaf"), ==, -EINVAL);   /* overlong '/' */
     CHECK_OP(tt_event_name(1, "bad \xed\xa0\x80"), ==, -EINVAL); /* a surrogate */
@@ -68,8 +73,7 @@ static int vthread_named(const tt__trace *t, uint64_t v, const char *want)
 TT_TEST(thread_names_check_arguments)
 {
     char longest[TT_EVENT_NAME_MAX + 2];
-    memset(longest, 'n', sizeof longest);
-    longest[TT_EVENT_NAME_MAX + 1] = 0;
+    name_of_length(longest, TT_EVENT_NAME_MAX + 1);
     /* Refused before anything else, running or not. */
     CHECK_OP(tt_log_thread_name(""), ==, -EINVAL);
     CHECK_OP(tt_log_thread_name(longest), ==, -EINVAL);
@@ -80,7 +84,7 @@ TT_TEST(thread_names_check_arguments)
     CHECK_OP(tt_log_vthread_name(5, "bad \xed\xa0\x80"), ==, -EINVAL);
     CHECK_OP(tt_log_vthread_name(0, "zero"), ==, -EINVAL);
     CHECK_OP(tt_log_vthread_name(UINT64_C(1) << 48, "too large"), ==, -EINVAL);
-    longest[TT_EVENT_NAME_MAX] = 0;
+    name_of_length(longest, TT_EVENT_NAME_MAX);
     CHECK_OP(tt_log_vthread_name((UINT64_C(1) << 48) - 1, longest), ==, 0); /* 255 bytes, the largest id */
     tt_log_options o = small_log(64, 4);
     CHECK_OP(tt_log_start(&o), ==, 0);
