@@ -74,13 +74,15 @@ final class ProbeAgent {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             String suffix = withCpu ? "Cpu" : "";
-            // The calling thread's name goes into the log at its first probe.
+            // The calling thread's name goes into the log at its first probe
+            // (a method's begin or a line's event).
+            MethodHandle first = ThreadNames.firstHandle();
             MethodHandle begin = MethodHandles.foldArguments(lookup.findVirtual(Backend.class, "probeBegin" + suffix,
-                    MethodType.methodType(long.class, int.class)).bindTo(Native.B), ThreadNames.firstHandle());
+                    MethodType.methodType(long.class, int.class)).bindTo(Native.B), first);
             MethodHandle end = lookup.findVirtual(Backend.class, "probeEnd" + suffix,
                     MethodType.methodType(void.class, int.class, long.class, boolean.class)).bindTo(Native.B);
-            MethodHandle line = lookup.findVirtual(Backend.class, "event", MethodType.methodType(void.class, int.class))
-                    .bindTo(Native.B);
+            MethodHandle line = MethodHandles.foldArguments(lookup.findVirtual(Backend.class, "event",
+                    MethodType.methodType(void.class, int.class)).bindTo(Native.B), first);
             ProbeConfig.install(begin, end, line);
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("threadtime: the probe calls cannot be bound", e);
