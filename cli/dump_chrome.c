@@ -62,22 +62,39 @@ static void chrome_args(chrome *c, const tt__trace_event *ev)
     }
 }
 
-static void chrome_thread_name(chrome *c, uint64_t tid, const char *name, size_t len)
+/* utf8: name is checked UTF-8 (a name from the thread-name table), else
+ * the kernel's bytes. */
+static void chrome_thread_name(chrome *c, uint64_t tid, const char *name, size_t len, int utf8)
 {
     puts_(c->s, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
     put_u64(c->s, c->t->h.pid);
     puts_(c->s, ",\"tid\":");
     put_u64(c->s, tid);
     puts_(c->s, ",\"args\":{\"name\":");
-    put_json_str(c->s, name, len);
+    if (utf8)
+        put_json_utf8(c->s, name, len);
+    else
+        put_json_str(c->s, name, len);
     puts_(c->s, "}}");
+}
+
+/* A virtual thread's name: the trace's, else "vthread <id>". */
+static void put_vthread_name(chrome *c, uint64_t v)
+{
+    size_t len;
+    const char *name = tt__trace_vthread_name(c->t, v, &len);
+    if (name) {
+        put_json_utf8(c->s, name, len);
+        return;
+    }
+    char id[48];
+    int n = snprintf(id, sizeof id, "vthread %llu", (unsigned long long)v);
+    put_json_str(c->s, id, (size_t)n);
 }
 
 /* A carrier's stretch of running virtual thread v, on the carrier's track. */
 static void chrome_mounted(chrome *c, const char *ph, uint64_t v, int64_t from, int64_t to)
 {
-    char name[48];
-    int len = snprintf(name, sizeof name, "vthread %llu", (unsigned long long)v);
     chrome_common(c, ph, c->tid, from);
     if (ph[0] == 'X') {
         puts_(c->s, ",\"dur\":");
@@ -86,7 +103,7 @@ static void chrome_mounted(chrome *c, const char *ph, uint64_t v, int64_t from, 
         puts_(c->s, ",\"s\":\"t\"");
     }
     puts_(c->s, ",\"name\":");
-    put_json_str(c->s, name, (size_t)len);
+    put_vthread_name(c, v);
     puts_(c->s, ",\"args\":{\"vthread\":");
     put_u64(c->s, v);
     puts_(c->s, "}}");
@@ -95,15 +112,16 @@ static void chrome_mounted(chrome *c, const char *ph, uint64_t v, int64_t from, 
 static void on_track(void *ctx, const tt__track *tr)
 {
     chrome *c = ctx;
+    size_t len;
+    const char *name = tt__track_name(c->t, tr, &len);
     if (tr->vthread) {
-        char name[48];
-        int len = snprintf(name, sizeof name, "vthread %llu", (unsigned long long)tr->vthread);
+        char id[48];
+        int n = snprintf(id, sizeof id, "vthread %llu", (unsigned long long)tr->vthread);
         c->tid = VTHREAD_TID_BASE + tr->ordinal;
-        chrome_thread_name(c, c->tid, name, (size_t)len);
+        chrome_thread_name(c, c->tid, name ? name : id, name ? len : (size_t)n, name != NULL);
     } else {
-        const tt__trace_thread *th = &c->t->threads[tr->thread];
-        c->tid = th->tid;
-        chrome_thread_name(c, c->tid, th->name, strlen(th->name));
+        c->tid = c->t->threads[tr->thread].tid;
+        chrome_thread_name(c, c->tid, name, len, c->t->threads[tr->thread].full_name != NULL);
     }
 }
 

@@ -15,7 +15,9 @@ void csv_thread(sink *row, const tt__trace_thread *th)
     row->used = 0;
     put_u64(row, th->tid);
     put(row, ",", 1);
-    put_csv_str(row, th->name, strlen(th->name));
+    size_t name_len;
+    const char *name = tt__trace_thread_name(th, &name_len);
+    put_csv_str(row, name, name_len);
     put(row, ",", 1);
 }
 

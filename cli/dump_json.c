@@ -19,6 +19,8 @@ void json_damaged(sink *s, const tt__trace *t)
         puts_(s, "null");
 }
 
+static void json_vthread_names(sink *s, const tt__trace *t);
+
 void json_header(row_ctx *c)
 {
     sink *s = c->s;
@@ -51,7 +53,29 @@ void json_header(row_ctx *c)
         put_json_utf8(s, n->text, n->len);
     }
     puts_(s, "}");
+    json_vthread_names(s, t);
     puts_(s, ",\"threads\":[\n");
+}
+
+/* "vthreads": virtual thread id -> name (1.2), when the trace names any. */
+static void json_vthread_names(sink *s, const tt__trace *t)
+{
+    if (!t->nvnames && !t->h.thread_names_dropped)
+        return;
+    puts_(s, ",\"vthreads\":{");
+    uint32_t n;
+    const tt__trace_name *v = tt__trace_vthread_names(t, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        puts_(s, i ? ",\"" : "\"");
+        put_u64(s, v[i].id);
+        puts_(s, "\":");
+        put_json_utf8(s, v[i].text, v[i].len);
+    }
+    puts_(s, "}");
+    if (t->h.thread_names_dropped) {
+        puts_(s, ",\"thread_names_dropped\":");
+        put_u64(s, t->h.thread_names_dropped);
+    }
 }
 
 void json_thread(row_ctx *c, const tt__trace_thread *th, uint64_t missing)
@@ -61,7 +85,12 @@ void json_thread(row_ctx *c, const tt__trace_thread *th, uint64_t missing)
     puts_(s, "{\"tid\":");
     put_u64(s, th->tid);
     puts_(s, ",\"name\":");
-    put_json_str(s, th->name, strlen(th->name));
+    size_t name_len;
+    const char *name = tt__trace_thread_name(th, &name_len);
+    if (th->full_name)
+        put_json_utf8(s, name, name_len); /* checked UTF-8, kept as such */
+    else
+        put_json_str(s, name, name_len);  /* the kernel's bytes */
     puts_(s, ",\"state\":\"");
     puts_(s, th->state == TT__RING_EXITED ? "exited" : "live");
     puts_(s, "\",\"overwritten\":");

@@ -7,6 +7,8 @@
 
 static const char *state_name(unsigned state) { return state == TT__RING_EXITED ? "exited" : "live"; }
 
+static void text_vthread_names(sink *s, const tt__trace *t);
+
 void text_header(sink *s, const tt__trace *t, uint64_t events)
 {
     char line[512];
@@ -39,6 +41,29 @@ void text_header(sink *s, const tt__trace *t, uint64_t events)
         }
         puts_(s, "\n");
     }
+    text_vthread_names(s, t);
+}
+
+/* The named virtual threads (1.2), one line each: the events below show
+ * only their ids. */
+static void text_vthread_names(sink *s, const tt__trace *t)
+{
+    uint32_t n;
+    const tt__trace_name *v = tt__trace_vthread_names(t, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        puts_(s, i ? "\nvthread " : "vthread ");
+        put_u64(s, v[i].id);
+        puts_(s, " \"");
+        put_plain_str(s, v[i].text, v[i].len);
+        puts_(s, "\"");
+    }
+    if (n)
+        puts_(s, "\n");
+    if (t->h.thread_names_dropped) {
+        char line[128];
+        snprintf(line, sizeof line, "thread names: %u more did not fit in the crash file\n", t->h.thread_names_dropped);
+        puts_(s, line);
+    }
 }
 
 void text_thread(sink *s, const tt__trace_thread *th, uint64_t events, uint64_t missing)
@@ -47,7 +72,9 @@ void text_thread(sink *s, const tt__trace_thread *th, uint64_t events, uint64_t 
     puts_(s, "\nthread ");
     put_u64(s, th->tid);
     puts_(s, " \"");
-    put_plain_str(s, th->name, strlen(th->name));
+    size_t name_len;
+    const char *name = tt__trace_thread_name(th, &name_len);
+    put_plain_str(s, name, name_len);
     snprintf(line, sizeof line, "\" (%s): %llu events, %llu overwritten, %llu incomplete", state_name(th->state),
              (unsigned long long)events, (unsigned long long)th->overwritten, (unsigned long long)missing);
     puts_(s, line);

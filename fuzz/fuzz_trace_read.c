@@ -32,6 +32,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 (i && n->id <= t.names[i - 1].id))
                 abort();
         }
+        /* Thread names: valid UTF-8, each (namespace, id) once, in order,
+         * virtual threads' last; a thread's whole name is one of them. */
+        for (uint32_t i = 0; i < t.ntnames; i++) {
+            const tt__trace_name *n = &t.tnames[i], *p = i ? &t.tnames[i - 1] : NULL;
+            inside(data, size, n->text, n->len);
+            if (!n->len || n->len > TT_EVENT_NAME_MAX || !tt__utf8_valid(n->text, n->len) ||
+                (n->ns != TT__NAMES_OS_THREAD && n->ns != TT__NAMES_VTHREAD) ||
+                (p && (p->ns > n->ns || (p->ns == n->ns && p->id >= n->id))))
+                abort();
+        }
+        if (t.nvnames > t.ntnames)
+            abort();
+        for (uint32_t i = 0; i < t.nthreads; i++)
+            if (t.threads[i].full_name)
+                inside(data, size, t.threads[i].full_name, t.threads[i].full_len);
         for (uint32_t i = 0; i < t.nsummary; i++) {
             if (i && t.summary[i].id <= t.summary[i - 1].id)
                 abort();

@@ -55,7 +55,7 @@ typedef struct tt__run {
     unsigned source;        /* TT__TRACE_SOURCE_* */
     double hz;              /* 0 for MONOTONIC_RAW */
     uint64_t order;         /* atomic counter: claim and exit sequence */
-    tt__name_area names;    /* crash-safe runs: the file's name area */
+    tt__name_area names[2]; /* crash-safe runs: the file's name areas (TT__NAME_TABLE_*) */
     int for_child;          /* started by fork_child, not by tt_log_start */
     uint32_t fork_files_given; /* children granted a crash file; under g_ctl */
     struct tt__run *retired_next; /* list of retired runs, kept (see run_retire) */
@@ -471,7 +471,7 @@ static int run_create(const tt_log_options *o, int for_child, tt__run **out)
     run->ring_bytes = TT__TRACE_SECTION_SIZE + (size_t)o->ring_records * TT__TRACE_RECORD_SIZE;
     run->table_bytes = TT__TRACE_HEADER_SIZE + (size_t)o->max_threads * run->ring_bytes;
     if (run->crash_path)
-        run->table_bytes += TT__NAME_AREA_SIZE; /* names reach a crash file as they are set */
+        run->table_bytes += 2 * (size_t)TT__NAME_AREA_SIZE; /* names reach a crash file as they are set */
     run->source = source;
     run->hz = source == TT__TRACE_SOURCE_MONOTONIC_RAW ? 0 : hz;
     run->for_child = for_child;
@@ -537,10 +537,15 @@ static int run_create(const tt_log_options *o, int for_child, tt__run **out)
         r->stored = run->ring_records;
     }
     if (run->crash_path) {
-        h->names_offset = run->table_bytes - TT__NAME_AREA_SIZE;
+        h->names_offset = run->table_bytes - 2 * (size_t)TT__NAME_AREA_SIZE;
         h->names_size = TT__NAME_AREA_SIZE;
-        run->names = (tt__name_area){run->table + h->names_offset, TT__NAME_AREA_SIZE, 0, &h->names_dropped};
-        tt__names_fill_area(&run->names);
+        h->thread_names_offset = h->names_offset + TT__NAME_AREA_SIZE;
+        h->thread_names_size = TT__NAME_AREA_SIZE;
+        run->names[TT__NAME_TABLE_EVENTS] =
+            (tt__name_area){run->table + h->names_offset, TT__NAME_AREA_SIZE, 0, &h->names_dropped};
+        run->names[TT__NAME_TABLE_THREADS] =
+            (tt__name_area){run->table + h->thread_names_offset, TT__NAME_AREA_SIZE, 0, &h->thread_names_dropped};
+        tt__names_fill_area(run->names);
         rc = tt__file_place(tmp, run->crash_path);
         free(tmp);
         tmp = NULL;
@@ -756,16 +761,22 @@ int tt_log_stop(void)
 
 int tt_log_thread_name(const char *name)
 {
-    if (!name)
-        return -EFAULT;
+    size_t len;
+    int rc = tt__name_check(name, &len);
+    if (rc)
+        return rc;
     tt__run *run = run_current();
     if (!recording(run))
         return -ESRCH;
     tt__ring *r = own_ring(run);
     if (!r)
         return -ENOSPC;
-    set_name(r, name);
-    return 0;
+    /* The whole name by tid first: the ring's 15 bytes are what tells a
+     * reader that the tid's name is this thread's (trace_read.c). */
+    rc = tt__name_set(TT__NAMES_OS_THREAD, (uint32_t)tt__gettid(), name, len);
+    if (rc == 0)
+        set_name(r, name);
+    return rc;
 }
 
 int tt_log_info_get(tt_log_info *out)
@@ -808,11 +819,11 @@ int tt__log_hold(tt__log_view *v)
 
 void tt__log_release(void) { pthread_mutex_unlock(&g_ctl); }
 
-void tt__log_lock(tt__name_area **area)
+void tt__log_lock(tt__name_area **areas)
 {
     pthread_mutex_lock(&g_ctl);
     tt__run *run = run_current();
-    *area = run && run->crash_path ? &run->names : NULL;
+    *areas = run && run->crash_path ? run->names : NULL;
 }
 
 /* ---- the recording calls as real symbols ---- */

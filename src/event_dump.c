@@ -222,23 +222,36 @@ static uint64_t pad8(out *o, uint64_t at)
     return at + n;
 }
 
-/* The 1.1 tables after the string table, from byte at: the name table and
- * the probe summary (each only if it has something to say). */
-static int write_tables(const tt__log_view *run, out *o, tt__trace_header *h, uint64_t at)
+/* A name table (TT__NAME_TABLE_*) from byte at, if it has an entry: its
+ * place in *offset and *size. Returns 0 or -ENOMEM. */
+static int write_names(out *o, int table, uint64_t *at, uint64_t *offset, uint64_t *size)
 {
     unsigned char *names;
     size_t names_len;
-    int rc = tt__names_serialize(&names, &names_len);
+    int rc = tt__names_serialize(table, &names, &names_len);
     if (rc)
         return rc;
     if (names_len) {
-        at = pad8(o, at);
-        h->names_offset = at;
-        h->names_size = names_len;
+        *at = pad8(o, *at);
+        *offset = *at;
+        *size = names_len;
         out_write(o, names, names_len);
-        at += names_len;
+        *at += names_len;
     }
     free(names);
+    return 0;
+}
+
+/* The tables after the string table, from byte at: the name table and the
+ * probe summary (1.1), the thread-name table (1.2); each only if it has
+ * something to say. */
+static int write_tables(const tt__log_view *run, out *o, tt__trace_header *h, uint64_t at)
+{
+    int rc = write_names(o, TT__NAME_TABLE_EVENTS, &at, &h->names_offset, &h->names_size);
+    if (rc == 0)
+        rc = write_names(o, TT__NAME_TABLE_THREADS, &at, &h->thread_names_offset, &h->thread_names_size);
+    if (rc)
+        return rc;
     tt__summary_entry *sum;
     tt__summary_header sh = {.entry_size = sizeof *sum};
     rc = tt__acc_summary(run->key, &sum, &sh.count, &sh.overflow_calls);

@@ -51,11 +51,14 @@ typedef struct tt__trace_thread {
     const unsigned char *body;
     uint64_t stored;      /* records present in the body (may be cut short) */
     uint64_t damaged;     /* records that do not decode between two that do (dropped) */
+    const char *full_name; /* the thread-name table's name of tid (1.2), if name agrees; else NULL */
+    uint32_t full_len;
 } tt__trace_thread;
 
-/* One entry of the name table; text points into the file, valid UTF-8. */
+/* One entry of a name table; text points into the file, valid UTF-8. */
 typedef struct tt__trace_name {
-    uint32_t id;
+    uint64_t id;     /* an event id (< 2^32), a tid or a virtual thread's id */
+    unsigned ns;     /* TT__NAMES_*: what id is */
     uint32_t len;
     const char *text;
 } tt__trace_name;
@@ -66,8 +69,11 @@ typedef struct tt__trace {
     size_t len;
     tt__trace_thread *threads;
     uint32_t nthreads;
-    tt__trace_name *names;      /* sorted by id, each id once */
+    tt__trace_name *names;      /* event names, sorted by id, each id once */
     uint32_t nnames;
+    tt__trace_name *tnames;     /* thread names (1.2), sorted by namespace and id, each once */
+    uint32_t ntnames;
+    uint32_t nvnames;           /* the virtual threads' among them (they come last) */
     tt__summary_entry *summary; /* sorted by id, each id once */
     uint32_t nsummary;
     int has_summary;            /* the file has a usable summary (maybe empty) */
@@ -91,6 +97,15 @@ int tt__trace_event_at(const tt__trace *t, const tt__trace_thread *th, uint64_t 
 int32_t tt__trace_name_index(const tt__trace *t, uint32_t id);
 /* The name of id (len bytes, not NUL-terminated), or NULL. */
 const char *tt__trace_name_of(const tt__trace *t, uint32_t id, size_t *len);
+
+/* What a reader calls th: its whole name from the thread-name table, else
+ * the name in its section (kernel bytes, maybe not UTF-8). len bytes, not
+ * NUL-terminated. */
+const char *tt__trace_thread_name(const tt__trace_thread *th, size_t *len);
+/* The virtual threads' names, by id (*n of them; NULL when none). */
+const tt__trace_name *tt__trace_vthread_names(const tt__trace *t, uint32_t *n);
+/* The name of virtual thread v (len bytes, not NUL-terminated), or NULL. */
+const char *tt__trace_vthread_name(const tt__trace *t, uint64_t v, size_t *len);
 
 /* A duration in time-word units (a summary's total or max) in ns. */
 int64_t tt__trace_dur_ns(const tt__trace *t, uint64_t ticks);

@@ -16,12 +16,15 @@ static inline tt__ring *tt__ring_at(unsigned char *table, size_t ring_bytes, uin
     return (tt__ring *)(table + TT__TRACE_HEADER_SIZE + (size_t)i * ring_bytes);
 }
 
-/* A crash-safe file's name area (event_names.c fills it, under the lock). */
+/* A crash-safe file's name area (event_names.c fills it, under the lock).
+ * A file has two, indexed by table: event names, thread names. */
 typedef struct tt__name_area {
     unsigned char *base;    /* in the shared mapping */
     size_t size, used;
-    uint32_t *dropped;      /* the file header's names_dropped */
+    uint32_t *dropped;      /* the file header's names_dropped or thread_names_dropped */
 } tt__name_area;
+#define TT__NAME_TABLE_EVENTS 0
+#define TT__NAME_TABLE_THREADS 1
 
 /* The current run, held still: start, stop, fork and other dumps wait
  * until tt__log_release(). Threads keep recording into its rings. */
@@ -40,9 +43,10 @@ typedef struct tt__log_view {
  * (nothing held) when no log was ever started. */
 int tt__log_hold(tt__log_view *v);
 void tt__log_release(void);
-/* Takes the same lock whether or not a log ever ran; *area is the current
- * run's name area, or NULL. Release with tt__log_release(). */
-void tt__log_lock(tt__name_area **area);
+/* Takes the same lock whether or not a log ever ran; *areas is the current
+ * run's two name areas (by TT__NAME_TABLE_*), or NULL. Release with
+ * tt__log_release(). */
+void tt__log_lock(tt__name_area **areas);
 
 /* The out-of-line record: stamps and writes the record into the calling
  * thread's ring (if it has or can take one) and returns its time word, or
@@ -62,13 +66,20 @@ void tt__acc_fork_child(void);
  * nothing. Returns 0 or -ENOMEM. */
 int tt__acc_summary(uint64_t key, tt__summary_entry **out, uint32_t *count, uint64_t *overflow_calls);
 
-/* ---- the name table (event_names.c), used under the log's lock ---- */
+/* ---- the name table (event_names.c) ---- */
 
-/* Writes every name into area (a new crash-safe file). */
-void tt__names_fill_area(tt__name_area *area);
-/* The table in file form (each id once); *out malloc'd, NULL when empty.
- * Returns 0 or -ENOMEM. */
-int tt__names_serialize(unsigned char **out, size_t *len);
+/* Under the log's lock: writes every name into its area of areas (a new
+ * crash-safe file's two). */
+void tt__names_fill_area(tt__name_area *areas);
+/* Under the log's lock: table TT__NAME_TABLE_* in file form (each key
+ * once); *out malloc'd, NULL when empty. Returns 0 or -ENOMEM. */
+int tt__names_serialize(int table, unsigned char **out, size_t *len);
+/* The rules every name meets (tt_event_name's): 0 with *len its length,
+ * -EFAULT (NULL), -EINVAL (empty, longer than TT_EVENT_NAME_MAX, not UTF-8). */
+int tt__name_check(const char *name, size_t *len);
+/* Sets the name of (ns, id) (TT__NAMES_*), len bytes checked by
+ * tt__name_check; takes the log's lock. Returns 0 or -ENOMEM. */
+int tt__name_set(unsigned ns, uint64_t id, const char *name, size_t len);
 
 /* ---- creating files (event_file.c) ---- */
 

@@ -1,8 +1,11 @@
-/* Event names: the id -> UTF-8 name table every trace carries. It lives
- * outside the runs (names may be set before tt_log_start and survive a
- * restart) and is guarded by the log's own lock, the one start, stop, dump
- * and fork take, so a dump or a new crash-safe file always sees a whole
- * table. Kept sorted by id: a dump writes it in one pass, each id once. */
+/* Names: the key -> UTF-8 name table every trace carries, for event ids
+ * (tt_event_name), OS threads by tid (tt_log_thread_name) and virtual
+ * threads by id (tt_log_vthread_name). A key is a namespace and an id. The
+ * table lives outside the runs (names may be set before tt_log_start and
+ * survive a restart) and is guarded by the log's own lock, the one start,
+ * stop, dump and fork take, so a dump or a new crash-safe file always sees
+ * a whole table. Kept sorted by key: a dump writes each of its two tables
+ * (event names; thread names) in one pass, each key once. */
 #include "internal.h"
 #include "util.h"
 #include "event_internal.h"
@@ -12,33 +15,40 @@
 #include <string.h>
 
 typedef struct name_entry {
-    uint32_t id;
+    uint64_t key; /* namespace << 48 | id */
     uint32_t len;
-    char *text; /* len bytes, not NUL-terminated */
+    char *text;   /* len bytes, not NUL-terminated */
 } name_entry;
 
-static name_entry *g_names; /* sorted by id; under the log's lock */
+static name_entry *g_names; /* sorted by key; under the log's lock */
 static size_t g_count, g_cap;
 
-/* Index of id in the table, or where it would go. */
-static size_t find(uint32_t id, int *found)
+#define KEY(ns, id) (((uint64_t)(ns) << 48) | (id))
+#define KEY_NS(key) ((unsigned)((key) >> 48))
+#define KEY_ID(key) ((key) & TT__NAMES_ID_MAX)
+
+/* Which of a trace's two tables a namespace goes to. */
+static int table_of(unsigned ns) { return ns == TT__NAMES_EVENT ? TT__NAME_TABLE_EVENTS : TT__NAME_TABLE_THREADS; }
+
+/* Index of key in the table, or where it would go. */
+static size_t find(uint64_t key, int *found)
 {
     size_t lo = 0, hi = g_count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (g_names[mid].id < id)
+        if (g_names[mid].key < key)
             lo = mid + 1;
         else
             hi = mid;
     }
-    *found = lo < g_count && g_names[lo].id == id;
+    *found = lo < g_count && g_names[lo].key == key;
     return lo;
 }
 
 /* Appends one entry to a crash-safe file's name area: the bytes first, the
  * header word last with release, so a reader of a file whose process died
  * mid-way sees the zero word that ends the table, never half a name. */
-static void area_append(tt__name_area *a, uint32_t id, const char *text, uint32_t len)
+static void area_append(tt__name_area *a, uint64_t key, const char *text, uint32_t len)
 {
     uint64_t size = TT__NAME_ENTRY_SIZE(len);
     if (a->size - a->used < size) {
@@ -47,23 +57,24 @@ static void area_append(tt__name_area *a, uint32_t id, const char *text, uint32_
     }
     unsigned char *e = a->base + a->used;
     memcpy(e + 8, text, len);
-    __atomic_store_n((uint64_t *)e, TT__NAME_WORD(id, len), __ATOMIC_RELEASE);
+    __atomic_store_n((uint64_t *)e, TT__NAME_WORD_NS(KEY_NS(key), KEY_ID(key), len), __ATOMIC_RELEASE);
     a->used += size;
 }
 
-void tt__names_fill_area(tt__name_area *area)
+void tt__names_fill_area(tt__name_area *areas)
 {
     for (size_t i = 0; i < g_count; i++)
-        area_append(area, g_names[i].id, g_names[i].text, g_names[i].len);
+        area_append(&areas[table_of(KEY_NS(g_names[i].key))], g_names[i].key, g_names[i].text, g_names[i].len);
 }
 
-int tt__names_serialize(unsigned char **out, size_t *len)
+int tt__names_serialize(int table, unsigned char **out, size_t *len)
 {
     *out = NULL;
     *len = 0;
     size_t total = 0;
     for (size_t i = 0; i < g_count; i++)
-        total += TT__NAME_ENTRY_SIZE(g_names[i].len);
+        if (table_of(KEY_NS(g_names[i].key)) == table)
+            total += TT__NAME_ENTRY_SIZE(g_names[i].len);
     if (!total)
         return 0;
     unsigned char *b = calloc(1, total);
@@ -71,31 +82,40 @@ int tt__names_serialize(unsigned char **out, size_t *len)
         return -ENOMEM;
     size_t off = 0;
     for (size_t i = 0; i < g_count; i++) {
-        uint64_t w = TT__NAME_WORD(g_names[i].id, g_names[i].len);
+        const name_entry *n = &g_names[i];
+        if (table_of(KEY_NS(n->key)) != table)
+            continue;
+        uint64_t w = TT__NAME_WORD_NS(KEY_NS(n->key), KEY_ID(n->key), n->len);
         memcpy(b + off, &w, sizeof w);
-        memcpy(b + off + 8, g_names[i].text, g_names[i].len);
-        off += TT__NAME_ENTRY_SIZE(g_names[i].len);
+        memcpy(b + off + 8, n->text, n->len);
+        off += TT__NAME_ENTRY_SIZE(n->len);
     }
     *out = b;
     *len = total;
     return 0;
 }
 
-int tt_event_name(uint32_t id, const char *name)
+int tt__name_check(const char *name, size_t *len)
 {
     if (!name)
         return -EFAULT;
-    size_t len = strnlen(name, TT_EVENT_NAME_MAX + 1);
-    if (len == 0 || len > TT_EVENT_NAME_MAX || !tt__utf8_valid(name, len))
+    *len = strnlen(name, TT_EVENT_NAME_MAX + 1);
+    if (*len == 0 || *len > TT_EVENT_NAME_MAX || !tt__utf8_valid(name, *len))
         return -EINVAL;
+    return 0;
+}
+
+int tt__name_set(unsigned ns, uint64_t id, const char *name, size_t len)
+{
     char *text = malloc(len);
     if (!text)
         return -ENOMEM;
     memcpy(text, name, len);
-    tt__name_area *area;
-    tt__log_lock(&area);
+    uint64_t key = KEY(ns, id);
+    tt__name_area *areas;
+    tt__log_lock(&areas);
     int found, rc = 0;
-    size_t i = find(id, &found);
+    size_t i = find(key, &found);
     if (found) {
         free(g_names[i].text);
     } else if (g_count == g_cap) {
@@ -110,12 +130,30 @@ int tt_event_name(uint32_t id, const char *name)
             memmove(g_names + i + 1, g_names + i, (g_count - i) * sizeof *g_names);
             g_count++;
         }
-        g_names[i] = (name_entry){id, (uint32_t)len, text};
-        if (area)
-            area_append(area, id, text, (uint32_t)len);
+        g_names[i] = (name_entry){key, (uint32_t)len, text};
+        if (areas)
+            area_append(&areas[table_of(ns)], key, text, (uint32_t)len);
     }
     tt__log_release();
     if (rc)
         free(text);
     return rc;
+}
+
+int tt_event_name(uint32_t id, const char *name)
+{
+    size_t len;
+    int rc = tt__name_check(name, &len);
+    return rc ? rc : tt__name_set(TT__NAMES_EVENT, id, name, len);
+}
+
+int tt_log_vthread_name(uint64_t vthread_id, const char *name)
+{
+    size_t len;
+    int rc = tt__name_check(name, &len);
+    if (rc)
+        return rc;
+    if (vthread_id == 0 || vthread_id > TT__NAMES_ID_MAX)
+        return -EINVAL;
+    return tt__name_set(TT__NAMES_VTHREAD, vthread_id, name, len);
 }

@@ -1,11 +1,12 @@
-/* The trace file format (version 1.1), shared by the writer (event.c: dumps
+/* The trace file format (version 1.2), shared by the writer (event.c: dumps
  * and crash-safe files) and the reader (trace_read.c). docs/trace-format.md
  * is the reference; this header is its C form. All integers little-endian.
  *
  *   file header (128 bytes)
  *   section 0 .. sections-1: section header (128 bytes) + records (32 each)
  *   string table (literal texts, NUL-terminated), if strings_size > 0
- *   name table, probe summary (1.1), where the header points
+ *   name table, probe summary (1.1), thread-name table (1.2), where the
+ *   header points
  *
  * A crash-safe file is the live ring table itself: every ring is a section
  * laid out as a ring (record of index i at byte (i * 32) & slot_mask of
@@ -21,9 +22,10 @@
 #define TT__TRACE_MAGIC "TTRACE\032\n" /* 8 bytes; \032 stops `type`, \n catches text-mode mangling */
 #define TT__TRACE_MAGIC_LEN 8
 #define TT__TRACE_VERSION_MAJOR 1
-#define TT__TRACE_VERSION_MINOR 1
+#define TT__TRACE_VERSION_MINOR 2
 /* 1.0 files have a 128-byte header; 1.1 appends the fields from names_offset
- * on (readers take what header_size covers and zero the rest). */
+ * on (readers take what header_size covers and zero the rest); 1.2 puts the
+ * thread-name table's fields where 1.1 had reserved2 (zero in a 1.1 file). */
 #define TT__TRACE_HEADER_SIZE_1_0 128
 #define TT__TRACE_HEADER_SIZE 192
 #define TT__TRACE_SECTION_SIZE 128
@@ -70,17 +72,36 @@ typedef struct tt__trace_header {
     uint64_t summary_offset; /* the probe summary (0 if none) */
     uint64_t summary_size;
     uint32_t names_dropped;  /* names that did not fit in a crash-safe file's name area */
-    uint32_t reserved2[7];
+    /* ---- 1.2 ---- */
+    uint32_t thread_names_dropped; /* the same for the thread-name area */
+    uint64_t thread_names_offset;  /* the thread-name table (0 if none) */
+    uint64_t thread_names_size;
+    uint32_t reserved2[2];
 } tt__trace_header;
 
-/* The name table: entries back to back, each a u64 word (bits 0..31 the id,
- * 32..39 the name's length, 1..TT_EVENT_NAME_MAX; the rest 0), then the
- * UTF-8 bytes, zero-padded to a multiple of 8. A zero word ends the table
- * early (the unused tail of a crash-safe file's name area). A dump writes
- * each id once; a crash-safe file appends renames, and the last one wins. */
-#define TT__NAME_WORD(id, len) ((uint64_t)(uint32_t)(id) | ((uint64_t)(len) << 32))
+/* The name tables: entries back to back, each a u64 word (bits 0..31 the
+ * id's low half, 32..39 the name's length, 1..TT_EVENT_NAME_MAX, 40..47 the
+ * namespace, 48..63 the id's bits 32..47), then the UTF-8 bytes,
+ * zero-padded to a multiple of 8. A zero word ends a table early (the
+ * unused tail of a crash-safe file's area). A dump writes each key once; a
+ * crash-safe file appends renames, and the last one wins.
+ * Event names (namespace 0: the 1.1 entry exactly) make the name table;
+ * thread names (namespaces 1 and 2) a table of their own, so that a 1.1
+ * reader, which knows neither, never takes a tid for an event id. */
+#define TT__NAMES_EVENT 0u     /* id: an event id */
+#define TT__NAMES_OS_THREAD 1u /* id: a tid */
+#define TT__NAMES_VTHREAD 2u   /* id: a virtual thread's id (a Java thread id) */
+#define TT__NAMES_ID_MAX ((UINT64_C(1) << 48) - 1)
+#define TT__NAME_WORD_NS(ns, id, len)                                                                   \
+    ((uint64_t)(uint32_t)(id) | ((uint64_t)(len) << 32) | ((uint64_t)(ns) << 40) |                      \
+     (((uint64_t)(id) >> 32) << 48))
+#define TT__NAME_WORD(id, len) TT__NAME_WORD_NS(TT__NAMES_EVENT, id, len)
+#define TT__NAME_WORD_LEN(w) ((uint32_t)((w) >> 32) & 0xffu)
+#define TT__NAME_WORD_NSPACE(w) ((unsigned)((w) >> 40) & 0xffu)
+#define TT__NAME_WORD_ID(w) (((w) & 0xffffffffu) | (((w) >> 48) << 32))
 #define TT__NAME_ENTRY_SIZE(len) (8 + (((uint64_t)(len) + 7) & ~UINT64_C(7)))
-/* Bytes of name area a crash-safe file reserves. */
+/* Bytes of each name area a crash-safe file reserves (two: event names,
+ * thread names). */
 #define TT__NAME_AREA_SIZE (64u * 1024u)
 
 /* The probe summary: this header, then count entries of entry_size bytes,

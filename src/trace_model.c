@@ -27,6 +27,13 @@ int tt__pair_cpu(const tt__step *b, const tt__step *e, int64_t *user, int64_t *s
     return 1;
 }
 
+const char *tt__track_name(const tt__trace *t, const tt__track *tr, size_t *len)
+{
+    if (tr->vthread)
+        return tt__trace_vthread_name(t, tr->vthread, len);
+    return tt__trace_thread_name(&t->threads[tr->thread], len);
+}
+
 /* ---- ownership as windows ---- */
 
 int tt__trace_windows(const tt__trace *t, const tt__trace_thread *th, tt__vwindow **out, size_t *n)

@@ -87,6 +87,11 @@ typedef struct tt__track {
     uint32_t ordinal; /* virtual threads: 0, 1, ... in ascending id order */
 } tt__track;
 
+/* A track's name (len bytes, not NUL-terminated): an own track's thread
+ * name (tt__trace_thread_name), a virtual thread's name from the trace's
+ * thread-name table, or NULL for a virtual thread nobody named. */
+const char *tt__track_name(const tt__trace *t, const tt__track *tr, size_t *len);
+
 /* One event on a track, with where it was recorded. */
 typedef struct tt__step {
     tt__trace_event ev;

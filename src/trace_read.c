@@ -107,6 +107,11 @@ static int check_header(tt__trace *t)
         memcpy((unsigned char *)h + TT__TRACE_HEADER_SIZE_1_0, t->buf + TT__TRACE_HEADER_SIZE_1_0,
                n - TT__TRACE_HEADER_SIZE_1_0);
     }
+    if (h->version_minor < 2) {
+        /* 1.1's reserved2: whatever a 1.1 writer left there means nothing. */
+        h->thread_names_dropped = 0;
+        h->thread_names_offset = h->thread_names_size = 0;
+    }
     return 0;
 }
 
@@ -119,29 +124,34 @@ static int inside(const tt__trace *t, uint64_t offset, uint64_t size)
 static int name_order(const void *a, const void *b)
 {
     const tt__trace_name *x = a, *y = b;
+    if (x->ns != y->ns)
+        return x->ns < y->ns ? -1 : 1;
     if (x->id != y->id)
         return x->id < y->id ? -1 : 1;
-    /* Equal ids: file order (the texts lie in the file in that order). */
+    /* Equal keys: file order (the texts lie in the file in that order). */
     return x->text < y->text ? -1 : x->text > y->text;
 }
 
-/* The name table: entries up to a zero word or the table's end. A damaged
- * entry stops the table (what came before stays); a name that is not UTF-8
- * is dropped alone. */
-static int read_names(tt__trace *t)
+/* A name table at [offset, offset + size): entries up to a zero word or the
+ * table's end, sorted, each key once (the last entry wins: a crash-safe
+ * file appends renames). The event table holds namespace 0 only, the
+ * thread table namespaces 1 and 2. A damaged entry stops the table (what
+ * came before stays); a name that is not UTF-8 is dropped alone. */
+static int read_names(tt__trace *t, uint64_t offset, uint64_t size, int threads, tt__trace_name **out,
+                      uint32_t *count)
 {
-    const tt__trace_header *h = &t->h;
-    if (!h->names_size)
+    const char *what = threads ? "thread-name table" : "name table";
+    if (!size)
         return 0;
-    if (!inside(t, h->names_offset, h->names_size)) {
-        damage(t, "name table missing or cut off: it should span bytes %llu..%llu of %zu",
-               (unsigned long long)h->names_offset, (unsigned long long)h->names_offset + h->names_size, t->len);
+    if (!inside(t, offset, size)) {
+        damage(t, "%s missing or cut off: it should span bytes %llu..%llu of %zu", what,
+               (unsigned long long)offset, (unsigned long long)offset + size, t->len);
         return 0;
     }
-    const unsigned char *base = t->buf + h->names_offset;
-    uint64_t size = h->names_size, off = 0;
-    t->names = calloc(size / 16 + 1, sizeof *t->names); /* an entry takes 16 bytes at least */
-    if (!t->names)
+    const unsigned char *base = t->buf + offset;
+    uint64_t off = 0;
+    tt__trace_name *names = calloc(size / 16 + 1, sizeof *names); /* an entry takes 16 bytes at least */
+    if (!names)
         return -ENOMEM;
     uint32_t n = 0;
     while (size - off >= 8) {
@@ -149,34 +159,97 @@ static int read_names(tt__trace *t)
         memcpy(&w, base + off, sizeof w);
         if (!w)
             break;
-        uint32_t id = (uint32_t)w, len = (uint32_t)(w >> 32);
-        if (len == 0 || len > TT_EVENT_NAME_MAX) {
-            damage(t, "name table damaged at byte %llu: an entry of length %u",
-                   (unsigned long long)(h->names_offset + off), len);
+        unsigned ns = TT__NAME_WORD_NSPACE(w);
+        uint32_t len = TT__NAME_WORD_LEN(w);
+        uint64_t id = TT__NAME_WORD_ID(w);
+        int known = threads ? (ns == TT__NAMES_OS_THREAD && id <= UINT32_MAX) || (ns == TT__NAMES_VTHREAD && id)
+                            : ns == TT__NAMES_EVENT && id <= UINT32_MAX;
+        if (!known || len == 0) {
+            damage(t, "%s damaged at byte %llu: an entry of length %u in namespace %u", what,
+                   (unsigned long long)(offset + off), len, ns);
             break;
         }
         if (TT__NAME_ENTRY_SIZE(len) > size - off) {
-            damage(t, "name table cut off at byte %llu (the name of id %u)",
-                   (unsigned long long)(h->names_offset + off), id);
+            damage(t, "%s cut off at byte %llu (the name of id %llu)", what, (unsigned long long)(offset + off),
+                   (unsigned long long)id);
             break;
         }
         const char *text = (const char *)base + off + 8;
         if (tt__utf8_valid(text, len))
-            t->names[n++] = (tt__trace_name){id, len, text};
+            names[n++] = (tt__trace_name){id, ns, len, text};
         else
-            damage(t, "name table: the name of id %u is not UTF-8; dropped", id);
+            damage(t, "%s: the name of id %llu is not UTF-8; dropped", what, (unsigned long long)id);
         off += TT__NAME_ENTRY_SIZE(len);
     }
-    /* Each id once: the last entry wins (a crash-safe file appends renames). */
-    qsort(t->names, n, sizeof *t->names, name_order);
+    qsort(names, n, sizeof *names, name_order);
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (m && t->names[m - 1].id == t->names[i].id)
+        if (m && names[m - 1].ns == names[i].ns && names[m - 1].id == names[i].id)
             m--;
-        t->names[m++] = t->names[i];
+        names[m++] = names[i];
     }
-    t->nnames = m;
+    *out = names;
+    *count = m;
     return 0;
+}
+
+/* The thread-name table's entry of (ns, id), or NULL. */
+static const tt__trace_name *tname_find(const tt__trace *t, unsigned ns, uint64_t id)
+{
+    uint32_t lo = 0, hi = t->ntnames;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const tt__trace_name *m = &t->tnames[mid];
+        if (m->ns < ns || (m->ns == ns && m->id < id))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->ntnames && t->tnames[lo].ns == ns && t->tnames[lo].id == id ? &t->tnames[lo] : NULL;
+}
+
+/* Gives each thread its tid's whole name when the section's name is that
+ * name's first 15 bytes, as tt_log_thread_name writes both; a tid reused by
+ * a thread that never named itself keeps its kernel name. */
+static void attach_thread_names(tt__trace *t)
+{
+    for (uint32_t i = 0; i < t->nthreads; i++) {
+        tt__trace_thread *th = &t->threads[i];
+        const tt__trace_name *n = tname_find(t, TT__NAMES_OS_THREAD, th->tid);
+        size_t shown = strlen(th->name);
+        if (n && shown == (n->len < 15 ? n->len : 15) && memcmp(th->name, n->text, shown) == 0) {
+            th->full_name = n->text;
+            th->full_len = n->len;
+        }
+    }
+    for (uint32_t i = 0; i < t->ntnames; i++)
+        t->nvnames += t->tnames[i].ns == TT__NAMES_VTHREAD;
+}
+
+const char *tt__trace_thread_name(const tt__trace_thread *th, size_t *len)
+{
+    if (th->full_name) {
+        *len = th->full_len;
+        return th->full_name;
+    }
+    *len = strlen(th->name);
+    return th->name;
+}
+
+const tt__trace_name *tt__trace_vthread_names(const tt__trace *t, uint32_t *n)
+{
+    /* They close the table: namespace 2 sorts after 1. */
+    *n = t->nvnames;
+    return t->nvnames ? t->tnames + (t->ntnames - t->nvnames) : NULL;
+}
+
+const char *tt__trace_vthread_name(const tt__trace *t, uint64_t v, size_t *len)
+{
+    const tt__trace_name *n = tname_find(t, TT__NAMES_VTHREAD, v);
+    if (!n)
+        return NULL;
+    *len = n->len;
+    return n->text;
 }
 
 /* The probe summary: its header, then entries sorted by id. A damaged
@@ -372,12 +445,15 @@ int tt__trace_open(tt__trace *t, const void *buf, size_t len)
     if (!t->threads)
         return -ENOMEM;
     check_strings(t);
-    if (read_names(t) || read_summary(t))
+    if (read_names(t, h->names_offset, h->names_size, 0, &t->names, &t->nnames) ||
+        read_names(t, h->thread_names_offset, h->thread_names_size, 1, &t->tnames, &t->ntnames) ||
+        read_summary(t))
         return -ENOMEM;
     uint64_t offset = h->header_size;
     for (uint32_t k = 0; k < h->sections; k++)
         if (!read_section(t, k, &offset))
             break;
+    attach_thread_names(t);
     return 0;
 }
 
@@ -385,11 +461,13 @@ void tt__trace_close(tt__trace *t)
 {
     free(t->threads);
     free(t->names);
+    free(t->tnames);
     free(t->summary);
     t->threads = NULL;
     t->names = NULL;
+    t->tnames = NULL;
     t->summary = NULL;
-    t->nthreads = t->nnames = t->nsummary = 0;
+    t->nthreads = t->nnames = t->ntnames = t->nvnames = t->nsummary = 0;
 }
 
 const char *tt__trace_kind_name(unsigned kind)

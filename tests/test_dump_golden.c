@@ -81,17 +81,23 @@ static size_t build_trace(unsigned char *buf)
     return off;
 }
 
-/* A name table entry at *off. */
-static void put_name(unsigned char *buf, size_t *off, uint32_t id, const char *name)
+/* A name table entry at *off (namespace ns). */
+static void put_name_ns(unsigned char *buf, size_t *off, unsigned ns, uint64_t id, const char *name)
 {
-    uint64_t w = TT__NAME_WORD(id, strlen(name));
+    uint64_t w = TT__NAME_WORD_NS(ns, id, strlen(name));
     memcpy(buf + *off, &w, sizeof w);
     memcpy(buf + *off + 8, name, strlen(name));
     *off += TT__NAME_ENTRY_SIZE(strlen(name));
 }
 
-/* Damage to build_trace_1_1's tables. */
-enum { INTACT, BAD_NAME, BAD_SUMMARY, HOSTILE };
+static void put_name(unsigned char *buf, size_t *off, uint32_t id, const char *name)
+{
+    put_name_ns(buf, off, TT__NAMES_EVENT, id, name);
+}
+
+/* Damage to build_trace_1_1's tables; V12: the same trace as 1.2, with a
+ * thread-name table (V12_HOSTILE: hostile names in it too). */
+enum { INTACT, BAD_NAME, BAD_SUMMARY, HOSTILE, V12, V12_HOSTILE };
 
 /* A 1.1 trace: names, a virtual thread whose request begins on one carrier
  * and ends (thrown, with CPU) on another, a platform thread's probes, an
@@ -99,8 +105,10 @@ enum { INTACT, BAD_NAME, BAD_SUMMARY, HOSTILE };
  * counted more calls than the rings kept. */
 static size_t build_trace_1_1(unsigned char *buf, int damage)
 {
+    int v12 = damage == V12 || damage == V12_HOSTILE;
+    int hostile = damage == HOSTILE || damage == V12_HOSTILE;
     memset(buf, 0, 4096);
-    tt__trace_header h = {.version_major = 1, .version_minor = 1, .header_size = TT__TRACE_HEADER_SIZE,
+    tt__trace_header h = {.version_major = 1, .version_minor = v12 ? 2 : 1, .header_size = TT__TRACE_HEADER_SIZE,
                           .section_size = 128, .record_size = 32, .flags = TT__TRACE_END_ANCHOR,
                           .source = TT__TRACE_SOURCE_MONOTONIC_RAW, .sections = 3, .pid = 4343,
                           .anchors = {{1000000, 1000000, INT64_C(1700000000123456789)},
@@ -111,10 +119,10 @@ static size_t build_trace_1_1(unsigned char *buf, int damage)
 
     /* HOSTILE: a thread name, a name and a text that would retitle the
      * terminal, clear it or start a C1 control sequence if printed raw. */
-    put_section(buf, &off, 4, 8, 4, TT__RING_EXITED, 200, damage == HOSTILE ? "\x1b]0;pwn\x07\\" : "carrier-0");
+    put_section(buf, &off, 4, 8, 4, TT__RING_EXITED, 200, hostile ? "\x1b]0;pwn\x07\\" : "carrier-0");
     put_record(buf + off, 1001000, TT__KIND_MOUNT, 0, 0, 77, 0), off += 32;
     put_record(buf + off, 1001100, TT__KIND_BEGIN_CPU, 7, 1, 1000, 200), off += 32;
-    put_text(buf + off, 1001200, 11, 2, damage == HOSTILE ? "\x1b]0;x\x07\r\n\xc2\x9b\x7f" : "parked"), off += 32;
+    put_text(buf + off, 1001200, 11, 2, hostile ? "\x1b]0;x\x07\r\n\xc2\x9b\x7f" : "parked"), off += 32;
     put_record(buf + off, 1001300, TT__KIND_UNMOUNT, 0, 3, 77, 0), off += 32;
 
     put_section(buf, &off, 4, 8, 4, TT__RING_LIVE, 201, "carrier-1");
@@ -123,7 +131,8 @@ static size_t build_trace_1_1(unsigned char *buf, int damage)
     put_record(buf + off, 1006000, TT__KIND_END_CPU, 7, 2, 3000, 300 | TT__END_CPU_THROWN), off += 32;
     put_record(buf + off, 1006100, TT__KIND_UNMOUNT, 0, 3, 77, 0), off += 32;
 
-    put_section(buf, &off, 7, 8, 7, TT__RING_LIVE, 202, "main");
+    /* 1.2: the section keeps the first 15 bytes of the whole name. */
+    put_section(buf, &off, 7, 8, 7, TT__RING_LIVE, 202, v12 ? "main-worker-wit" : "main");
     put_record(buf + off, 1002000, TT__KIND_BEGIN, 9, 0, 0, 0), off += 32;
     /* w2 = 1: what a caller inlined from an older header leaves in a
      * reused slot; a plain end never reads as thrown. */
@@ -138,7 +147,7 @@ static size_t build_trace_1_1(unsigned char *buf, int damage)
     put_name(buf, &off, 7, "request");
     put_name(buf, &off, 9, "java.util.Base64$Encoder::encode");
     put_name(buf, &off, 10, damage == BAD_NAME  ? "x"
-                            : damage == HOSTILE ? "tick\x1b[2J\xc2\x9b\"q\",\r\n\\ \xc3\xa9"
+                            : hostile ? "tick\x1b[2J\xc2\x9b\"q\",\r\n\\ \xc3\xa9"
                                                 : "tick, \xc3\xa9t\xc3\xa9");
     put_name(buf, &off, 11, "phase");
     put_name(buf, &off, 12, "java.util.Base64$Encoder::encode"); /* an overload: one row with id 9 */
@@ -156,6 +165,17 @@ static size_t build_trace_1_1(unsigned char *buf, int damage)
     memcpy(buf + off, &sh, sizeof sh), off += sizeof sh;
     memcpy(buf + off, se, sizeof se), off += sizeof se;
     h.summary_size = off - h.summary_offset;
+    if (v12) {
+        /* Thread 202's whole name; 200's, which its section's name does
+         * not start (a reused tid), is not shown; virtual thread 77's. */
+        h.thread_names_offset = off;
+        put_name_ns(buf, &off, TT__NAMES_OS_THREAD, 202,
+                    hostile ? "main-worker-wit\x1b]0;pwn\x07\r\n\"q\",\\\xc2\x9b" : "main-worker-with-a-long-name");
+        put_name_ns(buf, &off, TT__NAMES_OS_THREAD, 200, "not carrier-0");
+        put_name_ns(buf, &off, TT__NAMES_VTHREAD, 77, hostile ? "w\x1b[2J\xc2\x9b\"v\",\r\n\\ \xc3\xa9" : "worker-v, \xc3\xa9");
+        put_name_ns(buf, &off, TT__NAMES_VTHREAD, UINT64_C(0x123456789a), "far");
+        h.thread_names_size = off - h.thread_names_offset;
+    }
     memcpy(buf, &h, sizeof h);
     return off;
 }
@@ -253,13 +273,22 @@ TT_TEST(v11_chrome) { golden_trace_case(1 + INTACT, "--format chrome", "dump11.c
 TT_TEST(v11_summary) { golden_trace_case(1 + INTACT, "--summary", "summary11.txt", 0, 0); }
 TT_TEST(v11_summary_json) { golden_trace_case(1 + INTACT, "--summary --format json", "summary11.json", 0, 0); }
 TT_TEST(v11_bad_name) { golden_trace_case(1 + BAD_NAME, "--format csv", "dump11-bad-name.csv", 0, 1); }
+/* 1.2: whole thread names where the section agrees, virtual threads' names
+ * on their tracks and in every format; hostile ones escaped. */
+TT_TEST(v12_text) { golden_trace_case(1 + V12, "", "dump12.txt", 0, 0); }
+TT_TEST(v12_csv) { golden_trace_case(1 + V12, "--format csv", "dump12.csv", 0, 0); }
+TT_TEST(v12_json) { golden_trace_case(1 + V12, "--format json", "dump12.json", 0, 0); }
+TT_TEST(v12_chrome) { golden_trace_case(1 + V12, "--format chrome", "dump12.chrome.json", 0, 0); }
+TT_TEST(v12_hostile_text) { golden_trace_case(1 + V12_HOSTILE, "", "hostile12.txt", 0, 0); }
+TT_TEST(v12_hostile_json) { golden_trace_case(1 + V12_HOSTILE, "--format json", "hostile12.json", 0, 0); }
+TT_TEST(v12_hostile_chrome) { golden_trace_case(1 + V12_HOSTILE, "--format chrome", "hostile12.chrome.json", 0, 0); }
 TT_TEST(v11_bad_summary) { golden_trace_case(1 + BAD_SUMMARY, "--summary", "summary11-bad.txt", 0, 1); }
 /* Hostile names and texts: every text format escapes control characters
  * (the goldens show how), and no output holds one raw. */
-static void no_raw_controls(const char *args)
+static void no_raw_controls(int kind, const char *args)
 {
     unsigned char buf[4096];
-    size_t len = build_trace_1_1(buf, HOSTILE);
+    size_t len = build_trace_1_1(buf, kind);
     char dir[256], path[300];
     temp_path(dir, sizeof dir, "hostile");
     mkdir(dir, 0700);
@@ -300,8 +329,10 @@ TT_TEST(hostile_never_raw)
 {
     static const char *const args[] = {"", "--format csv", "--format json", "--format chrome", "--summary",
                                        "--summary --format json"};
-    for (size_t i = 0; i < sizeof args / sizeof *args; i++)
-        no_raw_controls(args[i]);
+    for (size_t i = 0; i < sizeof args / sizeof *args; i++) {
+        no_raw_controls(HOSTILE, args[i]);
+        no_raw_controls(V12_HOSTILE, args[i]);
+    }
 }
 
 /* ---- the input is never destroyed, never mapped, never waited on ---- */

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 
 #include "event_test_util.h"
+#include "trace_model.h"
 
 /* The summary entry of id, or NULL. */
 static const tt__summary_entry *sum_of(const tt__trace *t, uint32_t id)
@@ -19,28 +20,186 @@ static const tt__summary_entry *sum_of(const tt__trace *t, uint32_t id)
     return NULL;
 }
 
+/* 1 if the len bytes at name (NULL: none) are want. */
+static int same(const char *name, size_t len, const char *want)
+{
+    return name && len == strlen(want) && memcmp(name, want, len) == 0;
+}
+
 static int name_is(const tt__trace *t, uint32_t id, const char *want)
 {
     size_t len = 0;
     const char *name = tt__trace_name_of(t, id, &len);
-    return name && len == strlen(want) && memcmp(name, want, len) == 0;
+    return same(name, len, want);
+}
+
+/* A name of len bytes ('n's) in buf (len + 1 bytes). */
+static char *name_of_length(char *buf, size_t len)
+{
+    memset(buf, 'n', len);
+    buf[len] = 0;
+    return buf;
 }
 
 TT_TEST(name_checks_arguments)
 {
     char longest[TT_EVENT_NAME_MAX + 2];
-    memset(longest, 'n', sizeof longest);
-    longest[TT_EVENT_NAME_MAX + 1] = 0;
     CHECK_OP(tt_event_name(1, NULL), ==, -EFAULT);
     CHECK_OP(tt_event_name(1, ""), ==, -EINVAL);
-    CHECK_OP(tt_event_name(1, longest), ==, -EINVAL); /* 256 bytes */
-    longest[TT_EVENT_NAME_MAX] = 0;
-    CHECK_OP(tt_event_name(1, longest), ==, 0); /* 255 bytes */
+    CHECK_OP(tt_event_name(1, name_of_length(longest, TT_EVENT_NAME_MAX + 1)), ==, -EINVAL);
+    CHECK_OP(tt_event_name(1, name_of_length(longest, TT_EVENT_NAME_MAX)), ==, 0);
     CHECK_OP(tt_event_name(1, "bad \xc3("), ==, -EINVAL);      /* cut sequence */
     CHECK_OP(tt_event_name(1, "bad \xc0\xaf"), ==, -EINVAL);   /* overlong '/' */
     CHECK_OP(tt_event_name(1, "bad \xed\xa0\x80"), ==, -EINVAL); /* a surrogate */
     CHECK_OP(tt_event_name(1, "bad \xf4\x90\x80\x80"), ==, -EINVAL); /* past U+10FFFF */
     CHECK_OP(tt_event_name(1, "caf\xc3\xa9 \xf0\x9f\x98\x80"), ==, 0);
+}
+
+static int thread_named(const tt__trace *t, uint32_t tid, const char *want)
+{
+    const tt__trace_thread *th = find_thread(t, tid);
+    size_t len = 0;
+    const char *name = th ? tt__trace_thread_name(th, &len) : NULL;
+    return same(name, len, want);
+}
+
+static int vthread_named(const tt__trace *t, uint64_t v, const char *want)
+{
+    size_t len = 0;
+    const char *name = tt__trace_vthread_name(t, v, &len);
+    return same(name, len, want);
+}
+
+TT_TEST(thread_names_check_arguments)
+{
+    char longest[TT_EVENT_NAME_MAX + 2];
+    name_of_length(longest, TT_EVENT_NAME_MAX + 1);
+    /* Refused before anything else, running or not. */
+    CHECK_OP(tt_log_thread_name(""), ==, -EINVAL);
+    CHECK_OP(tt_log_thread_name(longest), ==, -EINVAL);
+    CHECK_OP(tt_log_thread_name("bad \xc3("), ==, -EINVAL);
+    CHECK_OP(tt_log_vthread_name(5, NULL), ==, -EFAULT);
+    CHECK_OP(tt_log_vthread_name(5, ""), ==, -EINVAL);
+    CHECK_OP(tt_log_vthread_name(5, longest), ==, -EINVAL); /* 256 bytes */
+    CHECK_OP(tt_log_vthread_name(5, "bad \xed\xa0\x80"), ==, -EINVAL);
+    CHECK_OP(tt_log_vthread_name(0, "zero"), ==, -EINVAL);
+    CHECK_OP(tt_log_vthread_name(UINT64_C(1) << 48, "too large"), ==, -EINVAL);
+    name_of_length(longest, TT_EVENT_NAME_MAX);
+    CHECK_OP(tt_log_vthread_name((UINT64_C(1) << 48) - 1, longest), ==, 0); /* 255 bytes, the largest id */
+    tt_log_options o = small_log(64, 4);
+    CHECK_OP(tt_log_start(&o), ==, 0);
+    CHECK_OP(tt_log_thread_name(""), ==, -EINVAL);
+    CHECK_OP(tt_log_thread_name("bad \xf4\x90\x80\x80"), ==, -EINVAL);
+    CHECK_OP(tt_log_thread_name(longest), ==, 0);
+    CHECK_OP(tt_log_stop(), ==, 0);
+    loaded_trace lt;
+    if (dump_and_load("tnamecheck", &lt) == 0) {
+        CHECK(!lt.t.damaged);
+        CHECK(thread_named(&lt.t, (uint32_t)gettid(), longest));
+        CHECK(vthread_named(&lt.t, (UINT64_C(1) << 48) - 1, longest));
+    }
+    free_trace(&lt);
+}
+
+static uint32_t g_worker_tid;
+
+static void *named_worker(void *p)
+{
+    g_worker_tid = (uint32_t)gettid();
+    tt_log_thread_name(p);
+    tt_event(1);
+    return NULL;
+}
+
+/* Issue 30: names longer than the kernel's 15 bytes, for OS threads and
+ * virtual threads, reach a dump whole; each track gets its own. */
+TT_TEST(thread_names_reach_the_dump_whole)
+{
+    static const char worker[] = "main-worker-with-a-long-name";
+    tt_log_options o = small_log(64, 4);
+    CHECK_OP(tt_log_start(&o), ==, 0);
+    CHECK_OP(tt_log_thread_name("first name of main"), ==, 0);
+    CHECK_OP(tt_log_thread_name("m\xc3\xa4in, renamed, longer than fifteen bytes"), ==, 0);
+    CHECK_OP(tt_log_vthread_name(24, "worker-v"), ==, 0);
+    pthread_t th;
+    uint32_t worker_tid = 0;
+    if (pthread_create(&th, NULL, named_worker, (void *)worker) == 0) {
+        pthread_join(th, NULL);
+        worker_tid = g_worker_tid;
+    }
+    tt_event_mount(24);
+    tt_event(2);
+    tt_event_unmount(24);
+    tt_event_mount(25); /* nobody named it */
+    tt_event(3);
+    tt_event_unmount(25);
+    CHECK_OP(tt_log_stop(), ==, 0);
+    loaded_trace lt;
+    if (dump_and_load("tnames", &lt) == 0) {
+        CHECK_OP(lt.t.h.version_minor, ==, 2);
+        CHECK(!lt.t.damaged);
+        CHECK(thread_named(&lt.t, (uint32_t)gettid(), "m\xc3\xa4in, renamed, longer than fifteen bytes"));
+        /* Old readers still find the first 15 bytes in the section. */
+        const tt__trace_thread *me = find_thread(&lt.t, (uint32_t)gettid());
+        CHECK(me && strcmp(me->name, "m\xc3\xa4in, renamed,") == 0);
+        CHECK(worker_tid && thread_named(&lt.t, worker_tid, worker));
+        CHECK(vthread_named(&lt.t, 24, "worker-v"));
+        size_t len;
+        CHECK(tt__trace_vthread_name(&lt.t, 25, &len) == NULL);
+        /* The model names every track. */
+        for (uint32_t i = 0; i < lt.t.nthreads; i++) {
+            tt__track tr = {i, 0, 0};
+            const char *name = tt__track_name(&lt.t, &tr, &len);
+            size_t want = lt.t.threads[i].tid == worker_tid ? strlen(worker) : me ? me->full_len : 0;
+            CHECK(name && len == want);
+        }
+        tt__track v24 = {0, 24, 0}, v25 = {0, 25, 1};
+        const char *name = tt__track_name(&lt.t, &v24, &len);
+        CHECK(same(name, len, "worker-v"));
+        CHECK(tt__track_name(&lt.t, &v25, &len) == NULL);
+    }
+    free_trace(&lt);
+    /* A new run's ring takes the kernel's name again: the tid's whole name,
+     * which that name does not start, is not shown for it. */
+    CHECK_OP(tt_log_start(&o), ==, 0);
+    tt_event(4);
+    CHECK_OP(tt_log_stop(), ==, 0);
+    if (dump_and_load("tnames2", &lt) == 0) {
+        const tt__trace_thread *me = find_thread(&lt.t, (uint32_t)gettid());
+        CHECK(me && me->full_name == NULL);
+        CHECK(vthread_named(&lt.t, 24, "worker-v")); /* virtual threads' names survive a restart */
+    }
+    free_trace(&lt);
+}
+
+/* A 1.1 reader's view: the same dump labelled 1.1 reads whole, without
+ * the thread-name table (1.1's reserved words mean nothing). */
+TT_TEST(a_1_1_file_reads_without_thread_names)
+{
+    tt_log_options o = small_log(64, 4);
+    CHECK_OP(tt_log_start(&o), ==, 0);
+    CHECK_OP(tt_log_thread_name("named in 1.2 only, long"), ==, 0);
+    CHECK_OP(tt_event_name(5, "five"), ==, 0);
+    tt_event(5);
+    CHECK_OP(tt_log_stop(), ==, 0);
+    loaded_trace lt;
+    if (dump_and_load("as11", &lt) == 0) {
+        CHECK(lt.t.h.thread_names_size > 0);
+        tt__trace_header h;
+        memcpy(&h, lt.bytes, sizeof h);
+        h.version_minor = 1;
+        memcpy(lt.bytes, &h, sizeof h);
+        tt__trace t;
+        CHECK_OP(tt__trace_open(&t, lt.bytes, lt.len), ==, 0);
+        CHECK(!t.damaged);
+        CHECK_OP(t.ntnames, ==, 0);
+        CHECK(name_is(&t, 5, "five"));
+        const tt__trace_thread *me = find_thread(&t, (uint32_t)gettid());
+        CHECK(me && me->full_name == NULL && strcmp(me->name, "named in 1.2 on") == 0);
+        CHECK(me && count_committed(&t, me) == 1);
+        tt__trace_close(&t);
+    }
+    free_trace(&lt);
 }
 
 TT_TEST(names_reach_the_dump_each_id_once)
@@ -56,7 +215,7 @@ TT_TEST(names_reach_the_dump_each_id_once)
     CHECK_OP(tt_log_stop(), ==, 0);
     loaded_trace lt;
     if (dump_and_load("names", &lt) == 0) {
-        CHECK_OP(lt.t.h.version_minor, ==, 1);
+        CHECK_OP(lt.t.h.version_minor, ==, 2);
         CHECK(!lt.t.damaged);
         CHECK(name_is(&lt.t, 10, "renamed"));
         CHECK(name_is(&lt.t, 11, "java.net.HttpURLConnection::getOutputStream"));
@@ -392,11 +551,15 @@ TT_TEST(crash_file_carries_names)
     char path[256];
     temp_path(path, sizeof path, "crashnames");
     CHECK_OP(tt_event_name(70, "before start"), ==, 0);
+    CHECK_OP(tt_log_vthread_name(90, "vthread named before start"), ==, 0);
     tt_log_options o = small_log(16, 2);
     o.crash_file = path;
     CHECK_OP(tt_log_start(&o), ==, 0);
     CHECK_OP(tt_event_name(71, "while running"), ==, 0);
     CHECK_OP(tt_event_name(70, "renamed"), ==, 0);
+    CHECK_OP(tt_log_thread_name("crash-main, a name longer than fifteen bytes"), ==, 0);
+    CHECK_OP(tt_log_vthread_name(91, "worker-v"), ==, 0);
+    CHECK_OP(tt_log_vthread_name(90, "renamed vthread"), ==, 0);
     tt_probe_end(70, tt_probe_begin(70), 0);
     /* Read the file as a crash leaves it: no stop, no end anchor. */
     loaded_trace lt;
@@ -405,6 +568,10 @@ TT_TEST(crash_file_carries_names)
         CHECK(name_is(&lt.t, 70, "renamed"));
         CHECK(name_is(&lt.t, 71, "while running"));
         CHECK(!lt.t.has_summary); /* the sums live in memory, not in the file */
+        CHECK(thread_named(&lt.t, (uint32_t)gettid(), "crash-main, a name longer than fifteen bytes"));
+        CHECK(vthread_named(&lt.t, 91, "worker-v"));
+        CHECK(vthread_named(&lt.t, 90, "renamed vthread")); /* the later entry wins */
+        CHECK_OP(lt.t.h.thread_names_dropped, ==, 0);
     }
     free_trace(&lt);
     CHECK_OP(tt_log_stop(), ==, 0);

@@ -227,7 +227,7 @@ TT_TEST(damaged_names_and_summary_cost_only_themselves)
     } cases[] = {
         {names_past_the_end, "name table missing or cut off", 0, 1},
         {names_huge_size, "name table missing or cut off", 0, 1},
-        {name_too_long, "an entry of length 260", 1, 1}, /* the second entry: the first stays */
+        {name_too_long, "name table damaged at byte", 1, 1}, /* the second entry: the first stays */
         {name_not_utf8, "is not UTF-8; dropped", 2, 1},
         {summary_count_overstated, "probe summary cut off", 3, 1},
         {summary_entry_size, "entries of 8 bytes", 3, 0},

@@ -114,9 +114,17 @@ TT_API int tt_log_stop(void);
  * handlers. */
 TT_API int tt_log_dump(const char *path);
 
-/* Names the calling thread in the log (else its pthread name at its first
- * event is used); at most 15 bytes are kept. Returns 0, -EFAULT, -ESRCH
- * (log not running) or -ENOSPC (no ring left for this thread). */
+/* Names the calling thread in the log (else its kernel name, 15 bytes at
+ * most, at its first event is used). Every trace written afterwards keeps
+ * the whole name (up to TT_EVENT_NAME_MAX bytes of UTF-8) in its
+ * thread-name table, by tid; the thread's section keeps the first 15 bytes
+ * as before, and a reader takes the tid's whole name only for a section
+ * whose 15 bytes agree with it (so a tid a later thread reuses, or a later
+ * run's ring of a thread that did not name itself again, shows its kernel
+ * name). Not for the recording path (may lock, may allocate).
+ * Returns 0, -EFAULT (name NULL), -EINVAL (empty, longer than
+ * TT_EVENT_NAME_MAX, or not valid UTF-8), -ESRCH (log not running),
+ * -ENOSPC (no ring left for this thread) or -ENOMEM. */
 TT_API int tt_log_thread_name(const char *name);
 
 /* What the running (or last) log uses. */
@@ -178,6 +186,15 @@ TT_API int tt_event_name(uint32_t id, const char *name);
  * unmount(v) belong to virtual thread v (a Java thread id, > 0). */
 TT_API void tt_event_mount(uint64_t vthread_id);
 TT_API void tt_event_unmount(uint64_t vthread_id);
+
+/* Names virtual thread vthread_id (1 .. 2^48 - 1) in every trace written
+ * afterwards, like tt_event_name (a crash-safe file receives it at once;
+ * naming it again replaces the name; it survives stop/start). A reader
+ * gives the name to that virtual thread's track. Thread-safe; not for the
+ * recording path (may lock, may allocate). Returns 0, -EFAULT (name NULL),
+ * -EINVAL (vthread_id 0 or too large; name empty, longer than
+ * TT_EVENT_NAME_MAX, or not valid UTF-8), -ENOMEM. */
+TT_API int tt_log_vthread_name(uint64_t vthread_id, const char *name);
 
 /* Distinct ids one OS thread's probe accumulator holds; calls of further ids
  * are counted as overflow (the trace's summary says how many). */

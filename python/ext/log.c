@@ -433,7 +433,7 @@ static PyMethodDef log_methods[] = {
      "the file name) if the crash file cannot be made."},
     {"stop_log", py_stop_log, METH_NOARGS, "stop_log($module, /)\n--\n\nStops recording; the rings stay readable by dump(). Does nothing if the log is not running."},
     {"dump", py_dump, METH_O, "dump($module, path, /)\n--\n\nWrites every thread's ring to a trace file."},
-    {"log_thread_name", py_log_thread_name, METH_O, "log_thread_name($module, name, /)\n--\n\nNames the calling thread in the trace (15 bytes kept)."},
+    {"log_thread_name", py_log_thread_name, METH_O, "log_thread_name($module, name, /)\n--\n\nNames the calling thread in the trace: 1 to 255 bytes of UTF-8, kept whole (format 1.2). Needs a running log."},
     {"log_info", py_log_info, METH_NOARGS, "log_info($module, /)\n--\n\nWhat the running (or last) log uses: LogInfo. Before the first start_log(): running=False, clock='auto' and zeros."},
     {"event", (PyCFunction)(void (*)(void))py_event, METH_FASTCALL, "event($module, id, payload=None, /)\n--\n\nRecords an event. id: an int (0 to 2**32-1) or a str, a name that gets an id of its own. payload: None, str or bytes (16 bytes kept, no NUL) or an int (0 to 2**64-1). Records nothing while the log is stopped."},
     {"event_name", (PyCFunction)(void (*)(void))py_event_name, METH_FASTCALL, "event_name($module, id, name, /)\n--\n\nNames an event id (1 to 255 bytes of UTF-8) in every trace written afterwards; naming it again replaces the name, and event(name) then records this id. Works whether or not the log runs."},

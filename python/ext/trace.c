@@ -167,6 +167,68 @@ static PyObject *events_subscript(PyObject *o, PyObject *key)
     return events_item(o, k < 0 ? k + e->count : k);
 }
 
+/* [start, stop) of a Sequence.index call, clamped like list.index. */
+static void events_range(const EventsObject *e, Py_ssize_t *start, Py_ssize_t *stop)
+{
+    if (*start < 0)
+        *start = *start + e->count < 0 ? 0 : *start + e->count;
+    if (*stop < 0)
+        *stop = *stop + e->count < 0 ? 0 : *stop + e->count;
+    if (*stop > e->count)
+        *stop = e->count;
+}
+
+/* Sequence.index and Sequence.count: the events equal to value (Event is a
+ * tuple, compared field by field), decoded one at a time. */
+static PyObject *events_index(PyObject *o, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"value", "start", "stop", NULL};
+    EventsObject *e = (EventsObject *)o;
+    PyObject *value;
+    Py_ssize_t start = 0, stop = PY_SSIZE_T_MAX;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|nn:index", kw, &value, &start, &stop))
+        return NULL;
+    events_range(e, &start, &stop);
+    for (Py_ssize_t k = start; k < stop; k++) {
+        PyObject *item = events_item(o, k);
+        int same = item == NULL ? -1 : PyObject_RichCompareBool(item, value, Py_EQ);
+        Py_XDECREF(item);
+        if (same < 0)
+            return NULL;
+        if (same)
+            return PyLong_FromSsize_t(k);
+    }
+    PyErr_SetString(PyExc_ValueError, "Events.index(x): x not in the events");
+    return NULL;
+}
+
+static PyObject *events_count(PyObject *o, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"value", NULL};
+    EventsObject *e = (EventsObject *)o;
+    PyObject *value;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:count", kw, &value))
+        return NULL;
+    Py_ssize_t n = 0;
+    for (Py_ssize_t k = 0; k < e->count; k++) {
+        PyObject *item = events_item(o, k);
+        int same = item == NULL ? -1 : PyObject_RichCompareBool(item, value, Py_EQ);
+        Py_XDECREF(item);
+        if (same < 0)
+            return NULL;
+        n += same;
+    }
+    return PyLong_FromSsize_t(n);
+}
+
+static PyMethodDef events_methods[] = {
+    {"index", (PyCFunction)(void (*)(void))events_index, METH_VARARGS | METH_KEYWORDS,
+     "index($self, /, value, start=0, stop=sys.maxsize)\n--\n\nThe first position of an event equal to value in [start, stop); ValueError if none."},
+    {"count", (PyCFunction)(void (*)(void))events_count, METH_VARARGS | METH_KEYWORDS,
+     "count($self, /, value)\n--\n\nHow many events equal value."},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyObject *events_repr(PyObject *o)
 {
     EventsObject *e = (EventsObject *)o;
@@ -180,8 +242,9 @@ static PyType_Slot events_slots[] = {
     {Py_mp_length, events_len},
     {Py_mp_subscript, events_subscript},
     {Py_tp_repr, events_repr},
+    {Py_tp_methods, events_methods},
     {Py_tp_doc, "One thread's events in the order it recorded them: a read-only sequence of\n"
-                "Event, each decoded when asked for."},
+                "Event, each decoded when asked for (a collections.abc.Sequence)."},
     {0, NULL},
 };
 
@@ -238,9 +301,29 @@ static PyObject *thread_tuple(DataObject *d, const tt__trace_thread *th)
     PyObject *events = events_make(d, th, &missing);
     if (events == NULL)
         return NULL;
-    return Py_BuildValue("(INsKKNK)", (unsigned)th->tid, PyUnicode_DecodeUTF8(th->name, (Py_ssize_t)strlen(th->name), "surrogateescape"),
+    size_t name_len;
+    const char *name = tt__trace_thread_name(th, &name_len);
+    /* A whole name (1.2) is checked UTF-8; the kernel's 15 bytes may not be. */
+    return Py_BuildValue("(INsKKNK)", (unsigned)th->tid,
+                         PyUnicode_DecodeUTF8(name, (Py_ssize_t)name_len, th->full_name ? "strict" : "surrogateescape"),
                          th->state == TT__RING_EXITED ? "exited" : "live", (unsigned long long)th->overwritten,
                          (unsigned long long)missing, events, (unsigned long long)th->damaged);
+}
+
+/* {id: name} of n entries of a name table (UTF-8 the reader checked), or
+ * NULL with an exception. */
+static PyObject *name_dict(const tt__trace_name *names, uint32_t n)
+{
+    PyObject *dict = PyDict_New();
+    for (uint32_t i = 0; dict != NULL && i < n; i++) {
+        PyObject *k = PyLong_FromUnsignedLongLong(names[i].id);
+        PyObject *v = PyUnicode_DecodeUTF8(names[i].text, (Py_ssize_t)names[i].len, "strict");
+        if (k == NULL || v == NULL || PyDict_SetItem(dict, k, v) != 0)
+            Py_CLEAR(dict);
+        Py_XDECREF(k);
+        Py_XDECREF(v);
+    }
+    return dict;
 }
 
 /* _trace_open(path) -> (error, header, threads, data)
@@ -248,7 +331,8 @@ static PyObject *thread_tuple(DataObject *d, const tt__trace_thread *th)
  *          header is None if nothing in it is usable;
  *   header: (format, pid, source, counter_hz, start_mono_ns,
  *            start_realtime_ns, end_mono_ns or None, threads_dropped,
- *            rings_recycled, crash_safe_layout, names {id: str});
+ *            rings_recycled, crash_safe_layout, names {id: str},
+ *            vthread_names {id: str});
  *   threads: [(tid, name, state, overwritten, incomplete, Events, damaged)];
  *   data: the TraceData the Events read from (for _trace_columns). */
 PyObject *ttpy_trace_open(PyObject *m, PyObject *arg)
@@ -290,21 +374,17 @@ PyObject *ttpy_trace_open(PyObject *m, PyObject *arg)
     }
     const tt__trace_header *h = &t->h;
     PyObject *end = (h->flags & TT__TRACE_END_ANCHOR) ? PyLong_FromLongLong(h->anchors[1].mono_ns) : Py_NewRef(Py_None);
-    PyObject *names = PyDict_New();
-    for (uint32_t i = 0; names != NULL && i < t->nnames; i++) {
-        PyObject *k = PyLong_FromUnsignedLong(t->names[i].id);
-        PyObject *v = PyUnicode_DecodeUTF8(t->names[i].text, (Py_ssize_t)t->names[i].len, "strict");
-        if (k == NULL || v == NULL || PyDict_SetItem(names, k, v) != 0)
-            Py_CLEAR(names);
-        Py_XDECREF(k);
-        Py_XDECREF(v);
-    }
-    PyObject *header = names == NULL ? NULL : Py_BuildValue(
-        "(NIsdLLNIIOO)", PyUnicode_FromFormat("%u.%u", (unsigned)h->version_major, (unsigned)h->version_minor),
+    PyObject *names = name_dict(t->names, t->nnames);
+    uint32_t nv;
+    const tt__trace_name *vn = tt__trace_vthread_names(t, &nv);
+    PyObject *vnames = names == NULL ? NULL : name_dict(vn, nv);
+    PyObject *header = vnames == NULL ? NULL : Py_BuildValue(
+        "(NIsdLLNIIOOO)", PyUnicode_FromFormat("%u.%u", (unsigned)h->version_major, (unsigned)h->version_minor),
         (unsigned)h->pid, tt__trace_source_name(h->source), h->counter_hz, (long long)h->anchors[0].mono_ns,
         (long long)h->anchors[0].real_ns, end, (unsigned)h->threads_dropped, (unsigned)h->rings_recycled,
-        (h->flags & TT__TRACE_RING_LAYOUT) ? Py_True : Py_False, names);
+        (h->flags & TT__TRACE_RING_LAYOUT) ? Py_True : Py_False, names, vnames);
     Py_XDECREF(names);
+    Py_XDECREF(vnames);
     PyObject *threads = PyList_New(t->nthreads);
     for (uint32_t i = 0; threads != NULL && i < t->nthreads; i++) {
         PyObject *th = thread_tuple(d, &t->threads[i]);

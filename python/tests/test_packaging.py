@@ -98,6 +98,7 @@ def test_sdist_is_self_contained_and_builds_an_abi3_wheel(tmp_path):
 # --strict must accept it as typed, and reject the misuse below it.
 TYPED_PROGRAM = '''
 import threading
+from collections.abc import Sequence
 import threadtime
 
 @threadtime.interval("parse")
@@ -118,10 +119,17 @@ def main() -> None:
         with threadtime.interval("step", cpu=True):
             pass
     running: bool = threadtime.log_info().running
+    trace = threadtime.read_trace("run.trace")
+    for th in trace:
+        events: Sequence[threadtime.Event] = th.events
+        tail: list[threadtime.Event] = th.events[-2:]
+        where: int = events.index(events[0]) + events.count(events[-1])
+        print(th.name, tail, where, list(reversed(events)))
+    vnames: dict[int, str] = trace.vthread_names
     try:
         threadtime.start_log()
     except threadtime.LogRunningError as e:
-        print(e.errno, as_dict, running)
+        print(e.errno, as_dict, running, vnames)
     t.join()
 '''
 MISUSE = '''

@@ -1,6 +1,7 @@
 """read_trace(): files written by C, Java and Python read back through the
 core's reader, checked event by event against `threadtime dump --format
 csv` on the same file; damaged, cut and live crash-safe files; to_pandas()."""
+import collections.abc
 import csv
 import errno
 import io
@@ -91,7 +92,7 @@ def python_trace(tmp_path) -> Path:
 def test_python_written_trace_reads_back_as_recorded(python_trace):
     trace = threadtime.read_trace(python_trace)
     assert trace.damaged is None and not trace.crash_safe and trace.pid == os.getpid()
-    assert trace.format == "1.1" and trace.end_mono_ns > trace.start_mono_ns
+    assert trace.format == "1.2" and trace.end_mono_ns > trace.start_mono_ns
     main = next(th for th in trace if th.tid == threading.get_native_id())
     assert (main.name, main.state, main.overwritten, main.incomplete) == ("py-main", "live", 0, 0)
     kinds = [(e.kind, e.id) for e in main.events]
@@ -110,6 +111,63 @@ def test_python_written_trace_reads_back_as_recorded(python_trace):
     assert spans[0].start_ns <= spans[1].start_ns <= spans[1].end_ns <= spans[0].end_ns
     with pytest.raises(IndexError):
         ev[8]
+
+
+def test_events_is_a_sequence(python_trace):
+    """Issue 30 item 12: Events behaves as a collections.abc.Sequence."""
+    trace = threadtime.read_trace(python_trace)
+    ev = next(th for th in trace if th.tid == threading.get_native_id()).events
+    every = [ev[i] for i in range(len(ev))]
+    assert isinstance(ev, collections.abc.Sequence) and len(ev) == 8
+    assert ev[-1] == every[7] and ev[-8] == every[0]
+    with pytest.raises(IndexError):
+        ev[-9]
+    assert ev[1:3] == every[1:3] and ev[-2:] == every[-2:] and ev[::-3] == every[::-3] and ev[5:2] == []
+    assert list(ev) == every and list(reversed(ev)) == every[::-1]
+    assert every[3] in ev and "not an event" not in ev and None not in ev
+    assert ev.index(every[5]) == 5 and ev.index(every[5], 2, -1) == 5 and ev.index(value=every[5], start=-3) == 5
+    with pytest.raises(ValueError):
+        ev.index(every[5], 6)
+    with pytest.raises(ValueError):
+        ev.index("not an event")
+    assert ev.count(every[0]) == 1 and ev.count(value=every[0]) == 1 and ev.count(None) == 0
+
+
+def test_whole_thread_names(tmp_path):
+    """Issue 30 item 6: a thread's name is kept whole (format 1.2), not cut
+    to the kernel's 15 bytes; a name the core refuses raises and changes
+    nothing."""
+    long_name = "py-main, a name longer than fifteen bytes: \u00e9t\u00e9"
+    threadtime.start_log(ring_records=64)
+    try:
+        threadtime.log_thread_name(long_name)
+        threadtime.event(1)
+        with pytest.raises(OSError) as e:
+            threadtime.log_thread_name("x" * 256)
+        assert e.value.errno == errno.EINVAL
+        with pytest.raises(OSError):
+            threadtime.log_thread_name("")
+    finally:
+        threadtime.stop_log()
+    path = tmp_path / "names.trace"
+    threadtime.dump(path)
+    trace = threadtime.read_trace(path)
+    assert trace.format == "1.2" and trace.vthread_names == {}
+    (main,) = [th for th in trace if th.tid == threading.get_native_id()]
+    assert main.name == long_name
+
+
+def test_java_names_trace():
+    """Made by data/make_java_names_trace.sh: the -javaagent names main, a
+    platform thread, a virtual thread and its carrier with their Java names."""
+    trace = threadtime.read_trace(DATA / "java_names.trace")
+    assert trace.format == "1.2" and trace.damaged is None
+    names = {th.name for th in trace}
+    assert {"main", "main-worker-with-a-long-name", "event-log-thread, \u00e9t\u00e9"} <= names
+    assert any(n.startswith("ForkJoinPool-1-worker-") for n in names), names
+    assert list(trace.vthread_names.values()) == ["worker-v"]
+    (vthread,) = trace.vthread_names
+    assert any(e.vthread == vthread for th in trace for e in th.events)
 
 
 @needs_cli
@@ -169,7 +227,7 @@ def test_cut_file_gives_its_intact_part_with_the_c_tools_message(python_trace, t
 @pytest.mark.parametrize("make, message", [
     (lambda d: b"not a trace at all", "no TTRACE signature"),
     (lambda d: d[:100], "ends inside its 128-byte header"),
-    (lambda d: d[:8] + b"\x07" + d[9:], "trace format version 7.1"),
+    (lambda d: d[:8] + b"\x07" + d[9:], "trace format version 7.2"),
     (lambda d: b"", "no TTRACE signature"),
 ])
 def test_unusable_file_raises_the_c_tools_error(python_trace, tmp_path, make, message):
@@ -299,13 +357,13 @@ def test_any_damage_gives_an_answer_or_trace_error(python_trace, tmp_path):
 @needs_cli
 @pytest.mark.skipif(not EVENT_DEMO, reason="THREADTIME_EVENT_DEMO is not set (make test-python sets it)")
 def test_names_virtual_threads_and_thrown_ends(tmp_path):
-    """A 1.1 trace from the C demo: every id named, a virtual thread whose
+    """A trace from the C demo: every id named, a virtual thread whose
     request starts on one carrier and ends on another; read_trace and
     to_pandas agree with the CLI's CSV, names and vthread columns included."""
     path = tmp_path / "demo.trace"
     subprocess.run([EVENT_DEMO, str(path)], check=True, capture_output=True)
     trace = threadtime.read_trace(path)
-    assert trace.format == "1.1" and trace.names[7] == "request" and trace.names[6] == "checksum()"
+    assert trace.format == "1.2" and trace.names[7] == "request" and trace.names[6] == "checksum()"
     carriers = {th.name: th for th in trace if th.name.startswith("carrier-")}
     assert set(carriers) == {"carrier-0", "carrier-1"}
     for th in carriers.values():

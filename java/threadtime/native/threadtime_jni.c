@@ -252,6 +252,17 @@ JNIEXPORT jint FN(eventName)(JNIEnv *env, jobject self, jint id, jbyteArray name
     return rc;
 }
 
+JNIEXPORT jint FN(logVthreadName)(JNIEnv *env, jobject self, jlong vthread_id, jbyteArray name)
+{
+    (void)self;
+    const char *s = get_cstring(env, name);
+    if (s == NULL)
+        return -ENOMEM;
+    int rc = tt_log_vthread_name((uint64_t)vthread_id, s);
+    release_cstring(env, name, s);
+    return rc;
+}
+
 /* ---- virtual-thread markers and probes: the -javaagent's hot path ---- */
 
 JNIEXPORT void FN(eventMount)(JNIEnv *env, jobject self, jlong vthread_id)

@@ -10,6 +10,7 @@ them all into a DataFrame (pandas is an optional extra:
 """
 from __future__ import annotations
 
+import collections.abc
 import errno
 import functools
 import os
@@ -23,6 +24,11 @@ if TYPE_CHECKING:
     import pandas
 
 KINDS: tuple[str, ...] = _KINDS  # the core's kind names, by kind code - 1
+
+# Events has len, indexing (negative too, and slices), index and count in C;
+# iteration, `in` and reversed() come from those. Registered, it is what
+# isinstance(x, Sequence) and typed code expect.
+collections.abc.Sequence.register(Events)
 
 
 class TraceError(OSError):
@@ -70,7 +76,7 @@ class TraceThread:
     """One thread's section of a trace."""
 
     tid: int
-    name: str
+    name: str  # the whole name it gave itself (format 1.2), else the kernel's (15 bytes at most)
     state: str  # "live" or "exited" (when the file was written)
     overwritten: int  # records lost to the ring wrapping
     incomplete: int  # records present but never committed, or cut off (damaged ones included)
@@ -116,6 +122,7 @@ class Trace:
     rings_recycled: int  # exited threads' rings reused before the dump
     crash_safe: bool  # the file is a crash-safe log's rings, not a dump
     names: dict[int, str]  # the trace's event names by id (format 1.1); {} for a 1.0 file
+    vthread_names: dict[int, str]  # virtual threads' names by id (format 1.2: tt_log_vthread_name, the Java agent)
     damaged: str | None  # what is missing or was dropped, in the reader's words; None if intact
     threads: list[TraceThread]
     _data: Any = field(repr=False, compare=False)
@@ -199,7 +206,8 @@ def read_trace(path: str | os.PathLike[str] | bytes, *, strict: bool = False) ->
         raise TraceError(errno.EINVAL, error, shown)
     if error is not None:
         warnings.warn(f"{shown} is damaged; the intact part was read: {error}", TraceDamagedWarning, stacklevel=2)
-    (fmt, pid, source, hz, start_mono, start_real, end_mono, dropped, recycled, crash_safe, names) = header
+    (fmt, pid, source, hz, start_mono, start_real, end_mono, dropped, recycled, crash_safe, names,
+     vthread_names) = header
     tids = [t[0] for t in threads]
     cache: list[list[list[Interval]]] = []
 
@@ -220,6 +228,6 @@ def read_trace(path: str | os.PathLike[str] | bytes, *, strict: bool = False) ->
     return Trace(
         path=shown, format=fmt, pid=pid, source=source, counter_hz=hz, start_mono_ns=start_mono,
         start_realtime_ns=start_real, end_mono_ns=end_mono, threads_dropped=dropped,
-        rings_recycled=recycled, crash_safe=crash_safe, names=names, damaged=error,
+        rings_recycled=recycled, crash_safe=crash_safe, names=names, vthread_names=vthread_names, damaged=error,
         threads=made, _data=data,
     )

@@ -103,6 +103,9 @@ interface Backend {
     /** tt_event_name; name is NUL-terminated UTF-8. */
     int eventName(int id, byte[] name);
 
+    /** tt_log_vthread_name; name is NUL-terminated UTF-8. */
+    int logVthreadName(long vthreadId, byte[] name);
+
     /** tt_event_mount: the calling carrier now runs virtual thread vthreadId. */
     void eventMount(long vthreadId);
 

@@ -14,6 +14,11 @@ import java.util.Objects;
  * {@code uint32_t}, so negative ids show up as large unsigned numbers in a
  * dump). Text is kept up to {@value #TEXT_MAX} bytes of UTF-8, cut at a
  * character boundary and at the first NUL character.
+ * <p>
+ * A platform thread's first record names it in the trace with its Java name
+ * (up to {@value #NAME_MAX} bytes; once per thread and run, so a later
+ * {@code setName} is not followed; {@link #threadName} names it otherwise).
+ * The check costs one array load per call.
  * <pre>{@code
  * EventLog.start();
  * EventLog.event(1);
@@ -88,6 +93,7 @@ public final class EventLog {
             return;
         }
         ThreadTimeException.check(rc);
+        ThreadNames.forget(); // a new run: every thread is named again at its first record
     }
 
     private static final int EALREADY = 114;
@@ -140,22 +146,28 @@ public final class EventLog {
     }
 
     /**
-     * Names the calling thread in the log (else its native thread name at
-     * its first event is used; the JVM sets that from the Java name).
+     * Names the calling thread in the log instead of its Java name (which
+     * its first event gives it otherwise). The trace keeps the whole name;
+     * its first 15 bytes also go where readers of format 1.1 look.
      *
-     * @throws ThreadTimeException with errno ESRCH if the log is not running
+     * @throws ThreadTimeException with errno ESRCH if the log is not running,
+     *         EINVAL if the name is empty or longer than {@value #NAME_MAX}
+     *         bytes of UTF-8
      */
     public static void threadName(String name) {
+        ThreadNames.mark(Thread.currentThread());
         ThreadTimeException.check(Native.B.logThreadName(utf8z(Objects.requireNonNull(name, "name"))));
     }
 
     /** An instant event. */
     public static void event(int id) {
+        ThreadNames.first();
         Native.B.event(id);
     }
 
     /** An instant event with text (the first {@value #TEXT_MAX} bytes; null: empty). */
     public static void event(int id, String text) {
+        ThreadNames.first();
         String s = text == null ? "" : text;
         Text t = TEXT.get();
         if (s != t.last) {
@@ -167,16 +179,19 @@ public final class EventLog {
 
     /** An instant event with a 64-bit value. */
     public static void event(int id, long value) {
+        ThreadNames.first();
         Native.B.eventValue(id, value);
     }
 
     /** Opens an interval; a reader pairs it with the next {@link #end} of the same id on this thread. */
     public static void begin(int id) {
+        ThreadNames.first();
         Native.B.eventBegin(id);
     }
 
     /** Closes the latest open interval of this id on this thread. */
     public static void end(int id) {
+        ThreadNames.first();
         Native.B.eventEnd(id);
     }
 

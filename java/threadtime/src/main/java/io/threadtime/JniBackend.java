@@ -54,6 +54,7 @@ final class JniBackend implements Backend {
     @Override public native void eventBegin(int id);
     @Override public native void eventEnd(int id);
     @Override public native int eventName(int id, byte[] name);
+    @Override public native int logVthreadName(long vthreadId, byte[] name);
     @Override public native void eventMount(long vthreadId);
     @Override public native void eventUnmount(long vthreadId);
     @Override public native long probeBegin(int id);

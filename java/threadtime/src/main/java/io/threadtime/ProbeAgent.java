@@ -49,6 +49,9 @@ final class ProbeAgent {
             }
         }
         startLog(o.ring);
+        if (atStart) {
+            ThreadNames.nameCurrent(); // main: premain runs on it
+        }
         if (o.out != null) {
             out = o.out;
         }
@@ -71,12 +74,15 @@ final class ProbeAgent {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             String suffix = withCpu ? "Cpu" : "";
-            MethodHandle begin = lookup.findVirtual(Backend.class, "probeBegin" + suffix,
-                    MethodType.methodType(long.class, int.class)).bindTo(Native.B);
+            // The calling thread's name goes into the log at its first probe
+            // (a method's begin or a line's event).
+            MethodHandle first = ThreadNames.firstHandle();
+            MethodHandle begin = MethodHandles.foldArguments(lookup.findVirtual(Backend.class, "probeBegin" + suffix,
+                    MethodType.methodType(long.class, int.class)).bindTo(Native.B), first);
             MethodHandle end = lookup.findVirtual(Backend.class, "probeEnd" + suffix,
                     MethodType.methodType(void.class, int.class, long.class, boolean.class)).bindTo(Native.B);
-            MethodHandle line = lookup.findVirtual(Backend.class, "event", MethodType.methodType(void.class, int.class))
-                    .bindTo(Native.B);
+            MethodHandle line = MethodHandles.foldArguments(lookup.findVirtual(Backend.class, "event",
+                    MethodType.methodType(void.class, int.class)).bindTo(Native.B), first);
             ProbeConfig.install(begin, end, line);
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("threadtime: the probe calls cannot be bound", e);

@@ -69,6 +69,7 @@ final class VirtualThreadSetup {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             if (o.runsLog()) {
                 MethodType mark = MethodType.methodType(void.class, long.class);
+                VtConfig.names(ThreadNames.mountedHandle());
                 VtConfig.markers(lookup.findVirtual(Backend.class, "eventMount", mark).bindTo(Native.B),
                         lookup.findVirtual(Backend.class, "eventUnmount", mark).bindTo(Native.B));
             }

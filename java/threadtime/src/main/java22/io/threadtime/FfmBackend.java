@@ -79,6 +79,8 @@ final class FfmBackend implements Backend {
         static final MethodHandle EVENT_END = critical("tt_event_end", FunctionDescriptor.ofVoid(JAVA_INT));
         // May lock and allocate: linked normally.
         static final MethodHandle EVENT_NAME = plain("tt_event_name", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+        static final MethodHandle LOG_VTHREAD_NAME = plain("tt_log_vthread_name",
+                FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS));
         static final MethodHandle EVENT_MOUNT = critical("tt_event_mount", FunctionDescriptor.ofVoid(JAVA_LONG));
         static final MethodHandle EVENT_UNMOUNT = critical("tt_event_unmount", FunctionDescriptor.ofVoid(JAVA_LONG));
         static final MethodHandle PROBE_BEGIN = critical("tt_probe_begin", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
@@ -384,6 +386,15 @@ final class FfmBackend implements Backend {
     public int eventName(int id, byte[] name) {
         try (Arena arena = Arena.ofConfined()) {
             return (int) H.EVENT_NAME.invokeExact(id, nativeString(arena, name));
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public int logVthreadName(long vthreadId, byte[] name) {
+        try (Arena arena = Arena.ofConfined()) {
+            return (int) H.LOG_VTHREAD_NAME.invokeExact(vthreadId, nativeString(arena, name));
         } catch (Throwable t) {
             throw impossible(t);
         }

@@ -38,6 +38,7 @@ public final class VtConfig {
     static boolean fields;            // accounts in the continuations (VtFields), not the table
     static MethodHandle mountMark;    // (J)V, tt_event_mount, or null: no markers
     static MethodHandle unmountMark;  // (J)V, tt_event_unmount
+    static MethodHandle mountName;    // (Thread, Thread)V: names a virtual thread and its carrier, once
     private static volatile int state = ABSENT;
 
     private VtConfig() {}
@@ -78,6 +79,15 @@ public final class VtConfig {
     public static void markers(MethodHandle mount, MethodHandle unmount) {
         VtConfig.mountMark = mount;
         VtConfig.unmountMark = unmount;
+    }
+
+    /**
+     * Called by the agent with {@link #markers}: what the mount hook calls
+     * after the marker with the virtual thread and its carrier, so that the
+     * trace names both (once each: the handle's own business).
+     */
+    public static void names(MethodHandle mountName) {
+        VtConfig.mountName = mountName;
     }
 
     /** Set by the agent once it knows whether the hooks are in. */

@@ -33,6 +33,7 @@ public final class VtHooks {
     private static final boolean FIELDS = VtConfig.fields;
     private static final MethodHandle MOUNT_MARK = VtConfig.mountMark;
     private static final MethodHandle UNMOUNT_MARK = VtConfig.unmountMark;
+    private static final MethodHandle MOUNT_NAME = VtConfig.mountName;
     private static final boolean MARK = MOUNT_MARK != null;
     private static final AtomicLong FAILURES = new AtomicLong();
     /** Made before any hook runs: a hook builds no string and links nothing. */
@@ -50,6 +51,7 @@ public final class VtHooks {
         try {
             if (MARK) {
                 MOUNT_MARK.invokeExact(vthread.getId());
+                MOUNT_NAME.invokeExact(vthread, carrier);
             }
             if (!ACCOUNT) {
                 return;
