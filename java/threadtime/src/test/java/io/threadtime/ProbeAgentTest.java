@@ -205,6 +205,56 @@ class ProbeAgentTest {
         assertEquals(40, events.stream().filter(e -> e.name().equals(sleepy)).count(), "every event on its thread");
     }
 
+    /** A figure of one row of {@code threadtime dump --summary --format json}, by its name. */
+    static long summaryField(Path trace, String name, String field) throws Exception {
+        Process p = new ProcessBuilder(System.getProperty("threadtime.cli"), "dump", "--summary", "--format", "json",
+                trace.toString()).start();
+        CompletableFuture<String> err = ChildJvm.drainAsync(p.getErrorStream());
+        String out = ChildJvm.drain(p.getInputStream());
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "threadtime dump hung");
+        assertEquals(0, p.exitValue(), () -> "threadtime dump --summary " + trace + ": " + err.join());
+        String row = out.lines().filter(l -> l.contains("\"name\":\"" + name + "\"")).findFirst()
+                .orElseThrow(() -> new AssertionError("no row " + name + " in " + out));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"" + field + "\":(-?[0-9]+|null)").matcher(row);
+        assertTrue(m.find(), () -> "no " + field + " in " + row);
+        assertNotEquals("null", m.group(1), () -> field + " is null in " + row);
+        return Long.parseLong(m.group(1));
+    }
+
+    /**
+     * Issue 30 item 5: probe.cpu=on with mode=exact on virtual threads. Every
+     * call parks in the middle (and may resume on another carrier), yet every
+     * call gets a CPU figure from its thread's own account; together they
+     * hold at least the CPU the burns took on their carriers' clocks (read
+     * independently, through the JDK) and at most the calls' wall time.
+     */
+    @Test
+    void probedCallsOnVirtualThreadsGetTheirCpuFromTheThreadsOwnAccount(@TempDir Path dir) throws Exception {
+        assumeTrue(FEATURE >= 21, "virtual threads need JDK 21");
+        Path trace = dir.resolve("vcpu.ttrace");
+        String method = "example.ProbeApp::burnAndSleep";
+        ChildJvm c = app(dir, List.of("--add-opens", "java.base/java.lang=ALL-UNNAMED",
+                agent("mode=exact,probe=" + method + ",probe.cpu=on,out=" + trace)), "vcpu", "20", "10");
+        assertEquals(0, c.exit(), c::toString);
+        assertEquals("0", c.value("failed"), c::toString);
+        long burned = Long.parseLong(c.value("burned"));
+        assertTrue(burned > 0, c::toString);
+        assertEquals(200, summaryField(trace, method, "calls"));
+        assertEquals(200, summaryField(trace, method, "cpu_calls"), "every call has a CPU figure");
+        assertEquals(0, summaryField(trace, method, "cpu_apart"));
+        long cpu = summaryField(trace, method, "cpu_ns");
+        long wall = summaryField(trace, method, "total_ns");
+        assertTrue(cpu >= burned, "CPU " + cpu + " ns below the " + burned + " ns the burns took");
+        assertTrue(cpu <= wall, "CPU " + cpu + " ns above the calls' wall time " + wall + " ns");
+        // The trace's own ends carry the figures too (the rings hold every call here).
+        List<Event> ends = read(trace).stream().filter(e -> e.name().equals(method) && e.kind().startsWith("end"))
+                .collect(Collectors.toList());
+        assertEquals(200, ends.size());
+        assertTrue(ends.stream().allMatch(e -> e.kind().equals("end_cpu_total") && !e.get("value").isEmpty()),
+                () -> "an end without a figure: " + ends);
+        assertEquals(200, count(read(trace), "begin", method), "a plain begin opens each call");
+    }
+
     @Test
     void theOpenTelemetryAgentAlongside(@TempDir Path dir) throws Exception {
         String otel = System.getProperty("threadtime.test.otel");
