@@ -232,27 +232,74 @@ class ProbeAgentTest {
     void probedCallsOnVirtualThreadsGetTheirCpuFromTheThreadsOwnAccount(@TempDir Path dir) throws Exception {
         assumeTrue(FEATURE >= 21, "virtual threads need JDK 21");
         Path trace = dir.resolve("vcpu.ttrace");
+        virtualThreadCpu(dir, trace, List.of(agent("mode=exact,probe=example.ProbeApp::burnAndSleep,probe.cpu=on,out="
+                + trace)));
+        List<Event> events = read(trace);
         String method = "example.ProbeApp::burnAndSleep";
-        ChildJvm c = app(dir, List.of("--add-opens", "java.base/java.lang=ALL-UNNAMED",
-                agent("mode=exact,probe=" + method + ",probe.cpu=on,out=" + trace)), "vcpu", "20", "10");
+        // The trace's own ends carry the figures too (the rings hold every call here).
+        List<Event> ends = events.stream().filter(e -> e.name().equals(method) && e.kind().startsWith("end"))
+                .collect(Collectors.toList());
+        assertEquals(200, ends.size());
+        assertTrue(ends.stream().allMatch(e -> e.kind().equals("end_cpu_total") && !e.get("value").isEmpty()),
+                () -> "an end without a figure: " + ends);
+        assertEquals(200, count(events, "begin", method), "a plain begin opens each call");
+    }
+
+    /** The same with the JVMTI agent charging the virtual threads (the -javaagent's hooks stay out). */
+    @Test
+    void probedCallsOnVirtualThreadsGetTheirCpuFromTheJvmtiAgentsAccount(@TempDir Path dir) throws Exception {
+        assumeTrue(FEATURE >= 21, "virtual threads need JDK 21");
+        Path lib;
+        try {
+            lib = VirtualThreadCpu.agentPath();
+        } catch (UnsatisfiedLinkError e) {
+            assumeTrue(false, "no JVMTI agent for this platform in the JAR: " + e.getMessage());
+            return;
+        }
+        Path trace = dir.resolve("vcpu-jvmti.ttrace");
+        virtualThreadCpu(dir, trace, List.of("-agentpath:" + lib + "=mode=exact",
+                agent("probe=example.ProbeApp::burnAndSleep,probe.cpu=on,out=" + trace)));
+    }
+
+    /**
+     * mode=mounted: each call gets the time its thread was mounted, shown as
+     * such and never as CPU; it is at least the burns' CPU (a thread mounted
+     * runs or waits for its carrier) and at most the wall time.
+     */
+    @Test
+    void probedCallsOnVirtualThreadsGetTheirTimeMountedInMountedMode(@TempDir Path dir) throws Exception {
+        assumeTrue(FEATURE >= 21, "virtual threads need JDK 21");
+        Path trace = dir.resolve("mounted.ttrace");
+        virtualThreadCpu(dir, trace, List.of(agent("mode=mounted,probe=example.ProbeApp::burnAndSleep,probe.cpu=on,"
+                + "out=" + trace)), "mounted");
+        assertEquals(0, summaryField(trace, "example.ProbeApp::burnAndSleep", "cpu_calls"), "time mounted is not CPU");
+    }
+
+    static void virtualThreadCpu(Path dir, Path trace, List<String> agents) throws Exception {
+        virtualThreadCpu(dir, trace, agents, "cpu");
+    }
+
+    /**
+     * 20 virtual threads call burnAndSleep 10 times each under these agents;
+     * checks the summary's figure ("cpu" or "mounted") of those calls against
+     * the burns and the wall time.
+     */
+    static void virtualThreadCpu(Path dir, Path trace, List<String> agents, String figure) throws Exception {
+        String method = "example.ProbeApp::burnAndSleep";
+        List<String> jvm = new ArrayList<>(List.of("--add-opens", "java.base/java.lang=ALL-UNNAMED"));
+        jvm.addAll(agents);
+        ChildJvm c = app(dir, jvm, "vcpu", "20", "10");
         assertEquals(0, c.exit(), c::toString);
         assertEquals("0", c.value("failed"), c::toString);
         long burned = Long.parseLong(c.value("burned"));
         assertTrue(burned > 0, c::toString);
         assertEquals(200, summaryField(trace, method, "calls"));
-        assertEquals(200, summaryField(trace, method, "cpu_calls"), "every call has a CPU figure");
+        assertEquals(200, summaryField(trace, method, figure + "_calls"), "every call has a figure");
         assertEquals(0, summaryField(trace, method, "cpu_apart"));
-        long cpu = summaryField(trace, method, "cpu_ns");
+        long cpu = summaryField(trace, method, figure + "_ns");
         long wall = summaryField(trace, method, "total_ns");
         assertTrue(cpu >= burned, "CPU " + cpu + " ns below the " + burned + " ns the burns took");
         assertTrue(cpu <= wall, "CPU " + cpu + " ns above the calls' wall time " + wall + " ns");
-        // The trace's own ends carry the figures too (the rings hold every call here).
-        List<Event> ends = read(trace).stream().filter(e -> e.name().equals(method) && e.kind().startsWith("end"))
-                .collect(Collectors.toList());
-        assertEquals(200, ends.size());
-        assertTrue(ends.stream().allMatch(e -> e.kind().equals("end_cpu_total") && !e.get("value").isEmpty()),
-                () -> "an end without a figure: " + ends);
-        assertEquals(200, count(read(trace), "begin", method), "a plain begin opens each call");
     }
 
     @Test
