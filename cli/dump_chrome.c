@@ -152,8 +152,12 @@ static void on_event(void *ctx, const tt__track *tr, const tt__step *st, const t
         put_us(c->s, tt__diff_ns(st->ns, b->ns));
         chrome_name(c, &b->ev, "interval");
         chrome_args(c, &b->ev);
-        int64_t user, sys;
-        if (tt__pair_cpu(b, st, &user, &sys)) {
+        int64_t user, sys, measured;
+        if (tt__event_measured(ev, &measured)) {
+            /* The caller's own account: a total, no split. */
+            puts_(c->s, ev->kind == TT__KIND_END_MOUNTED ? ",\"mounted_ns\":" : ",\"cpu_total_ns\":");
+            put_i64(c->s, measured);
+        } else if (tt__pair_cpu(b, st, &user, &sys)) {
             puts_(c->s, ",\"cpu_user_ns\":");
             put_i64(c->s, user);
             puts_(c->s, ",\"cpu_system_ns\":");

@@ -43,8 +43,11 @@ void csv_event(sink *s, const tt__trace *t, const sink *row, const tt__trace_eve
     if (name && !tt__kind_is_marker(ev->kind))
         put_csv_str(s, name, len);
     put(s, ",", 1);
+    int64_t measured;
     if (ev->kind == TT__KIND_VALUE)
         put_u64(s, ev->p0);
+    else if (tt__event_measured(ev, &measured)) /* the kind says what it counts */
+        put_i64(s, measured);
     put(s, ",", 1);
     if (ev->text)
         put_csv_str(s, ev->text, ev->text_len);

@@ -137,6 +137,11 @@ void json_event(row_ctx *c, const tt__trace_event *ev, int64_t delta, uint64_t v
         puts_(s, ",\"text\":");
         put_json_str(s, ev->text, ev->text_len);
     }
+    int64_t measured;
+    if (tt__event_measured(ev, &measured)) {
+        puts_(s, ev->kind == TT__KIND_END_MOUNTED ? ",\"mounted_ns\":" : ",\"cpu_total_ns\":");
+        put_i64(s, measured);
+    }
     if (tt__event_has_cpu(ev)) {
         puts_(s, ",\"cpu_user_ns\":");
         put_u64(s, ev->p0);

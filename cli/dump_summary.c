@@ -22,6 +22,15 @@ static int64_t sat_add(int64_t a, int64_t b)
     return b > 0 ? INT64_MAX : INT64_MIN;
 }
 
+/* Calls ended with a figure their caller measured (end_cpu_total,
+ * end_mounted): totals only, no user/system split. */
+typedef struct measured {
+    uint64_t cpu_calls, mounted_calls;
+    int64_t cpu, mounted;
+} measured;
+
+static void measured_add(measured *m, unsigned kind, int64_t ns);
+
 /* One name's figures (one id's, or those of ids sharing a name, such as
  * a Java method's overloads). calls, total, max, thrown and CPU come from
  * the accumulators when the trace has them for the id (every call), else
@@ -36,11 +45,13 @@ typedef struct srow {
     int accumulated;  /* FROM_* */
     uint64_t calls, thrown, cpu_calls, cpu_apart;
     int64_t total, max, cpu_user, cpu_system;
+    measured m; /* calls whose caller measured its own CPU or time mounted */
     int64_t *durs;
     size_t ndurs, cap;
     /* from the pairs, used when the id was not accumulated */
     uint64_t pair_thrown, pair_cpu_calls;
     int64_t pair_total, pair_max, pair_cpu_user, pair_cpu_system;
+    measured pair_m;
     uint64_t hits; /* instant events of the id */
 } srow;
 
@@ -125,13 +136,40 @@ static void on_event(void *ctx, const tt__track *tr, const tt__step *end, const 
     r->pair_total = sat_add(r->pair_total, dur);
     r->pair_max = dur > r->pair_max ? dur : r->pair_max;
     r->pair_thrown += (uint64_t)end->ev.thrown;
-    int64_t user, sys;
-    if (tt__pair_cpu(b, end, &user, &sys)) {
+    int64_t user, sys, ns;
+    if (tt__event_measured(&end->ev, &ns)) {
+        measured_add(&r->pair_m, end->ev.kind, ns);
+    } else if (tt__pair_cpu(b, end, &user, &sys)) {
         r->pair_cpu_calls++;
         r->pair_cpu_user = sat_add(r->pair_cpu_user, user);
         r->pair_cpu_system = sat_add(r->pair_cpu_system, sys);
     }
 }
+
+static void measured_add(measured *m, unsigned kind, int64_t ns)
+{
+    if (kind == TT__KIND_END_MOUNTED) {
+        m->mounted_calls++;
+        m->mounted = sat_add(m->mounted, ns);
+    } else {
+        m->cpu_calls++;
+        m->cpu = sat_add(m->cpu, ns);
+    }
+}
+
+static void measured_merge(measured *dst, const measured *src)
+{
+    dst->cpu_calls += src->cpu_calls;
+    dst->cpu = sat_add(dst->cpu, src->cpu);
+    dst->mounted_calls += src->mounted_calls;
+    dst->mounted = sat_add(dst->mounted, src->mounted);
+}
+
+/* Calls with a CPU figure (split or total), and its sum. */
+static uint64_t cpu_calls_all(const srow *r) { return r->cpu_calls + r->m.cpu_calls; }
+static int64_t cpu_all(const srow *r) { return sat_add(sat_add(r->cpu_user, r->cpu_system), r->m.cpu); }
+/* The user/system split is known for the row's CPU only if no call gave a total alone. */
+static int split_known(const srow *r) { return r->cpu_calls > 0 && r->m.cpu_calls == 0; }
 
 /* Fills each row's figures from the accumulators or from its pairs. */
 static void finish_rows(summary *sm)
@@ -151,6 +189,8 @@ static void finish_rows(summary *sm)
         r->cpu_user = (int64_t)en->sums.cpu_user_ns;
         r->cpu_system = (int64_t)en->sums.cpu_system_ns;
         r->cpu_apart = en->sums.cpu_apart;
+        r->m = (measured){en->sums.cpu_total_calls, en->sums.mounted_calls, (int64_t)en->sums.cpu_total_ns,
+                          (int64_t)en->sums.mounted_ns};
     }
     for (size_t i = 0; i < sm->n; i++) {
         srow *r = &sm->rows[i];
@@ -163,6 +203,7 @@ static void finish_rows(summary *sm)
             r->cpu_calls = r->pair_cpu_calls;
             r->cpu_user = r->pair_cpu_user;
             r->cpu_system = r->pair_cpu_system;
+            r->m = r->pair_m;
         }
     }
 }
@@ -219,6 +260,7 @@ static int row_merge(srow *dst, srow *src)
     dst->cpu_user = sat_add(dst->cpu_user, src->cpu_user);
     dst->cpu_system = sat_add(dst->cpu_system, src->cpu_system);
     dst->cpu_apart += src->cpu_apart;
+    measured_merge(&dst->m, &src->m);
     dst->hits += src->hits;
     if (dst->accumulated != src->accumulated)
         dst->accumulated = FROM_BOTH;
@@ -349,7 +391,7 @@ static void summary_text(sink *s, const summary *sm, srow **hit, size_t nhit)
         puts_(s, line);
     }
     puts_(s, "\n     calls   total_us     mean_us      p50_us      p99_us      max_us     pairs  thrown"
-             "  cpu_user_us  cpu_sys_us  cpu_calls  name\n");
+             "  cpu_user_us  cpu_sys_us      cpu_us  cpu_calls  name\n");
     for (size_t i = 0; i < sm->n; i++) {
         const srow *r = &sm->rows[i];
         if (!has_calls(r))
@@ -364,9 +406,10 @@ static void summary_text(sink *s, const summary *sm, srow **hit, size_t nhit)
         cell(s, 12, put_us_or_dash, 1, r->max);
         cell(s, 10, fill_u, 1, (int64_t)r->ndurs);
         cell(s, 8, fill_u, 1, (int64_t)r->thrown);
-        cell(s, 13, put_us_or_dash, r->cpu_calls > 0, r->cpu_user);
-        cell(s, 12, put_us_or_dash, r->cpu_calls > 0, r->cpu_system);
-        cell(s, 11, fill_u, 1, (int64_t)r->cpu_calls);
+        cell(s, 13, put_us_or_dash, split_known(r), r->cpu_user);
+        cell(s, 12, put_us_or_dash, split_known(r), r->cpu_system);
+        cell(s, 12, put_us_or_dash, cpu_calls_all(r) > 0, cpu_all(r));
+        cell(s, 11, fill_u, 1, (int64_t)cpu_calls_all(r));
         puts_(s, "  ");
         put_row_name(s, r);
         if (r->accumulated == FROM_RINGS && t->has_summary)
@@ -376,6 +419,17 @@ static void summary_text(sink *s, const summary *sm, srow **hit, size_t nhit)
         if (r->nmore) {
             snprintf(line, sizeof line, "  (%zu ids)", r->nmore + 1);
             puts_(s, line);
+        }
+        if (r->m.cpu_calls && r->cpu_calls) {
+            snprintf(line, sizeof line, "  (%llu calls' CPU without a user/system split)",
+                     (unsigned long long)r->m.cpu_calls);
+            puts_(s, line);
+        }
+        if (r->m.mounted_calls) {
+            snprintf(line, sizeof line, "  (%llu calls mounted ", (unsigned long long)r->m.mounted_calls);
+            puts_(s, line);
+            put_us(s, r->m.mounted);
+            puts_(s, " us: time mounted, not CPU)");
         }
         if (r->cpu_apart) {
             snprintf(line, sizeof line, "  (%llu calls' CPU not attributable)", (unsigned long long)r->cpu_apart);
@@ -452,10 +506,13 @@ static void summary_json(sink *s, const summary *sm, srow **hit, size_t nhit)
         json_kv(s, "max_ns", 1, r->max);
         json_kv(s, "percentile_calls", 1, (int64_t)r->ndurs);
         json_kv(s, "thrown", 1, (int64_t)r->thrown);
-        json_kv(s, "cpu_calls", 1, (int64_t)r->cpu_calls);
-        json_kv(s, "cpu_user_ns", r->cpu_calls > 0, r->cpu_user);
-        json_kv(s, "cpu_system_ns", r->cpu_calls > 0, r->cpu_system);
+        json_kv(s, "cpu_calls", 1, (int64_t)cpu_calls_all(r));
+        json_kv(s, "cpu_ns", cpu_calls_all(r) > 0, cpu_all(r));
+        json_kv(s, "cpu_user_ns", split_known(r), r->cpu_user);
+        json_kv(s, "cpu_system_ns", split_known(r), r->cpu_system);
         json_kv(s, "cpu_apart", 1, (int64_t)r->cpu_apart);
+        json_kv(s, "mounted_calls", 1, (int64_t)r->m.mounted_calls);
+        json_kv(s, "mounted_ns", r->m.mounted_calls > 0, r->m.mounted);
         puts_(s, "}");
     }
     puts_(s, "\n],\"hits\":[");

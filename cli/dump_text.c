@@ -85,11 +85,27 @@ void text_thread(sink *s, const tt__trace_thread *th, uint64_t events, uint64_t 
     puts_(s, "\n       index            t_ns     delta_ns  kind              id  data\n");
 }
 
+/* An end_cpu_total's or end_mounted's figure, named by what it counts. */
+static void text_measured(sink *s, const tt__trace_event *ev)
+{
+    int64_t ns;
+    if (!tt__event_measured(ev, &ns)) {
+        puts_(s, "  (no figure: the account was unreadable)");
+        return;
+    }
+    puts_(s, ev->kind == TT__KIND_END_MOUNTED ? "  mounted_ns=" : "  cpu_total_ns=");
+    put_i64(s, ns);
+}
+
 void text_event(sink *s, const tt__trace *t, const tt__trace_event *ev, int64_t delta, uint64_t vthread)
 {
     char line[96];
-    snprintf(line, sizeof line, "  %10llu %15lld %12lld  %-9s %10u", (unsigned long long)ev->index,
-             (long long)tt__trace_rebase(t, ev), (long long)delta, tt__trace_kind_name(ev->kind), ev->id);
+    /* kind and id share 20 columns: a kind name longer than 9 (end_cpu_total)
+     * takes them from the id's, so the columns after stay aligned. */
+    const char *kind = tt__trace_kind_name(ev->kind);
+    int kind_w = (int)strlen(kind) > 9 ? (int)strlen(kind) : 9;
+    snprintf(line, sizeof line, "  %10llu %15lld %12lld  %-*s %*u", (unsigned long long)ev->index,
+             (long long)tt__trace_rebase(t, ev), (long long)delta, kind_w, kind, 19 - kind_w, ev->id);
     puts_(s, line);
     size_t name_len;
     const char *name = tt__trace_name_of(t, ev->id, &name_len);
@@ -110,6 +126,8 @@ void text_event(sink *s, const tt__trace *t, const tt__trace_event *ev, int64_t 
         put_u64(s, ev->p0);
         puts_(s, " cpu_system_ns=");
         put_u64(s, ev->p1);
+    } else if (tt__kind_is_measured(ev->kind)) {
+        text_measured(s, ev);
     } else if (ev->text) {
         puts_(s, "  \"");
         put_plain_str(s, ev->text, ev->text_len);

@@ -153,19 +153,19 @@ static acc_block *own_block(uint64_t gen)
     return b;
 }
 
-/* Adds one call to the calling thread's sums of id. cpu: the call's user
- * and system CPU (NULL: not a _cpu probe); cpu_known: whether it is the
- * call's own. */
-static void accumulate(uint64_t gen, uint32_t id, uint64_t t0, uint64_t now, int thrown, const uint64_t *cpu,
-                       int cpu_known)
+/* Adds one call's wall time (now - t0) and exit to the calling thread's
+ * sums of id; returns them for the caller to add its CPU and then the call
+ * itself, or NULL when the call cannot be counted (no block, or counted as
+ * overflow). */
+static tt__probe_sums *account_call(uint64_t gen, uint32_t id, uint64_t t0, uint64_t now, int thrown)
 {
     acc_block *b = own_block(gen);
     if (!b)
-        return;
+        return NULL;
     acc_entry *e = entry_of(b, id);
     if (!e) {
         tt__add(&b->overflow, 1);
-        return;
+        return NULL;
     }
     /* A time from an earlier run's clock, or a counter that stepped back
      * across CPUs, counts as 0 rather than as ~2^64. */
@@ -177,6 +177,18 @@ static void accumulate(uint64_t gen, uint32_t id, uint64_t t0, uint64_t now, int
         ;
     if (thrown)
         tt__add(&s->thrown, 1);
+    return s;
+}
+
+/* Adds one call to the calling thread's sums of id. cpu: the call's user
+ * and system CPU (NULL: not a _cpu probe); cpu_known: whether it is the
+ * call's own. */
+static void accumulate(uint64_t gen, uint32_t id, uint64_t t0, uint64_t now, int thrown, const uint64_t *cpu,
+                       int cpu_known)
+{
+    tt__probe_sums *s = account_call(gen, id, t0, now, thrown);
+    if (!s)
+        return;
     if (cpu && cpu_known) {
         tt__add(&s->cpu_user_ns, cpu[0]);
         tt__add(&s->cpu_system_ns, cpu[1]);
@@ -277,6 +289,33 @@ void tt_probe_end_cpu(uint32_t id, uint64_t t0, int thrown)
         }
     }
     accumulate(gen, id, t0, now, thrown, cpu, known);
+}
+
+void tt_probe_end_measured(uint32_t id, uint64_t t0, int64_t ns, tt_probe_measure measure, int thrown)
+{
+    if (!t0)
+        return;
+    int known = ns >= 0 && (measure == TT_PROBE_MEASURE_CPU || measure == TT_PROBE_MEASURE_MOUNTED);
+    unsigned kind = known && measure == TT_PROBE_MEASURE_MOUNTED ? TT__KIND_END_MOUNTED : TT__KIND_END_CPU_TOTAL;
+    uint64_t gen, now = probe_record(TT__W1(kind, id), known ? (uint64_t)ns : UINT64_MAX,
+                                     thrown ? TT__END_CPU_THROWN : 0, &gen);
+    if (!now)
+        return;
+    /* No stack of open begins to match: the figure is the caller's own
+     * account, whichever OS threads ran the call. */
+    tt__probe_sums *s = account_call(gen, id, t0, now, thrown);
+    if (!s)
+        return;
+    if (!known) {
+        tt__add(&s->cpu_apart, 1);
+    } else if (kind == TT__KIND_END_MOUNTED) {
+        tt__add(&s->mounted_ns, (uint64_t)ns);
+        tt__add(&s->mounted_calls, 1);
+    } else {
+        tt__add(&s->cpu_total_ns, (uint64_t)ns);
+        tt__add(&s->cpu_total_calls, 1);
+    }
+    tt__add(&s->calls, 1);
 }
 
 static void marker(unsigned kind, uint64_t vthread_id)

@@ -108,7 +108,7 @@ typedef struct tt__trace_header {
  * sorted by id, each id once. Durations in time-word units (convert like
  * time words, without the offset); CPU in ns. */
 typedef struct tt__summary_header {
-    uint32_t entry_size;     /* sizeof(tt__summary_entry) in 1.1; larger entries append fields */
+    uint32_t entry_size;     /* sizeof(tt__summary_entry): 72 in 1.1, 104 with the measured ends; larger entries append fields */
     uint32_t count;
     uint64_t overflow_calls; /* calls not accumulated: their id found no room in its thread's table */
     uint64_t reserved[2];
@@ -124,6 +124,11 @@ typedef struct tt__probe_sums {
     uint64_t cpu_user_ns;   /* summed over cpu_calls */
     uint64_t cpu_system_ns;
     uint64_t cpu_apart;     /* _cpu calls whose CPU could not be attributed */
+    /* ---- 1.2: calls ended by tt_probe_end_measured (no user/system split) ---- */
+    uint64_t cpu_total_calls; /* with the CPU of the caller's own account */
+    uint64_t cpu_total_ns;
+    uint64_t mounted_calls;   /* with the time the caller was mounted */
+    uint64_t mounted_ns;
 } tt__probe_sums;
 
 typedef struct tt__summary_entry {
@@ -143,6 +148,10 @@ static inline void tt__sums_merge(tt__probe_sums *dst, const tt__probe_sums *src
     dst->cpu_user_ns += src->cpu_user_ns;
     dst->cpu_system_ns += src->cpu_system_ns;
     dst->cpu_apart += src->cpu_apart;
+    dst->cpu_total_calls += src->cpu_total_calls;
+    dst->cpu_total_ns += src->cpu_total_ns;
+    dst->mounted_calls += src->mounted_calls;
+    dst->mounted_ns += src->mounted_ns;
 }
 
 /* Section states (also the live ring states). */
@@ -176,7 +185,10 @@ typedef struct tt__ring {
 
 _Static_assert(sizeof(tt__trace_header) == TT__TRACE_HEADER_SIZE, "file header layout");
 _Static_assert(sizeof(tt__ring) == TT__TRACE_SECTION_SIZE, "section header layout");
-_Static_assert(sizeof(tt__summary_header) == 32 && sizeof(tt__summary_entry) == 72, "summary layout");
+/* Entries of 1.1 files stop after cpu_apart; a reader zeroes what a file's
+ * entry_size does not cover. */
+#define TT__SUMMARY_ENTRY_SIZE_1_1 72
+_Static_assert(sizeof(tt__summary_header) == 32 && sizeof(tt__summary_entry) == 104, "summary layout");
 _Static_assert(sizeof(tt__ring) == 8 * TT__RING_HEADER_WORDS, "ring header size the inline path assumes");
 
 #endif /* TT_TRACE_H */

@@ -17,12 +17,30 @@ const char *tt__trace_source_name(unsigned source);
 static inline int tt__kind_is_marker(unsigned kind) { return kind == TT__KIND_MOUNT || kind == TT__KIND_UNMOUNT; }
 static inline int tt__kind_is_cpu(unsigned kind) { return kind == TT__KIND_BEGIN_CPU || kind == TT__KIND_END_CPU; }
 static inline int tt__kind_is_begin(unsigned kind) { return kind == TT__KIND_BEGIN || kind == TT__KIND_BEGIN_CPU; }
-static inline int tt__kind_is_end(unsigned kind) { return kind == TT__KIND_END || kind == TT__KIND_END_CPU; }
+static inline int tt__kind_is_measured(unsigned kind)
+{
+    return kind == TT__KIND_END_CPU_TOTAL || kind == TT__KIND_END_MOUNTED;
+}
+static inline int tt__kind_is_end(unsigned kind)
+{
+    return kind == TT__KIND_END || kind == TT__KIND_END_CPU || tt__kind_is_measured(kind);
+}
 /* A CPU stamp was read (a begin/end_cpu whose clock read failed stores a
  * negative value). */
 static inline int tt__event_has_cpu(const tt__trace_event *ev)
 {
     return tt__kind_is_cpu(ev->kind) && (int64_t)ev->p0 >= 0;
+}
+
+/* The figure of an end_cpu_total or end_mounted, if it has one (all ones:
+ * its thread's account could not be read). It is the call's own wherever
+ * its begin ran, so a pair takes it from its end alone. */
+static inline int tt__event_measured(const tt__trace_event *ev, int64_t *ns)
+{
+    if (!tt__kind_is_measured(ev->kind) || (int64_t)ev->p0 < 0)
+        return 0;
+    *ns = (int64_t)ev->p0;
+    return 1;
 }
 
 /* a - b wrapping instead of overflowing: a damaged file can hold any time. */

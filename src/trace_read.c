@@ -268,7 +268,7 @@ static int read_summary(tt__trace *t)
     }
     memcpy(&sh, t->buf + h->summary_offset, sizeof sh);
     uint64_t room = h->summary_size - sizeof sh;
-    if (sh.entry_size < sizeof(tt__summary_entry) || sh.entry_size % 8 || sh.entry_size > 4096) {
+    if (sh.entry_size < TT__SUMMARY_ENTRY_SIZE_1_1 || sh.entry_size % 8 || sh.entry_size > 4096) {
         damage(t, "probe summary damaged: entries of %u bytes", sh.entry_size);
         return 0;
     }
@@ -284,7 +284,9 @@ static int read_summary(tt__trace *t)
     const unsigned char *p = t->buf + h->summary_offset + sizeof sh;
     uint32_t n = 0;
     for (uint64_t i = 0; i < count; i++) {
-        memcpy(&t->summary[n], p + i * sh.entry_size, sizeof *t->summary);
+        /* calloc'd: fields past a shorter (older) entry stay 0. */
+        memcpy(&t->summary[n], p + i * sh.entry_size,
+               sh.entry_size < sizeof *t->summary ? sh.entry_size : sizeof *t->summary);
         if (n && t->summary[n].id <= t->summary[n - 1].id) {
             damage(t, "probe summary damaged: entry %llu (id %u) is out of order; the rest is dropped",
                    (unsigned long long)i + 1, t->summary[n].id);
@@ -483,7 +485,9 @@ const char *tt__trace_kind_name(unsigned kind)
     case TT__KIND_LITERAL: return "literal";
     case TT__KIND_MOUNT: return "mount";
     case TT__KIND_UNMOUNT: return "unmount";
-    case TT__KIND_END_THROWN: return "end";
+    case TT__KIND_END_THROWN: return "end_thrown"; /* decoded as an end that threw */
+    case TT__KIND_END_CPU_TOTAL: return "end_cpu_total";
+    case TT__KIND_END_MOUNTED: return "end_mounted";
     }
     return NULL;
 }
@@ -548,7 +552,8 @@ int tt__trace_event_at(const tt__trace *t, const tt__trace_thread *th, uint64_t 
     if (kind == TT__KIND_END_THROWN) {
         ev->kind = TT__KIND_END;
         ev->thrown = 1;
-    } else if (kind == TT__KIND_END_CPU && t->h.version_minor >= 1) {
+    } else if ((kind == TT__KIND_END_CPU && t->h.version_minor >= 1) || kind == TT__KIND_END_CPU_TOTAL ||
+               kind == TT__KIND_END_MOUNTED) {
         ev->thrown = (w[3] & TT__END_CPU_THROWN) != 0;
         ev->p1 = w[3] & ~TT__END_CPU_THROWN;
     }

@@ -156,14 +156,16 @@ static size_t build_trace_1_1(unsigned char *buf, int damage)
         buf[h.names_offset + 16 + 40 + 4] = 0x2c, buf[h.names_offset + 16 + 40 + 5] = 1;
 
     h.summary_offset = off;
-    tt__summary_header sh = {.entry_size = damage == BAD_SUMMARY ? 12 : sizeof(tt__summary_entry), .count = 2,
+    /* Entries as 1.1 wrote them: 72 bytes, before the measured ends' fields. */
+    tt__summary_header sh = {.entry_size = damage == BAD_SUMMARY ? 12 : TT__SUMMARY_ENTRY_SIZE_1_1, .count = 2,
                              .overflow_calls = 3};
     tt__summary_entry se[2] = {
         {.id = 7, .sums = {.calls = 1, .total = 4900, .max = 4900, .thrown = 1, .cpu_apart = 1}},
         {.id = 9, .sums = {.calls = 5, .total = 6000, .max = 2000, .thrown = 1}},
     };
     memcpy(buf + off, &sh, sizeof sh), off += sizeof sh;
-    memcpy(buf + off, se, sizeof se), off += sizeof se;
+    for (size_t i = 0; i < 2; i++)
+        memcpy(buf + off, &se[i], TT__SUMMARY_ENTRY_SIZE_1_1), off += TT__SUMMARY_ENTRY_SIZE_1_1;
     h.summary_size = off - h.summary_offset;
     if (v12) {
         /* Thread 202's whole name; 200's, which its section's name does
@@ -175,6 +177,65 @@ static size_t build_trace_1_1(unsigned char *buf, int damage)
         put_name_ns(buf, &off, TT__NAMES_VTHREAD, 77, hostile ? "w\x1b[2J\xc2\x9b\"v\",\r\n\\ \xc3\xa9" : "worker-v, \xc3\xa9");
         put_name_ns(buf, &off, TT__NAMES_VTHREAD, UINT64_C(0x123456789a), "far");
         h.thread_names_size = off - h.thread_names_offset;
+    }
+    memcpy(buf, &h, sizeof h);
+    return off;
+}
+
+/* Probes whose ends carry a figure their caller measured (kinds 12 and 13,
+ * tt_probe_end_measured): a virtual thread's call that begins on one
+ * carrier and ends, thrown, on another with its own CPU; one with its time
+ * mounted; one whose account was unreadable; a summary of 104-byte entries
+ * with the measured totals. MEASURED_RINGS: the same without the summary,
+ * so that --summary counts the pairs. */
+enum { MEASURED = 100, MEASURED_RINGS = 101 };
+
+static size_t build_trace_measured(unsigned char *buf, int which)
+{
+    memset(buf, 0, 4096);
+    tt__trace_header h = {.version_major = 1, .version_minor = 1, .header_size = TT__TRACE_HEADER_SIZE,
+                          .section_size = 128, .record_size = 32, .flags = TT__TRACE_END_ANCHOR,
+                          .source = TT__TRACE_SOURCE_MONOTONIC_RAW, .sections = 3, .pid = 4444,
+                          .anchors = {{1000000, 1000000, INT64_C(1700000000123456789)},
+                                      {2000000, 2000000, INT64_C(1700000000124456789)}},
+                          .ring_records = 8};
+    memcpy(h.magic, TT__TRACE_MAGIC, TT__TRACE_MAGIC_LEN);
+    size_t off = sizeof h;
+    put_section(buf, &off, 3, 8, 3, TT__RING_LIVE, 300, "carrier-0");
+    put_record(buf + off, 1001000, TT__KIND_MOUNT, 0, 0, 88, 0), off += 32;
+    put_record(buf + off, 1001100, TT__KIND_BEGIN, 20, 1, 0, 0), off += 32;
+    put_record(buf + off, 1001200, TT__KIND_UNMOUNT, 0, 2, 88, 0), off += 32;
+
+    put_section(buf, &off, 3, 8, 3, TT__RING_LIVE, 301, "carrier-1");
+    put_record(buf + off, 1004000, TT__KIND_MOUNT, 0, 0, 88, 0), off += 32;
+    put_record(buf + off, 1005000, TT__KIND_END_CPU_TOTAL, 20, 1, 2500, TT__END_CPU_THROWN), off += 32;
+    put_record(buf + off, 1005100, TT__KIND_UNMOUNT, 0, 2, 88, 0), off += 32;
+
+    put_section(buf, &off, 6, 8, 6, TT__RING_LIVE, 302, "main");
+    put_record(buf + off, 1002000, TT__KIND_BEGIN, 21, 0, 0, 0), off += 32;
+    put_record(buf + off, 1003000, TT__KIND_END_MOUNTED, 21, 1, 800, 0), off += 32;
+    put_record(buf + off, 1006000, TT__KIND_BEGIN, 22, 2, 0, 0), off += 32;
+    put_record(buf + off, 1006500, TT__KIND_END_CPU_TOTAL, 22, 3, UINT64_MAX, 0), off += 32;
+    put_record(buf + off, 1007000, TT__KIND_BEGIN, 20, 4, 0, 0), off += 32;
+    put_record(buf + off, 1007400, TT__KIND_END_CPU_TOTAL, 20, 5, 300, 0), off += 32;
+
+    h.names_offset = off;
+    put_name(buf, &off, 20, "java.util.zip.Deflater::deflate");
+    put_name(buf, &off, 21, "mounted");
+    put_name(buf, &off, 22, "unreadable");
+    h.names_size = off - h.names_offset;
+    if (which == MEASURED) {
+        h.summary_offset = off;
+        tt__summary_header sh = {.entry_size = sizeof(tt__summary_entry), .count = 3};
+        tt__summary_entry se[3] = {
+            {.id = 20, .sums = {.calls = 2, .total = 4300, .max = 3900, .thrown = 1, .cpu_total_calls = 2,
+                                .cpu_total_ns = 2800}},
+            {.id = 21, .sums = {.calls = 1, .total = 1000, .max = 1000, .mounted_calls = 1, .mounted_ns = 800}},
+            {.id = 22, .sums = {.calls = 1, .total = 500, .max = 500, .cpu_apart = 1}},
+        };
+        memcpy(buf + off, &sh, sizeof sh), off += sizeof sh;
+        memcpy(buf + off, se, sizeof se), off += sizeof se;
+        h.summary_size = off - h.summary_offset;
     }
     memcpy(buf, &h, sizeof h);
     return off;
@@ -220,7 +281,9 @@ static void compare(const char *out, const char *golden_name)
 static void golden_trace_case(int which, const char *args, const char *golden_name, size_t cut, int want_status)
 {
     unsigned char buf[4096];
-    size_t len = which ? build_trace_1_1(buf, which - 1) : build_trace(buf);
+    size_t len = which >= MEASURED ? build_trace_measured(buf, which)
+                 : which         ? build_trace_1_1(buf, which - 1)
+                                 : build_trace(buf);
     if (cut)
         len = cut;
     char dir[256], trace[300], out[300];
@@ -283,6 +346,16 @@ TT_TEST(v12_hostile_text) { golden_trace_case(1 + V12_HOSTILE, "", "hostile12.tx
 TT_TEST(v12_hostile_json) { golden_trace_case(1 + V12_HOSTILE, "--format json", "hostile12.json", 0, 0); }
 TT_TEST(v12_hostile_chrome) { golden_trace_case(1 + V12_HOSTILE, "--format chrome", "hostile12.chrome.json", 0, 0); }
 TT_TEST(v11_bad_summary) { golden_trace_case(1 + BAD_SUMMARY, "--summary", "summary11-bad.txt", 0, 1); }
+/* Ends with a caller-measured figure: named by what they count in every
+ * format, paired across carriers, CPU totals without a split in --summary,
+ * from the accumulators and from the rings alike. */
+TT_TEST(measured_text) { golden_trace_case(MEASURED, "", "measured.txt", 0, 0); }
+TT_TEST(measured_csv) { golden_trace_case(MEASURED, "--format csv", "measured.csv", 0, 0); }
+TT_TEST(measured_json) { golden_trace_case(MEASURED, "--format json", "measured.json", 0, 0); }
+TT_TEST(measured_chrome) { golden_trace_case(MEASURED, "--format chrome", "measured.chrome.json", 0, 0); }
+TT_TEST(measured_summary) { golden_trace_case(MEASURED, "--summary", "measured-summary.txt", 0, 0); }
+TT_TEST(measured_summary_json) { golden_trace_case(MEASURED, "--summary --format json", "measured-summary.json", 0, 0); }
+TT_TEST(measured_summary_rings) { golden_trace_case(MEASURED_RINGS, "--summary", "measured-summary-rings.txt", 0, 0); }
 /* Hostile names and texts: every text format escapes control characters
  * (the goldens show how), and no output holds one raw. */
 static void no_raw_controls(int kind, const char *args)

@@ -402,6 +402,114 @@ TT_TEST(cpu_probes_attribute_only_their_own_cpu)
     free_trace(&lt);
 }
 
+/* A virtual thread's call: begun on one carrier, ended on another with the
+ * figure its own account gave (tt_probe_end_measured). */
+typedef struct measured_end_arg {
+    uint64_t t0;
+} measured_end_arg;
+
+static void *end_on_other_carrier(void *p)
+{
+    measured_end_arg *a = p;
+    tt_event_mount(9);
+    tt_probe_end_measured(60, a->t0, 1234, TT_PROBE_MEASURE_CPU, 1);
+    tt_event_unmount(9);
+    return NULL;
+}
+
+/* Pairs of the walk with their end's kind and figure. */
+typedef struct measured_pairs {
+    unsigned n, kinds[8];
+    int64_t ns[8];
+    uint64_t vthread[8];
+    int crossed[8];
+} measured_pairs;
+
+static void mp_track(void *ctx, const tt__track *tr) { (void)ctx, (void)tr; }
+static void mp_open(void *ctx, const tt__track *tr, const tt__step *b) { (void)ctx, (void)tr, (void)b; }
+static void mp_event(void *ctx, const tt__track *tr, const tt__step *end, const tt__step *b)
+{
+    measured_pairs *m = ctx;
+    if (!b || m->n == 8 || end->ev.id < 60 || end->ev.id > 64)
+        return;
+    m->kinds[m->n] = end->ev.kind;
+    m->ns[m->n] = -1;
+    tt__event_measured(&end->ev, &m->ns[m->n]);
+    m->vthread[m->n] = tr->vthread;
+    m->crossed[m->n++] = b->thread != end->thread;
+}
+
+TT_TEST(measured_ends_count_wherever_the_call_ran)
+{
+    tt_log_options o = small_log(64, 4);
+    CHECK_OP(tt_log_start(&o), ==, 0);
+    measured_end_arg a;
+    tt_event_mount(9);
+    a.t0 = tt_probe_begin(60);
+    tt_event_unmount(9);
+    pthread_t th;
+    CHECK_OP(pthread_create(&th, NULL, end_on_other_carrier, &a), ==, 0);
+    pthread_join(th, NULL);
+    /* Markers between begin and end do not matter either. */
+    uint64_t t0 = tt_probe_begin(61);
+    tt_event_mount(10);
+    tt_event_unmount(10);
+    tt_probe_end_measured(61, t0, 500, TT_PROBE_MEASURE_CPU, 0);
+    tt_probe_end_measured(61, tt_probe_begin(61), 0, TT_PROBE_MEASURE_CPU, 0);
+    tt_probe_end_measured(62, tt_probe_begin(62), 700, TT_PROBE_MEASURE_MOUNTED, 0);
+    /* No figure: an unreadable account, a measure nobody defined. */
+    tt_probe_end_measured(63, tt_probe_begin(63), -1, TT_PROBE_MEASURE_CPU, 0);
+    tt_probe_end_measured(63, tt_probe_begin(63), 5, (tt_probe_measure)7, 1);
+    /* A begin that recorded nothing ends nothing. */
+    tt_probe_end_measured(64, 0, 5, TT_PROBE_MEASURE_CPU, 0);
+    CHECK_OP(tt_log_stop(), ==, 0);
+    /* Stopped: nothing is recorded or counted. */
+    tt_probe_end_measured(64, tt_probe_begin(64), 5, TT_PROBE_MEASURE_CPU, 0);
+    loaded_trace lt;
+    if (dump_and_load("measured", &lt) == 0) {
+        const tt__summary_entry *s;
+        CHECK((s = sum_of(&lt.t, 60)) && s->sums.calls == 1 && s->sums.thrown == 1 &&
+              s->sums.cpu_total_calls == 1 && s->sums.cpu_total_ns == 1234 && s->sums.cpu_apart == 0 &&
+              s->sums.cpu_calls == 0 && s->sums.total > 0);
+        CHECK((s = sum_of(&lt.t, 61)) && s->sums.calls == 2 && s->sums.cpu_total_calls == 2 &&
+              s->sums.cpu_total_ns == 500 && s->sums.cpu_apart == 0 && s->sums.thrown == 0);
+        CHECK((s = sum_of(&lt.t, 62)) && s->sums.calls == 1 && s->sums.mounted_calls == 1 &&
+              s->sums.mounted_ns == 700 && s->sums.cpu_total_calls == 0);
+        CHECK((s = sum_of(&lt.t, 63)) && s->sums.calls == 2 && s->sums.cpu_apart == 2 &&
+              s->sums.cpu_total_calls == 0 && s->sums.mounted_calls == 0 && s->sums.thrown == 1);
+        CHECK(sum_of(&lt.t, 64) == NULL);
+        /* The trace model pairs each measured end with its begin, the first
+         * on virtual thread 9's track across two OS threads. */
+        measured_pairs m = {0};
+        const tt__walk_ops ops = {mp_track, mp_event, NULL, mp_open};
+        CHECK_OP(tt__trace_walk(&lt.t, &ops, &m), ==, 0);
+        CHECK_OP(m.n, ==, 6);
+        int found_vthread = 0;
+        for (unsigned i = 0; i < m.n; i++) {
+            CHECK(m.kinds[i] == TT__KIND_END_CPU_TOTAL || m.kinds[i] == TT__KIND_END_MOUNTED);
+            if (m.vthread[i] == 9) {
+                found_vthread = 1;
+                CHECK(m.crossed[i] && m.ns[i] == 1234);
+            }
+        }
+        CHECK(found_vthread);
+        /* The thrown bit never leaks into the figure or its payload. */
+        const tt__trace_thread *me = find_thread(&lt.t, (uint32_t)gettid());
+        tt__trace_event ev;
+        unsigned thrown = 0, mounted = 0;
+        for (uint64_t k = 0; me && k < me->head - me->first; k++) {
+            if (!tt__trace_event_at(&lt.t, me, k, &ev) || !tt__kind_is_measured(ev.kind))
+                continue;
+            thrown += (unsigned)ev.thrown;
+            mounted += ev.kind == TT__KIND_END_MOUNTED;
+            CHECK_OP(ev.p1, ==, 0);
+        }
+        CHECK_OP(thrown, ==, 1);
+        CHECK_OP(mounted, ==, 1);
+    }
+    free_trace(&lt);
+}
+
 TT_TEST(mount_markers_carry_the_virtual_thread)
 {
     tt_log_options o = small_log(64, 4);

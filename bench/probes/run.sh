@@ -8,6 +8,10 @@
 # `threadtime bench` fast_self (the calling thread's CPU clock read without a
 # system call, tt_self_fast_ns; issue 25), against which probe.cpu=on is
 # judged, and virt_self (one raw CPU clock read, its floor before that).
+# On JDK 21+ the same on a virtual thread (rows vt-*: its carrier's CPU time
+# per call): bare, the agent in mode=exact without probes, and probe.cpu=on
+# with mode=exact, where a call reads the thread's own account at both ends
+# (issue 30 item 5); "added over bare" there is over vt-bare.
 #   run.sh THREADTIME_JAR THREADTIME_CLI [RUNS=5] [JDK feature versions...=17 25]
 # Prints a Markdown table; each run's figures go to stderr as they come.
 set -euo pipefail
@@ -24,14 +28,17 @@ trap 'rm -rf "$work"' EXIT
 probe="-javaagent:$jar=probe=ProbeBench::madd,out=$work/probe.ttrace"
 declare -A args=([bare]="" [probe]="$probe" [probe-jni]="-Dthreadtime.backend=jni $probe"
   [probe-cpu]="-javaagent:$jar=probe=ProbeBench::madd,probe.cpu=on,out=$work/cpu.ttrace"
-  [jfr-method-timing]="-XX:StartFlightRecording:method-timing=ProbeBench::madd,filename=$work/x.jfr")
+  [jfr-method-timing]="-XX:StartFlightRecording:method-timing=ProbeBench::madd,filename=$work/x.jfr"
+  [vt-bare]="" [vt-exact]="-javaagent:$jar=mode=exact"
+  [vt-probe-cpu]="-javaagent:$jar=mode=exact,probe=ProbeBench::madd,probe.cpu=on,out=$work/vcpu.ttrace")
 # calls per round: the slow configurations get fewer, the same ns/call
 declare -A calls=([bare]=20000000 [probe]=20000000 [probe-jni]=20000000 [probe-cpu]=500000
-  [jfr-method-timing]=5000000)
+  [jfr-method-timing]=5000000 [vt-bare]=20000000 [vt-exact]=20000000 [vt-probe-cpu]=500000)
 configs() {
   echo bare probe probe-cpu
   [ "$1" -lt 22 ] || echo probe-jni
   [ "$1" -lt 25 ] || echo jfr-method-timing
+  [ "$1" -lt 21 ] || echo vt-bare vt-exact vt-probe-cpu
 }
 declare -A ns
 virt="" fast=""
@@ -40,7 +47,9 @@ for ((r = 1; r <= runs; r++)); do
     java=$("$root/java/jdks.sh" runtime "$v")/bin/java
     for c in $(configs "$v"); do
       # shellcheck disable=SC2086 # the configuration's options are words
-      out=$("$java" --enable-native-access=ALL-UNNAMED ${args[$c]} -cp "$work/classes" ProbeBench "${calls[$c]}" 7 2>/dev/null | grep "^ns_per_call")
+      vt=()
+      case $c in vt-*) vt=(--add-opens java.base/java.lang=ALL-UNNAMED) ;; esac
+      out=$("$java" --enable-native-access=ALL-UNNAMED "${vt[@]}" ${args[$c]} -cp "$work/classes" ProbeBench "${calls[$c]}" 7 ${vt:+virtual} 2>/dev/null | grep "^ns_per_call")
       echo "run $r jdk$v $c: $out" >&2
       ns[$v/$c]+="$(echo "$out" | awk '{print $2}') "
     done
@@ -62,11 +71,15 @@ echo "| JDK | configuration | CPU ns/call | added over bare | floor | each run |
 echo "|---|---|---:|---:|---|---|"
 for v in "${jdks[@]}"; do
   bare=$(echo "${ns[$v/bare]}" | median)
+  vt_bare=""
+  [ "$v" -lt 21 ] || vt_bare=$(echo "${ns[$v/vt-bare]}" | median)
   jfr_added=""
   [ "$v" -lt 25 ] || jfr_added=$(awk -v a="$(echo "${ns[$v/jfr-method-timing]}" | median)" -v b="$bare" 'BEGIN {print a - b}')
   for c in $(configs "$v"); do
     m=$(echo "${ns[$v/$c]}" | median)
-    added=$(awk -v a="$m" -v b="$bare" 'BEGIN {printf "%.1f", a - b}')
+    base=$bare
+    case $c in vt-*) base=$vt_bare ;; esac
+    added=$(awk -v a="$m" -v b="$base" 'BEGIN {printf "%.1f", a - b}')
     floor=""
     case $c in
     probe | probe-jni)
@@ -77,6 +90,6 @@ for v in "${jdks[@]}"; do
       floor=$(awk -v x="$added" -v s="$f_self" \
         'BEGIN {printf "<= 2 x fast_self + 40 = %.0f ns: %s", 2 * s + 40, (x <= 2 * s + 40) ? "met" : "NOT met"}') ;;
     esac
-    echo "| $v | $c | $m | $([ "$c" = bare ] && echo - || echo "$added") | $floor | ${ns[$v/$c]}|"
+    echo "| $v | $c | $m | $([ "$c" = bare ] || [ "$c" = vt-bare ] && echo - || echo "$added") | $floor | ${ns[$v/$c]}|"
   done
 done

@@ -217,6 +217,30 @@ TT_API void tt_probe_end(uint32_t id, uint64_t t0, int thrown);
 TT_API uint64_t tt_probe_begin_cpu(uint32_t id);
 TT_API void tt_probe_end_cpu(uint32_t id, uint64_t t0, int thrown);
 
+/* What the figure given to tt_probe_end_measured counts. */
+typedef enum tt_probe_measure {
+    /* CPU time of the calling thread's own account across the call (a Java
+     * virtual thread charged in exact mode): kind 12, end_cpu_total. */
+    TT_PROBE_MEASURE_CPU = 1,
+    /* Time the calling virtual thread was mounted across the call (mounted
+     * mode): its CPU plus what its carriers lost to preemption, or blocked
+     * while it was pinned; never its parked time. Kind 13, end_mounted. */
+    TT_PROBE_MEASURE_MOUNTED = 2,
+} tt_probe_measure;
+
+/* Ends a probe that tt_probe_begin opened, with a figure the caller measured
+ * itself: the difference of its own account across the call (begin to end,
+ * the stretch still open at the end included). Records an end of kind 12 or
+ * 13 carrying ns (w2) and adds the call as tt_probe_end does, plus ns to the
+ * accumulator's total of that measure. The figure is the caller's own, so it
+ * counts wherever begin and end ran: a virtual thread that moved carriers,
+ * or saw mount/unmount markers between, still gets it. ns < 0 (the account
+ * could not be read) or an unknown measure records the end with no figure
+ * (kind 12, w2 all ones) and counts the call as not attributable; the call's
+ * wall time counts in every case. Only a total: no user/system split.
+ * Signal-safe and never blocking; ~the cost of tt_probe_end. */
+TT_API void tt_probe_end_measured(uint32_t id, uint64_t t0, int64_t ns, tt_probe_measure measure, int thrown);
+
 /* ---- the ring layout, shared with the inline path (not API) ----
  *
  * A ring is a 128-byte header followed by a power-of-two number of 32-byte
@@ -245,9 +269,16 @@ enum {
      * own, not a payload bit: callers inlined from an older header write
      * ends without touching w2, so a bit there could be a stale one. */
     TT__KIND_END_THROWN = 11,
+    /* A probe's end with the call's own CPU, measured by the caller
+     * (tt_probe_end_measured): w2 the ns (all ones: none), w3 bit 63 the
+     * thrown bit, as end_cpu's (only the library writes these kinds). */
+    TT__KIND_END_CPU_TOTAL = 12,
+    /* The same with the time the caller was mounted (TT_PROBE_MEASURE_MOUNTED). */
+    TT__KIND_END_MOUNTED = 13,
 };
-/* An end_cpu on an exceptional exit: bit 63 of its w3 (a system CPU time
- * never reaches it). Only the library writes end_cpu records. */
+/* An end_cpu, end_cpu_total or end_mounted on an exceptional exit: bit 63
+ * of its w3 (a system CPU time never reaches it). Only the library writes
+ * those records. */
 #define TT__END_CPU_THROWN (UINT64_C(1) << 63)
 #define TT__W1_KIND_SHIFT 32
 #define TT__W1_TAG_SHIFT 40

@@ -27,9 +27,36 @@ static PyTypeObject *event_type;  /* Event(t_ns, kind, id, value, text, cpu_user
                                     name, vthread, thrown) */
 static PyTypeObject *data_type;   /* TraceData: the file's bytes and the parse */
 static PyTypeObject *events_type; /* Events: one thread's events, decoded on access */
-/* Kind names by TT__KIND_* value, made once: every Event shares them. */
-#define KINDS (TT__KIND_UNMOUNT + 1)
+/* Kind names by TT__KIND_* value, made once: every Event shares them
+ * (end_thrown among them, though the reader shows such records as ends). */
+#define KINDS (TT__KIND_END_MOUNTED + 1)
 static PyObject *kind_names[KINDS];
+
+/* An event's value: a 'value' event's, or the figure an end_cpu_total or
+ * end_mounted carries. Returns whether it has one. */
+static int event_value(const tt__trace_event *ev, uint64_t *v)
+{
+    int64_t ns;
+    if (ev->kind == TT__KIND_VALUE) {
+        *v = ev->p0;
+        return 1;
+    }
+    if (tt__event_measured(ev, &ns)) {
+        *v = (uint64_t)ns;
+        return 1;
+    }
+    *v = 0;
+    return 0;
+}
+
+/* A pair's figure measured by its caller, if its end is of kind k. */
+static PyObject *measured_of(const tt__step *end, unsigned k)
+{
+    int64_t ns;
+    if (end->ev.kind != k || !tt__event_measured(&end->ev, &ns))
+        return Py_NewRef(Py_None);
+    return PyLong_FromLongLong(ns);
+}
 
 /* ---- TraceData ---- */
 
@@ -105,11 +132,13 @@ static PyObject *event_new(const tt__trace *t, const tt__trace_event *ev, uint64
         return NULL;
     /* Texts are at most 16 bytes (255 for a literal), cut where the writer
      * cut them, possibly inside a UTF-8 sequence: surrogateescape keeps it. */
+    uint64_t value;
+    int has_value = event_value(ev, &value);
     PyObject *items[11] = {
         PyLong_FromLongLong(tt__trace_rebase(t, ev)),
         Py_NewRef(kind_names[ev->kind]),
         PyLong_FromUnsignedLong(ev->id),
-        opt_u64(ev->kind == TT__KIND_VALUE, ev->p0),
+        opt_u64(has_value, value),
         ev->text ? PyUnicode_DecodeUTF8(ev->text, (Py_ssize_t)ev->text_len, "surrogateescape") : Py_NewRef(Py_None),
         opt_u64(tt__event_has_cpu(ev), ev->p0),
         opt_u64(tt__event_has_cpu(ev), ev->p1),
@@ -508,7 +537,8 @@ PyObject *ttpy_trace_columns(PyObject *m, PyObject *arg)
                 continue;
             uint64_t markers, vthread = tt__shown_vthread(tt__owner_step(&walk, &ev, &markers), &ev);
             int marker = tt__kind_is_marker(ev.kind);
-            int cpu = tt__event_has_cpu(&ev), value = ev.kind == TT__KIND_VALUE;
+            uint64_t v;
+            int cpu = tt__event_has_cpu(&ev), value = event_value(&ev, &v);
             int32_t text = ev.text ? text_code(tx, ev.text, ev.text_len) : -1;
             if (text == -2)
                 goto done;
@@ -517,7 +547,7 @@ PyObject *ttpy_trace_columns(PyObject *m, PyObject *arg)
             ((int64_t *)p[C_T])[row] = tt__trace_rebase(t, &ev);
             ((uint8_t *)p[C_KIND])[row] = (uint8_t)ev.kind;
             ((uint32_t *)p[C_ID])[row] = ev.id;
-            ((uint64_t *)p[C_VALUE])[row] = value ? ev.p0 : 0;
+            ((uint64_t *)p[C_VALUE])[row] = v;
             ((uint8_t *)p[C_HASV])[row] = (uint8_t)value;
             ((uint64_t *)p[C_CU])[row] = cpu ? ev.p0 : 0;
             ((uint64_t *)p[C_CS])[row] = cpu ? ev.p1 : 0;
@@ -588,21 +618,24 @@ static void pairs_event(void *ctx, const tt__track *tr, const tt__step *end, con
     PyObject *text = b->ev.text ? PyUnicode_DecodeUTF8(b->ev.text, (Py_ssize_t)b->ev.text_len, "surrogateescape")
                                 : Py_NewRef(Py_None);
     PyObject *item = text == NULL ? NULL : Py_BuildValue(
-        "(INILLNNNO)", (unsigned)end->thread,
+        "(INILLNNNONN)", (unsigned)end->thread,
         tr->vthread ? PyLong_FromUnsignedLongLong(tr->vthread) : Py_NewRef(Py_None), (unsigned)end->ev.id,
         (long long)b->ns, (long long)end->ns, text,
         cpu ? PyLong_FromLongLong(user) : Py_NewRef(Py_None), cpu ? PyLong_FromLongLong(sys) : Py_NewRef(Py_None),
-        end->ev.thrown ? Py_True : Py_False);
+        end->ev.thrown ? Py_True : Py_False, measured_of(end, TT__KIND_END_CPU_TOTAL),
+        measured_of(end, TT__KIND_END_MOUNTED));
     if (item == NULL || PyList_Append(PyList_GetItem(c->by_thread, b->thread), item) != 0)
         c->failed = 1;
     Py_XDECREF(item);
 }
 
 /* _trace_intervals(data) -> [[(end_thread, vthread, id, start_ns, end_ns,
- *   text, cpu_user_ns, cpu_system_ns, thrown)] per thread]: every pair the
- * trace model finds (the pairs `threadtime dump` draws), listed under the
- * thread that recorded the begin, in pairing order. cpu_*: None unless the
- * pair's CPU is its own (tt__pair_cpu). */
+ *   text, cpu_user_ns, cpu_system_ns, thrown, cpu_total_ns, mounted_ns)] per
+ * thread]: every pair the trace model finds (the pairs `threadtime dump`
+ * draws), listed under the thread that recorded the begin, in pairing
+ * order. cpu_user/system: None unless the pair's CPU is its own
+ * (tt__pair_cpu); cpu_total, mounted: the figure an end_cpu_total or
+ * end_mounted carries, else None. */
 static PyObject *ttpy_trace_intervals(PyObject *m, PyObject *arg)
 {
     (void)m;
@@ -645,11 +678,12 @@ static void picked_event(void *ctx, const tt__track *tr, const tt__step *end, co
     int64_t user = 0, sys = 0;
     int cpu = tt__pair_cpu(b, end, &user, &sys);
     uint64_t v = c->vthread[b->k];
-    PyObject *item = Py_BuildValue("(LLINNNO)", (long long)b->ns, (long long)end->ns, (unsigned)end->ev.id,
+    PyObject *item = Py_BuildValue("(LLINNNONN)", (long long)b->ns, (long long)end->ns, (unsigned)end->ev.id,
                                    cpu ? PyLong_FromLongLong(user) : Py_NewRef(Py_None),
                                    cpu ? PyLong_FromLongLong(sys) : Py_NewRef(Py_None),
                                    v ? PyLong_FromUnsignedLongLong(v) : Py_NewRef(Py_None),
-                                   end->ev.thrown ? Py_True : Py_False);
+                                   end->ev.thrown ? Py_True : Py_False, measured_of(end, TT__KIND_END_CPU_TOTAL),
+                                   measured_of(end, TT__KIND_END_MOUNTED));
     if (item == NULL || PyList_Append(c->out, item) != 0)
         c->failed = 1;
     Py_XDECREF(item);
@@ -673,9 +707,15 @@ static int step_of(PyObject *o, Py_ssize_t k, uint64_t *markers, tt__step *st, u
     st->ev.id = (uint32_t)PyLong_AsUnsignedLong(PyStructSequence_GetItem(o, 2));
     st->ns = PyLong_AsLongLong(PyStructSequence_GetItem(o, 0));
     PyObject *user = PyStructSequence_GetItem(o, 5), *sys = PyStructSequence_GetItem(o, 6);
-    /* No stamp reads as the core's "unreadable" (negative). */
-    st->ev.p0 = user == Py_None ? UINT64_MAX : PyLong_AsUnsignedLongLong(user);
-    st->ev.p1 = sys == Py_None ? 0 : PyLong_AsUnsignedLongLong(sys);
+    /* No stamp reads as the core's "unreadable" (negative); a measured
+     * end's figure is its value. */
+    PyObject *value = PyStructSequence_GetItem(o, 3);
+    if (tt__kind_is_measured(code)) {
+        st->ev.p0 = value == Py_None ? UINT64_MAX : PyLong_AsUnsignedLongLong(value);
+    } else {
+        st->ev.p0 = user == Py_None ? UINT64_MAX : PyLong_AsUnsignedLongLong(user);
+        st->ev.p1 = sys == Py_None ? 0 : PyLong_AsUnsignedLongLong(sys);
+    }
     st->ev.thrown = PyObject_IsTrue(PyStructSequence_GetItem(o, 10)) == 1;
     PyObject *v = PyStructSequence_GetItem(o, 9);
     *vthread = v == Py_None ? 0 : PyLong_AsUnsignedLongLong(v);
@@ -686,7 +726,7 @@ static int step_of(PyObject *o, Py_ssize_t k, uint64_t *markers, tt__step *st, u
 }
 
 /* _pair_events(events) -> [(start_ns, end_ns, id, cpu_user_ns, cpu_system_ns,
- * vthread, thrown)]: the trace model's pairing (tt__pair_track) over events
+ * vthread, thrown, cpu_total_ns, mounted_ns)]: the trace model's pairing (tt__pair_track) over events
  * a caller picked, seen as one track on one thread, in pairing order. */
 static PyObject *ttpy_pair_events(PyObject *m, PyObject *arg)
 {
@@ -746,9 +786,11 @@ static int add_kinds(PyObject *mod)
 
 static PyStructSequence_Field event_fields[] = {
     {"t_ns", "ns since the trace started (CLOCK_MONOTONIC_RAW)"},
-    {"kind", "'instant', 'text', 'value', 'begin', 'end', 'begin_cpu', 'end_cpu', 'literal', 'mount' or 'unmount'"},
+    {"kind", "'instant', 'text', 'value', 'begin', 'end', 'begin_cpu', 'end_cpu', 'literal', 'mount', 'unmount',\n"
+             "'end_cpu_total' or 'end_mounted'"},
     {"id", "the event id (32 bits)"},
-    {"value", "the 64-bit value of a 'value' event, else None"},
+    {"value", "the 64-bit value of a 'value' event; the call's CPU ns at an 'end_cpu_total', its time\n"
+              "mounted at an 'end_mounted' (None there if the thread's account was unreadable); else None"},
     {"text", "the text of a 'text' or 'literal' event, else None"},
     {"cpu_user_ns", "the thread's user CPU time at a 'begin_cpu' or 'end_cpu' event, else None"},
     {"cpu_system_ns", "the thread's system CPU time at a 'begin_cpu' or 'end_cpu' event, else None"},

@@ -36,13 +36,14 @@ def chrome_pairs(path: Path) -> Counter:
             continue
         a = e["args"]
         pairs[(round(e["ts"] * 1000), round(e["dur"] * 1000), a["id"], a.get("cpu_user_ns"),
-               a.get("cpu_system_ns"), a.get("thrown", False))] += 1
+               a.get("cpu_system_ns"), a.get("thrown", False), a.get("cpu_total_ns") if "cpu_user_ns" not in a else None,
+               a.get("mounted_ns"))] += 1
     return pairs
 
 
 def python_pairs(trace: threadtime.Trace) -> Counter:
-    return Counter((i.start_ns, i.wall_ns, i.id, i.cpu_user_ns, i.cpu_system_ns, i.thrown)
-                   for i in trace.intervals())
+    return Counter((i.start_ns, i.wall_ns, i.id, i.cpu_user_ns, i.cpu_system_ns, i.thrown, i.cpu_total_ns,
+                    i.mounted_ns) for i in trace.intervals())
 
 
 def read(path: Path) -> threadtime.Trace:
@@ -59,6 +60,44 @@ def demo_traces(tmp: Path) -> list[Path]:
     env = dict(os.environ, THREADTIME_RING="16", THREADTIME_FILE=str(crash))
     subprocess.run([EVENT_DEMO, str(dump)], check=True, capture_output=True, env=env)
     return [dump, crash]
+
+
+def test_measured_ends_pair_with_their_figures():
+    """Probes whose end carries the CPU its caller measured on its own
+    account (end_cpu_total) or its time mounted (end_mounted): a total with
+    no user/system split, the call's own wherever it ran (the golden trace
+    of tests/test_dump_golden.c)."""
+    assert {"end_cpu_total", "end_mounted"} <= set(threadtime.trace.KINDS)
+    assert len(set(threadtime.trace.KINDS)) == len(threadtime.trace.KINDS)
+    trace = read(SEEDS / "golden-measured.trace")
+    by_name = {}
+    for i in trace.intervals():
+        by_name.setdefault(trace.names[i.id], []).append(i)
+    crossed, here = sorted(by_name["java.util.zip.Deflater::deflate"], key=lambda i: i.start_ns)
+    # Begun on carrier-0, ended (thrown) on carrier-1: still its own CPU.
+    assert (crossed.vthread, crossed.end_tid, crossed.thrown) == (88, 301, True)
+    assert (crossed.cpu_total_ns, crossed.cpu_ns, crossed.cpu_user_ns, crossed.cpu_system_ns) == (2500, 2500, None, None)
+    assert (here.cpu_total_ns, here.cpu_ns, here.mounted_ns) == (300, 300, None)
+    (mounted,) = by_name["mounted"]
+    assert (mounted.mounted_ns, mounted.cpu_total_ns, mounted.cpu_ns) == (800, None, None)
+    (unreadable,) = by_name["unreadable"]
+    assert (unreadable.cpu_total_ns, unreadable.mounted_ns, unreadable.cpu_ns) == (None, None, None)
+    ends = [e for th in trace for e in th.events if e.kind in ("end_cpu_total", "end_mounted")]
+    assert sorted((e.kind, -1 if e.value is None else e.value, e.thrown) for e in ends) == [
+        ("end_cpu_total", -1, False), ("end_cpu_total", 300, False), ("end_cpu_total", 2500, True),
+        ("end_mounted", 800, False)]
+    # The same pairing over events picked by hand: the figure travels in the value.
+    main = next(th for th in trace if th.tid == 302)
+    picked = threadtime.trace.pair_intervals(main.events)
+    assert [(i.cpu_total_ns, i.mounted_ns) for i in picked] == [(None, 800), (None, None), (300, None)]
+
+
+def test_measured_ends_in_pandas():
+    pd = pytest.importorskip("pandas")
+    df = read(SEEDS / "golden-measured.trace").to_pandas()
+    ends = df[df.kind.isin(["end_cpu_total", "end_mounted"])]
+    assert len(ends) == 4
+    assert sorted(v for v in ends.value if v is not pd.NA) == [300, 800, 2500]
 
 
 @needs_cli

@@ -300,3 +300,10 @@ JNIEXPORT void FN(probeEndCpu)(JNIEnv *env, jobject self, jint id, jlong t0, jbo
     (void)env, (void)self;
     tt_probe_end_cpu((uint32_t)id, (uint64_t)t0, thrown);
 }
+
+JNIEXPORT void FN(probeEndMeasured)(JNIEnv *env, jobject self, jint id, jlong t0, jlong ns, jint measure,
+                                    jboolean thrown)
+{
+    (void)env, (void)self;
+    tt_probe_end_measured((uint32_t)id, (uint64_t)t0, (int64_t)ns, (tt_probe_measure)measure, thrown);
+}

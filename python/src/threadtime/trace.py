@@ -56,6 +56,11 @@ class Interval:
     vthread: int | None = None  # the virtual thread whose track it is on, else None
     end_tid: int | None = None  # the OS thread that recorded the end (another carrier for a virtual thread)
     thrown: bool = False  # the probed call exited by an exception
+    # The CPU its caller measured on its own account (an 'end_cpu_total': a
+    # probe on a virtual thread charged in exact mode), a total with no
+    # user/system split (cpu_user_ns and cpu_system_ns are None then).
+    cpu_total_ns: int | None = None
+    mounted_ns: int | None = None  # an 'end_mounted': the time the virtual thread was mounted (not CPU)
 
     @property
     def wall_ns(self) -> int:
@@ -63,9 +68,12 @@ class Interval:
 
     @property
     def cpu_ns(self) -> int | None:
-        """User + system CPU, or None: only a CPU pair whose begin and end
-        lie on one OS thread with no mount or unmount marker between them
-        measured its own thread's CPU."""
+        """The interval's CPU, or None: user + system of a CPU pair whose
+        begin and end lie on one OS thread with no mount or unmount marker
+        between them (else it would hold other threads' work), or
+        ``cpu_total_ns``, which is its own thread's wherever it ran."""
+        if self.cpu_total_ns is not None:
+            return self.cpu_total_ns
         if self.cpu_user_ns is None or self.cpu_system_ns is None:
             return None
         return self.cpu_user_ns + self.cpu_system_ns
@@ -100,8 +108,8 @@ def pair_intervals(events: Iterable[Event]) -> list[Interval]:
     Unlike ``TraceThread.intervals()`` it sees no carriers, so give it the
     events of one thread (or of one virtual thread, in time order); CPU is
     given only when no mount or unmount event lies between begin and end."""
-    return sorted((Interval(id_, start, end, None, user, system, vthread, None, thrown)
-                   for (start, end, id_, user, system, vthread, thrown) in _pair_events(events)),
+    return sorted((Interval(id_, start, end, None, user, system, vthread, None, thrown, total, mounted)
+                   for (start, end, id_, user, system, vthread, thrown, total, mounted) in _pair_events(events)),
                   key=lambda i: i.start_ns)
 
 
@@ -216,8 +224,10 @@ def read_trace(path: str | os.PathLike[str] | bytes, *, strict: bool = False) ->
         # pairs span carriers); done on the first call, kept for the rest.
         if not cache:
             cache.append([
-                sorted((Interval(id_, start, end, text, user, system, vthread, tids[end_thread], thrown)
-                        for (end_thread, vthread, id_, start, end, text, user, system, thrown) in per_thread),
+                sorted((Interval(id_, start, end, text, user, system, vthread, tids[end_thread], thrown, total,
+                                 mounted)
+                        for (end_thread, vthread, id_, start, end, text, user, system, thrown, total, mounted)
+                        in per_thread),
                        key=lambda i: i.start_ns)
                 for per_thread in _trace_intervals(data)
             ])

@@ -20,6 +20,13 @@ import java.util.concurrent.CountDownLatch;
  * top frames of the first exception;</li>
  * <li>{@code vthreads THREADS CALLS} (JDK 21+): each virtual thread calls sleepy
  * CALLS times, sleepy parks in the middle;</li>
+ * <li>{@code vcpu THREADS CALLS} (JDK 21+, with
+ * {@code --add-opens java.base/java.lang=ALL-UNNAMED}): each virtual thread
+ * calls burnAndSleep CALLS times; burnAndSleep burns CPU, sleeps 1 ms (the
+ * thread unmounts, and may come back on another carrier) and burns again.
+ * Each burn is measured on its carrier's own CPU clock (the JDK's
+ * ThreadMXBean, independent of the agent); the sum is printed as
+ * "burned=NS";</li>
  * <li>{@code wait}: reads commands from stdin: "calls N" runs work N times,
  * "exit" ends; "ready" after each.</li>
  * </ul>
@@ -54,6 +61,58 @@ public final class ProbeApp {
         sink += i;
         Thread.sleep(1);
         sink += i;
+    }
+
+    static final java.util.concurrent.atomic.AtomicLong BURNED = new java.util.concurrent.atomic.AtomicLong();
+    static Method carrier;
+
+    /** Busy work with no blocking point, so the virtual thread stays on its carrier throughout. */
+    static void burn(int i) throws Exception {
+        java.lang.management.ThreadMXBean bean = java.lang.management.ManagementFactory.getThreadMXBean();
+        long id = ((Thread) carrier.invoke(null)).getId();
+        long before = bean.getThreadCpuTime(id);
+        long r = i;
+        for (int k = 0; k < 200_000; k++) {
+            r = r * 31 + k;
+        }
+        sink += r;
+        long after = bean.getThreadCpuTime(id);
+        if (((Thread) carrier.invoke(null)).getId() != id || before < 0 || after < before) {
+            throw new IllegalStateException("the burn left its carrier, or its clock failed");
+        }
+        BURNED.addAndGet(after - before);
+    }
+
+    public static void burnAndSleep(int i) throws Exception {
+        burn(i);
+        Thread.sleep(1);
+        burn(i);
+    }
+
+    /** Runs body on THREADS virtual threads started together; returns their ids. */
+    static String onVirtualThreads(int threads, Runnable body) throws Exception {
+        List<Thread> started = new ArrayList<>();
+        CountDownLatch go = new CountDownLatch(1);
+        // Thread.ofVirtual().start(task), through reflection: this compiles for JDK 17
+        Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+        Method start = Class.forName("java.lang.Thread$Builder").getMethod("start", Runnable.class);
+        for (int t = 0; t < threads; t++) {
+            started.add((Thread) start.invoke(builder, (Runnable) () -> {
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                body.run();
+            }));
+        }
+        go.countDown();
+        StringBuilder ids = new StringBuilder();
+        for (Thread t : started) {
+            t.join();
+            ids.append(ids.length() == 0 ? "" : " ").append(t.getId());
+        }
+        return ids.toString();
     }
 
     public static void main(String[] args) throws Exception {
@@ -111,6 +170,26 @@ public final class ProbeApp {
                     ids.append(ids.length() == 0 ? "" : " ").append(t.getId());
                 }
                 System.out.println("vthreads=" + ids);
+                break;
+            }
+            case "vcpu": {
+                int threads = Integer.parseInt(args[1]), calls = Integer.parseInt(args[2]);
+                carrier = Thread.class.getDeclaredMethod("currentCarrierThread");
+                carrier.setAccessible(true);
+                java.util.concurrent.atomic.AtomicLong failed = new java.util.concurrent.atomic.AtomicLong();
+                String ids = onVirtualThreads(threads, () -> {
+                    for (int i = 0; i < calls; i++) {
+                        try {
+                            burnAndSleep(i);
+                        } catch (Exception e) {
+                            failed.incrementAndGet();
+                            e.printStackTrace();
+                        }
+                    }
+                });
+                System.out.println("vthreads=" + ids);
+                System.out.println("failed=" + failed);
+                System.out.println("burned=" + BURNED);
                 break;
             }
             case "wait": {

@@ -123,4 +123,13 @@ interface Backend {
 
     /** tt_probe_end_cpu. */
     void probeEndCpu(int id, long t0, boolean thrown);
+
+    /** tt_probe_end_measured's measures: the caller's own CPU, its time mounted. */
+    int MEASURE_CPU = 1, MEASURE_MOUNTED = 2;
+
+    /**
+     * tt_probe_end_measured: ends a {@link #probeBegin} with the figure the
+     * caller measured on its own account across the call (ns; negative: none).
+     */
+    void probeEndMeasured(int id, long t0, long ns, int measure, boolean thrown);
 }

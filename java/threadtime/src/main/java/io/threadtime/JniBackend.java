@@ -61,4 +61,5 @@ final class JniBackend implements Backend {
     @Override public native void probeEnd(int id, long t0, boolean thrown);
     @Override public native long probeBeginCpu(int id);
     @Override public native void probeEndCpu(int id, long t0, boolean thrown);
+    @Override public native void probeEndMeasured(int id, long t0, long ns, int measure, boolean thrown);
 }

@@ -83,6 +83,9 @@ final class ProbeAgent {
                     MethodType.methodType(void.class, int.class, long.class, boolean.class)).bindTo(Native.B);
             MethodHandle line = MethodHandles.foldArguments(lookup.findVirtual(Backend.class, "event",
                     MethodType.methodType(void.class, int.class)).bindTo(Native.B), first);
+            if (withCpu) {
+                installVirtual(lookup);
+            }
             ProbeConfig.install(begin, end, line);
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("threadtime: the probe calls cannot be bound", e);
@@ -97,6 +100,34 @@ final class ProbeAgent {
         } else {
             Probes.end(0, 0, false);
         }
+    }
+
+    /**
+     * probe.cpu=on where virtual threads are charged (mode=exact or mounted,
+     * or the JVMTI agent): their probed calls take their CPU from their own
+     * account ({@link Probes}), and the probes must stay out of what that
+     * path runs. Elsewhere (JDK 17, no charging agent) nothing changes:
+     * their calls are counted as not attributable, as before.
+     */
+    private static void installVirtual(MethodHandles.Lookup lookup) throws ReflectiveOperationException {
+        if (Runtime.version().feature() < 21 || !VirtualThreadCpu.mode().charging()) {
+            return;
+        }
+        MethodHandle isVirtual = lookup.findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
+        MethodHandle beginPlain = lookup.findVirtual(Backend.class, "probeBegin",
+                MethodType.methodType(long.class, int.class)).bindTo(Native.B);
+        MethodHandle account = lookup.findStatic(ProbeAgent.class, "account", MethodType.methodType(long.class));
+        MethodHandle endMeasured = lookup.findVirtual(Backend.class, "probeEndMeasured", MethodType.methodType(
+                void.class, int.class, long.class, long.class, int.class, boolean.class)).bindTo(Native.B);
+        int measure = VirtualThreadCpu.mode() == VirtualThreadCpu.Mode.EXACT ? Backend.MEASURE_CPU
+                : Backend.MEASURE_MOUNTED;
+        ProbeConfig.installVirtual(isVirtual, beginPlain, account, endMeasured, measure);
+        REGISTRY.guardVirtualPath();
+    }
+
+    /** The calling virtual thread's account, ns (CPU in exact mode, time mounted in mounted mode); -1 without one. */
+    private static long account() {
+        return VirtualThreadCpu.currentVirtual();
     }
 
     /** Starts the log unless the program (or an earlier attach) runs it. */

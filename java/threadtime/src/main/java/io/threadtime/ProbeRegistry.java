@@ -38,6 +38,25 @@ final class ProbeRegistry {
     private final Set<ProbeFilter> noMethod = ConcurrentHashMap.newKeySet();
     private final Set<String> refusals = ConcurrentHashMap.newKeySet();
     private final Set<ProbeFilter> refused = ConcurrentHashMap.newKeySet();
+    /**
+     * Classes (internal names) whose code a probe on a virtual thread runs to
+     * keep its begin's CPU reading (a ThreadLocal: its map, the map's weak
+     * entries), and Thread::isVirtual; set once probe.cpu=on takes that path.
+     * A probe there would call itself.
+     */
+    private static final Set<String> VIRTUAL_PATH = Set.of("java/lang/ThreadLocal",
+            "java/lang/ThreadLocal$ThreadLocalMap", "java/lang/ThreadLocal$ThreadLocalMap$Entry",
+            "java/lang/ref/WeakReference", "java/lang/ref/Reference");
+    private volatile boolean virtualPath;
+
+    /** Keeps probes out of what a probe on a virtual thread runs (see {@link #VIRTUAL_PATH}). */
+    void guardVirtualPath() {
+        virtualPath = true;
+    }
+
+    private boolean onVirtualPath(String cls, String method) {
+        return virtualPath && (VIRTUAL_PATH.contains(cls) || (cls.equals("java/lang/Thread") && method.equals("isVirtual")));
+    }
 
     synchronized void add(List<ProbeFilter> more) {
         filters.addAll(more);
@@ -121,6 +140,13 @@ final class ProbeRegistry {
                         ? classAnnotations.contains(f.annotation) || m.annotations.contains(f.annotation)
                         : f.matches(cls, m.name);
                 if (!hit) {
+                    continue;
+                }
+                if (onVirtualPath(cls, m.name)) {
+                    if (f.method != null) {
+                        refuse(f, dotted + "::" + m.name + "(" + ProbeTransformer.parameters(m.desc)
+                                + ") runs inside every probe on a virtual thread with probe.cpu=on");
+                    }
                     continue;
                 }
                 if (!m.hasCode() || (cls.equals("java/lang/Object") && m.name.equals("<init>"))) {

@@ -90,6 +90,9 @@ final class FfmBackend implements Backend {
         static final MethodHandle PROBE_BEGIN_CPU = critical("tt_probe_begin_cpu", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
         static final MethodHandle PROBE_END_CPU = critical("tt_probe_end_cpu",
                 FunctionDescriptor.ofVoid(JAVA_INT, JAVA_LONG, JAVA_INT));
+        // One counter read and a few adds, as tt_probe_end.
+        static final MethodHandle PROBE_END_MEASURED = critical("tt_probe_end_measured",
+                FunctionDescriptor.ofVoid(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT));
 
         private static MemorySegment symbol(String name) {
             return SYMBOLS.find(name).orElseThrow(() -> NativeLibrary.notOurs("lacks the symbol " + name));
@@ -449,6 +452,15 @@ final class FfmBackend implements Backend {
     public void probeEndCpu(int id, long t0, boolean thrown) {
         try {
             H.PROBE_END_CPU.invokeExact(id, t0, thrown ? 1 : 0);
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public void probeEndMeasured(int id, long t0, long ns, int measure, boolean thrown) {
+        try {
+            H.PROBE_END_MEASURED.invokeExact(id, t0, ns, measure, thrown ? 1 : 0);
         } catch (Throwable t) {
             throw impossible(t);
         }

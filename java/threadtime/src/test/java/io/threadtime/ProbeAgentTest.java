@@ -205,6 +205,108 @@ class ProbeAgentTest {
         assertEquals(40, events.stream().filter(e -> e.name().equals(sleepy)).count(), "every event on its thread");
     }
 
+    /** A figure of one row of {@code threadtime dump --summary --format json}, by its name. */
+    static long summaryField(Path trace, String name, String field) throws Exception {
+        Process p = new ProcessBuilder(System.getProperty("threadtime.cli"), "dump", "--summary", "--format", "json",
+                trace.toString()).start();
+        CompletableFuture<String> err = ChildJvm.drainAsync(p.getErrorStream());
+        String out = ChildJvm.drain(p.getInputStream());
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "threadtime dump hung");
+        assertEquals(0, p.exitValue(), () -> "threadtime dump --summary " + trace + ": " + err.join());
+        String row = out.lines().filter(l -> l.contains("\"name\":\"" + name + "\"")).findFirst()
+                .orElseThrow(() -> new AssertionError("no row " + name + " in " + out));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"" + field + "\":(-?[0-9]+|null)").matcher(row);
+        assertTrue(m.find(), () -> "no " + field + " in " + row);
+        assertNotEquals("null", m.group(1), () -> field + " is null in " + row);
+        return Long.parseLong(m.group(1));
+    }
+
+    /**
+     * Issue 30 item 5: probe.cpu=on with mode=exact on virtual threads. Every
+     * call parks in the middle (and may resume on another carrier), yet every
+     * call gets a CPU figure from its thread's own account; together they
+     * hold at least the CPU the burns took on their carriers' clocks (read
+     * independently, through the JDK) and at most the calls' wall time.
+     */
+    @Test
+    void probedCallsOnVirtualThreadsGetTheirCpuFromTheThreadsOwnAccount(@TempDir Path dir) throws Exception {
+        assumeTrue(FEATURE >= 21, "virtual threads need JDK 21");
+        Path trace = dir.resolve("vcpu.ttrace");
+        // ThreadLocal::get runs inside each of these probes: it is refused,
+        // not probed (a probe there would call itself without end).
+        ChildJvm c = virtualThreadCpu(dir, trace, List.of(agent("mode=exact,probe=example.ProbeApp::burnAndSleep;"
+                + "java.lang.ThreadLocal::get,probe.cpu=on,out=" + trace)));
+        assertFalse(c.err().contains("failed and recorded nothing"), c::toString);
+        List<Event> events = read(trace);
+        assertEquals(0, events.stream().filter(e -> e.name().startsWith("java.lang.ThreadLocal")).count());
+        String method = "example.ProbeApp::burnAndSleep";
+        // The trace's own ends carry the figures too (the rings hold every call here).
+        List<Event> ends = events.stream().filter(e -> e.name().equals(method) && e.kind().startsWith("end"))
+                .collect(Collectors.toList());
+        assertEquals(200, ends.size());
+        assertTrue(ends.stream().allMatch(e -> e.kind().equals("end_cpu_total") && !e.get("value").isEmpty()),
+                () -> "an end without a figure: " + ends);
+        assertEquals(200, count(events, "begin", method), "a plain begin opens each call");
+    }
+
+    /** The same with the JVMTI agent charging the virtual threads (the -javaagent's hooks stay out). */
+    @Test
+    void probedCallsOnVirtualThreadsGetTheirCpuFromTheJvmtiAgentsAccount(@TempDir Path dir) throws Exception {
+        assumeTrue(FEATURE >= 21, "virtual threads need JDK 21");
+        Path lib;
+        try {
+            lib = VirtualThreadCpu.agentPath();
+        } catch (UnsatisfiedLinkError e) {
+            assumeTrue(false, "no JVMTI agent for this platform in the JAR: " + e.getMessage());
+            return;
+        }
+        Path trace = dir.resolve("vcpu-jvmti.ttrace");
+        virtualThreadCpu(dir, trace, List.of("-agentpath:" + lib + "=mode=exact",
+                agent("probe=example.ProbeApp::burnAndSleep,probe.cpu=on,out=" + trace)));
+    }
+
+    /**
+     * mode=mounted: each call gets the time its thread was mounted, shown as
+     * such and never as CPU; it is at least the burns' CPU (a thread mounted
+     * runs or waits for its carrier) and at most the wall time.
+     */
+    @Test
+    void probedCallsOnVirtualThreadsGetTheirTimeMountedInMountedMode(@TempDir Path dir) throws Exception {
+        assumeTrue(FEATURE >= 21, "virtual threads need JDK 21");
+        Path trace = dir.resolve("mounted.ttrace");
+        virtualThreadCpu(dir, trace, List.of(agent("mode=mounted,probe=example.ProbeApp::burnAndSleep,probe.cpu=on,"
+                + "out=" + trace)), "mounted");
+        assertEquals(0, summaryField(trace, "example.ProbeApp::burnAndSleep", "cpu_calls"), "time mounted is not CPU");
+    }
+
+    static ChildJvm virtualThreadCpu(Path dir, Path trace, List<String> agents) throws Exception {
+        return virtualThreadCpu(dir, trace, agents, "cpu");
+    }
+
+    /**
+     * 20 virtual threads call burnAndSleep 10 times each under these agents;
+     * checks the summary's figure ("cpu" or "mounted") of those calls against
+     * the burns and the wall time.
+     */
+    static ChildJvm virtualThreadCpu(Path dir, Path trace, List<String> agents, String figure) throws Exception {
+        String method = "example.ProbeApp::burnAndSleep";
+        List<String> jvm = new ArrayList<>(List.of("--add-opens", "java.base/java.lang=ALL-UNNAMED"));
+        jvm.addAll(agents);
+        ChildJvm c = app(dir, jvm, "vcpu", "20", "10");
+        assertEquals(0, c.exit(), c::toString);
+        assertEquals("0", c.value("failed"), c::toString);
+        long burned = Long.parseLong(c.value("burned"));
+        assertTrue(burned > 0, c::toString);
+        assertEquals(200, summaryField(trace, method, "calls"));
+        assertEquals(200, summaryField(trace, method, figure + "_calls"), "every call has a figure");
+        assertEquals(0, summaryField(trace, method, "cpu_apart"));
+        long cpu = summaryField(trace, method, figure + "_ns");
+        long wall = summaryField(trace, method, "total_ns");
+        assertTrue(cpu >= burned, "CPU " + cpu + " ns below the " + burned + " ns the burns took");
+        assertTrue(cpu <= wall, "CPU " + cpu + " ns above the calls' wall time " + wall + " ns");
+        return c;
+    }
+
     @Test
     void theOpenTelemetryAgentAlongside(@TempDir Path dir) throws Exception {
         String otel = System.getProperty("threadtime.test.otel");
