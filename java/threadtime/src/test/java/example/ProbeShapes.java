@@ -30,6 +30,21 @@ public class ProbeShapes {
         total = (long) (n * scale);
     }
 
+    /** A handler after super(), which returns from inside it for a negative n. */
+    public ProbeShapes(int n) {
+        long parsed;
+        try {
+            parsed = Long.parseLong("x" + n);
+        } catch (NumberFormatException e) {
+            if (n < 0) {
+                total = n;
+                return;
+            }
+            parsed = n * 2L;
+        }
+        total = parsed;
+    }
+
     /** Throws inside its this() call's argument for a text that is not a number. */
     public ProbeShapes(String n) {
         this(Long.parseLong(n), 1.0);

@@ -85,7 +85,7 @@ class ProbeShapesTest {
     }
 
     @Test
-    void constructorsBeginAfterBranchingThisCallsAndEndThrownOnlyOnceBegun() throws Throwable {
+    void constructorsBeginAfterTheirThisOrSuperCallAndEndThrownOnlyOnceBegun() throws Throwable {
         ProbeRegistry r = new ProbeRegistry();
         Class<?> c = shapes(r, "example.ProbeShapes::<init>");
         int flag = r.id("example.ProbeShapes::<init>(boolean)");
@@ -95,6 +95,12 @@ class ProbeShapesTest {
         assertEquals(2L, c.getField("total").get(construct(c, new Class<?>[] {boolean.class}, false)));
         assertEquals(List.of("b:" + ld, "e:" + ld, "b:" + flag, "e:" + flag, "b:" + ld, "e:" + ld, "b:" + flag,
                 "e:" + flag), take());
+
+        int handled = r.id("example.ProbeShapes::<init>(int)");
+        assertEquals(6L, c.getField("total").get(construct(c, new Class<?>[] {int.class}, 3)));
+        assertEquals(-3L, c.getField("total").get(construct(c, new Class<?>[] {int.class}, -3)));
+        assertEquals(List.of("b:" + handled, "e:" + handled, "b:" + handled, "e:" + handled), take(),
+                "a handler after super() neither begins again nor loses its return's end");
 
         Throwable e = assertThrows(IllegalArgumentException.class,
                 () -> construct(c, new Class<?>[] {long.class, double.class}, -1L, 1.0));
