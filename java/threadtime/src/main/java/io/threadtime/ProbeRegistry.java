@@ -175,7 +175,7 @@ final class ProbeRegistry {
                     AgentLog.warn("probe on " + name + ": a JIT intrinsic (@IntrinsicCandidate); compiled callers "
                             + "may run the JIT's own code instead of its bytecode, so calls from them can go uncounted");
                 }
-                plans.put(m.key(), new Plan(timed ? id(name) : -1, lines, m.maxLocals));
+                plans.put(m.key(), new Plan(timed ? id(name) : -1, lines));
             }
         }
         noteMisses(cls, methods);
