@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The fast clock's benchmarks (make bench-fast-clock), RUNS rounds
 # interleaved, medians at the end:
-#   - cost: `threadtime bench` with fast_self beside rdtsc (the floor) and
-#     sched_self (the system call it replaces), one thread;
+#   - cost: `threadtime bench` with fast_self beside rdtsc (the floor),
+#     sched_self (the system call it replaces) and clock_thread_cputime_id
+#     (that call bare: what the JDK's getCurrentThreadCpuTime() makes, JDK
+#     26's included), one thread;
 #   - accuracy: bench/fast_clock_accuracy.c idle, with one busy loop per
 #     CPU (scripts/with-load.sh), and with 1.5 per CPU (that, plus half as
 #     many again started here).
@@ -28,7 +30,7 @@ extra_load() {
 
 for r in $(seq "$runs"); do
   echo "round $r/$runs"
-  "$tt" bench --methods fast_self,sched_self,rdtsc --threads 1 --json > "$out/cost.$r.json"
+  "$tt" bench --methods fast_self,sched_self,clock_thread_cputime_id,rdtsc --threads 1 --json > "$out/cost.$r.json"
   "$acc" "$intervals" | tee -a "$out/idle"
   "$here/scripts/with-load.sh" "$acc" "$intervals" | grep intervals= | tee -a "$out/load1"
   "$here/scripts/with-load.sh" bash -c "$(declare -f extra_load); extra_load '$acc' '$intervals'" \
@@ -40,8 +42,8 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p; s/^$1=\([^ ]*\).*/\1/p" "$2"; }
 
 echo
 echo "cost, p50 ns (median of $runs runs, one thread):"
-for m in rdtsc fast_self sched_self; do
-  printf '  %-11s %s\n' "$m" "$(for f in "$out"/cost.*.json; do
+for m in rdtsc fast_self sched_self clock_thread_cputime_id; do
+  printf '  %-23s %s\n' "$m" "$(for f in "$out"/cost.*.json; do
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(next(r["p50_ns"] for r in d["results"] if r["method"]==sys.argv[2] and r["threads"]==1))' "$f" "$m"
   done | median)"
 done

@@ -201,16 +201,42 @@ static void accumulate(uint64_t gen, uint32_t id, uint64_t t0, uint64_t now, int
 
 /* ---- the calls ---- */
 
-/* Records a begin (plain or _cpu) and returns its time word. */
-static inline uint64_t probe_record(uint64_t w1, uint64_t p0, uint64_t p1, uint64_t *gen)
+/* The thread's CPU split at counter value now (the fast clock's check
+ * after the caller's counter read), or 0 if unreadable (then *t holds -1s). */
+static int read_cpu(uint64_t now, tt_times *t)
+{
+    *t = (tt_times){-1, -1, -1};
+    return tt__self_split_at(now, t) == 0 && t->user_ns >= 0 && t->system_ns >= 0;
+}
+
+/* Records a probe's begin or end and returns its time word. cpu: NULL, or
+ * a _cpu record, whose payload is the thread's CPU split (*cpu; *ok
+ * whether it was read) with p1 OR'd into the system word. One counter read
+ * serves as the record's time and the fast clock's: a second one was a
+ * quarter of a _cpu call (2 x ~10 ns of ~55 ns, threadtime bench
+ * probe_cpu). It is taken after the claim, so that the ring's times stay in
+ * slot order; the CPU read then sits between claim and commit, where a
+ * signal handler's own records already may. */
+static inline __attribute__((always_inline)) uint64_t probe_record(uint64_t w1, uint64_t p0, uint64_t p1,
+                                                                   uint64_t *gen, tt_times *cpu, int *ok)
 {
     if (__builtin_expect(tt__tls.key == __atomic_load_n(&tt__fast_key, __ATOMIC_RELAXED), 1)) {
         uint64_t index, *rec = tt__claim_slot(tt__tls.ring, &index);
         uint64_t now = tt__counter_read();
         __atomic_store_n(&rec[0], now, __ATOMIC_RELAXED);
+        if (cpu) {
+            *ok = read_cpu(now, cpu);
+            p0 = *ok ? (uint64_t)cpu->user_ns : UINT64_MAX;
+            p1 |= *ok ? (uint64_t)cpu->system_ns : 0;
+        }
         tt__commit(rec, index, w1, p0, p1, 2);
         *gen = tt__tls.key;
         return now ? now : 1;
+    }
+    if (cpu) {
+        *ok = read_cpu(tt__counter_read(), cpu);
+        p0 = *ok ? (uint64_t)cpu->user_ns : UINT64_MAX;
+        p1 |= *ok ? (uint64_t)cpu->system_ns : 0;
     }
     return tt__record_slow(w1, p0, p1, gen);
 }
@@ -218,23 +244,16 @@ static inline uint64_t probe_record(uint64_t w1, uint64_t p0, uint64_t p1, uint6
 uint64_t tt_probe_begin(uint32_t id)
 {
     uint64_t gen;
-    return probe_record(TT__W1(TT__KIND_BEGIN, id), 0, 0, &gen);
+    return probe_record(TT__W1(TT__KIND_BEGIN, id), 0, 0, &gen, NULL, NULL);
 }
 
 void tt_probe_end(uint32_t id, uint64_t t0, int thrown)
 {
     if (!t0)
         return;
-    uint64_t gen, now = probe_record(TT__W1(thrown ? TT__KIND_END_THROWN : TT__KIND_END, id), 0, 0, &gen);
+    uint64_t gen, now = probe_record(TT__W1(thrown ? TT__KIND_END_THROWN : TT__KIND_END, id), 0, 0, &gen, NULL, NULL);
     if (now)
         accumulate(gen, id, t0, now, thrown, NULL, 0);
-}
-
-/* The thread's CPU split, or 0 if unreadable (then *t holds -1s). */
-static int read_cpu(tt_times *t)
-{
-    *t = (tt_times){-1, -1, -1};
-    return tt__self_split_fast(t) == 0 && t->user_ns >= 0 && t->system_ns >= 0;
 }
 
 uint64_t tt_probe_begin_cpu(uint32_t id)
@@ -242,10 +261,9 @@ uint64_t tt_probe_begin_cpu(uint32_t id)
     if (!tt__log_recording())
         return 0;
     tt_times t;
-    int ok = read_cpu(&t);
+    int ok;
     uint64_t gen;
-    uint64_t t0 = probe_record(TT__W1(TT__KIND_BEGIN_CPU, id), ok ? (uint64_t)t.user_ns : UINT64_MAX,
-                               ok ? (uint64_t)t.system_ns : 0, &gen);
+    uint64_t t0 = probe_record(TT__W1(TT__KIND_BEGIN_CPU, id), 0, 0, &gen, &t, &ok);
     acc_block *b = t0 && ok ? own_block(gen) : NULL;
     if (b) {
         /* Claimed with one instruction: a handler's begin takes the next
@@ -264,10 +282,9 @@ void tt_probe_end_cpu(uint32_t id, uint64_t t0, int thrown)
     if (!t0 || !tt__log_recording())
         return;
     tt_times t;
-    int ok = read_cpu(&t);
+    int ok;
     uint64_t gen;
-    uint64_t now = probe_record(TT__W1(TT__KIND_END_CPU, id), ok ? (uint64_t)t.user_ns : UINT64_MAX,
-                                (ok ? (uint64_t)t.system_ns : 0) | (thrown ? TT__END_CPU_THROWN : 0), &gen);
+    uint64_t now = probe_record(TT__W1(TT__KIND_END_CPU, id), 0, thrown ? TT__END_CPU_THROWN : 0, &gen, &t, &ok);
     if (!now)
         return;
     /* The begin is ours only if it is on this thread's stack: a mount or
@@ -298,7 +315,7 @@ void tt_probe_end_measured(uint32_t id, uint64_t t0, int64_t ns, tt_probe_measur
     int known = ns >= 0 && (measure == TT_PROBE_MEASURE_CPU || measure == TT_PROBE_MEASURE_MOUNTED);
     unsigned kind = known && measure == TT_PROBE_MEASURE_MOUNTED ? TT__KIND_END_MOUNTED : TT__KIND_END_CPU_TOTAL;
     uint64_t gen, now = probe_record(TT__W1(kind, id), known ? (uint64_t)ns : UINT64_MAX,
-                                     thrown ? TT__END_CPU_THROWN : 0, &gen);
+                                     thrown ? TT__END_CPU_THROWN : 0, &gen, NULL, NULL);
     if (!now)
         return;
     /* No stack of open begins to match: the figure is the caller's own
@@ -321,7 +338,7 @@ void tt_probe_end_measured(uint32_t id, uint64_t t0, int64_t ns, tt_probe_measur
 static void marker(unsigned kind, uint64_t vthread_id)
 {
     uint64_t gen;
-    if (!probe_record(TT__W1(kind, 0), vthread_id, 0, &gen))
+    if (!probe_record(TT__W1(kind, 0), vthread_id, 0, &gen, NULL, NULL))
         return;
     /* Open _cpu begins now span another thread's run: none is attributable. */
     acc_block *b = t_acc.block;

@@ -106,12 +106,19 @@ static inline int64_t tt__self_total_floor(void)
  * generation of the armed anchor it was read from (a value that changes at
  * every re-arm), UINT64_MAX for a real read that armed nothing. */
 int64_t tt__fast_ns(uint64_t *anchor);
+/* The same at a counter value the caller has just read (the event log's
+ * record time: one counter read serves both). A value older than the
+ * thread's anchor (a signal handler re-armed it in between) gets a real
+ * read at the time of the call. */
+int64_t tt__fast_ns_at(uint64_t counter, uint64_t *anchor);
 /* The calling thread's consistent split with the fast clock's total: the
  * event log's CPU intervals. The system share is proportioned by raw tick
  * counts read when the anchor was new (two clock reads per anchor; the
  * ticks move once per 4 ms, an anchor serves at most 1 ms), so user +
  * system is the fast total and each part stays monotonic. 0 or -errno. */
 int tt__self_split_fast(tt_times *out);
+/* The same at a counter value the caller has just read (tt__fast_ns_at). */
+int tt__self_split_at(uint64_t counter, tt_times *out);
 
 /* For the tests only: how long one anchor serves, in ns (default
  * TT_FAST_BOUND_NS). A longer span lets a test see a switch the mechanism

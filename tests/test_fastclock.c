@@ -129,6 +129,32 @@ TT_TEST(never_below_a_direct_kernel_read_before_it)
     CHECK_OP(bad, ==, 0);
 }
 
+/* tt__fast_ns_at, the event log's read at its record's counter value: a
+ * value taken before the thread's anchor was re-armed (here by a block and
+ * a read; in the log, by a signal handler between the caller's counter read
+ * and the check) lies before the anchor, and must get a real read, never
+ * the anchor's figure pushed back (below the anchor) or wrapped around. */
+TT_TEST(a_counter_value_older_than_the_anchor_gets_a_real_read)
+{
+    if (!fast_on()) {
+        printf("  skipped: %s\n", tt_fast_clock_name());
+        return;
+    }
+    for (int i = 0; i < 200; i++) {
+        uint64_t c = tt__counter_read();
+        struct timespec ts = {0, 50 * US};
+        nanosleep(&ts, NULL); /* clears the field: the next read re-arms */
+        spin(200);
+        tt_self_fast_ns();
+        int64_t r1 = tt_self_total_ns();
+        uint64_t anchor;
+        int64_t f = tt__fast_ns_at(c, &anchor);
+        int64_t r2 = tt_self_total_ns();
+        CHECK_OP(f, >=, r1);
+        CHECK_OP(f, <=, r2 + TT_FAST_BOUND_NS);
+    }
+}
+
 TT_TEST(monotonic_across_set)
 {
     int64_t prev = tt_self_fast_ns();

@@ -13,6 +13,9 @@
 # with mode=exact, where a call reads the thread's own account at both ends
 # (issue 30 item 5); "added over bare" there is over vt-bare.
 #   run.sh THREADTIME_JAR THREADTIME_CLI [RUNS=5] [JDK feature versions...=17 25]
+# BASELINE_JAR=/another/threadtime.jar adds baseline-probe and
+# baseline-probe-cpu, that JAR's agent in the same rounds: a change measured
+# before and after, side by side.
 # Prints a Markdown table; each run's figures go to stderr as they come.
 set -euo pipefail
 jar=$1 cli=$2 runs=${3:-5}
@@ -34,8 +37,14 @@ declare -A args=([bare]="" [probe]="$probe" [probe-jni]="-Dthreadtime.backend=jn
 # calls per round: the slow configurations get fewer, the same ns/call
 declare -A calls=([bare]=20000000 [probe]=20000000 [probe-jni]=20000000 [probe-cpu]=500000
   [jfr-method-timing]=5000000 [vt-bare]=20000000 [vt-exact]=20000000 [vt-probe-cpu]=500000)
+if [ -n "${BASELINE_JAR:-}" ]; then
+  args[baseline-probe]="-javaagent:$BASELINE_JAR=probe=ProbeBench::madd,out=$work/base.ttrace"
+  args[baseline-probe-cpu]="-javaagent:$BASELINE_JAR=probe=ProbeBench::madd,probe.cpu=on,out=$work/base-cpu.ttrace"
+  calls[baseline-probe]=${calls[probe]} calls[baseline-probe-cpu]=${calls[probe-cpu]}
+fi
 configs() {
   echo bare probe probe-cpu
+  [ -z "${BASELINE_JAR:-}" ] || echo baseline-probe baseline-probe-cpu
   [ "$1" -lt 22 ] || echo probe-jni
   [ "$1" -lt 25 ] || echo jfr-method-timing
   [ "$1" -lt 21 ] || echo vt-bare vt-exact vt-probe-cpu
@@ -82,11 +91,11 @@ for v in "${jdks[@]}"; do
     added=$(awk -v a="$m" -v b="$base" 'BEGIN {printf "%.1f", a - b}')
     floor=""
     case $c in
-    probe | probe-jni)
+    probe | probe-jni | baseline-probe)
       floor=$(awk -v x="$added" 'BEGIN {print (x <= 30) ? "<= 30 ns: met" : "<= 30 ns: NOT met"}')
       [ -z "$jfr_added" ] || floor+=$(awk -v x="$added" -v j="$jfr_added" \
         'BEGIN {printf "; %.2fx what JFR adds (<= 0.5x: %s)", x / j, (x <= 0.5 * j) ? "met" : "NOT met"}') ;;
-    probe-cpu)
+    probe-cpu | baseline-probe-cpu)
       floor=$(awk -v x="$added" -v s="$f_self" \
         'BEGIN {printf "<= 2 x fast_self + 40 = %.0f ns: %s", 2 * s + 40, (x <= 2 * s + 40) ? "met" : "NOT met"}') ;;
     esac

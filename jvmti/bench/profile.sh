@@ -15,6 +15,9 @@
 #   java           JIT-compiled and interpreted Java (the scheduler, the loop)
 #   agent          libthreadtime_vthreads.so (the agent's callbacks, clock
 #                  wrapper, accounts)
+#   natives        libthreadtime_java.so, the JAR's natives: the -javaagent's
+#                  clock reads (tt_self_fast_ns, the cycle counter); the JIT's
+#                  JNI wrappers around them count as java
 #   clock-user     the clock read's user side: libc's clock_gettime and the
 #                  vDSO (which passes a CPU clock id on to the system call)
 #   kernel         kernel code: nearly all of it the clock_gettime system
@@ -23,7 +26,9 @@
 #   other          everything else (libc, ld.so's __tls_get_addr, ...)
 #   profile.sh JAVA_HOME AGENT_SO THREADTIME_JAR [CONFIG...]
 # CONFIG is an -agentpath option string (default: events=empty mode=mounted
-# mode=exact); "none" runs without an agent. BASELINE_AGENT=/other.so adds
+# mode=exact); "none" runs without an agent; "javaagent:OPTIONS" runs the
+# JAR's -javaagent with OPTIONS, "javaagent+flag:OPTIONS" also with
+# -XX:-DoJVMTIVirtualThreadTransitions (JDK 21). BASELINE_AGENT=/other.so adds
 # its mounted and exact modes (as baseline:mode=...). Needs perf (Debian
 # linux-perf) with permission to sample the kernel (root, or
 # kernel.perf_event_paranoid <= 1). Prints a Markdown table; perf's files
@@ -41,17 +46,20 @@ command -v perf >/dev/null || { echo "profile.sh: perf is not installed (Debian:
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$tools/bin/javac" --release 21 -d "$work/classes" -cp "$jar" "$here/YieldBench.java"
+"$tools/bin/javac" --release 21 -d "$work/classes" -cp "$jar" "$here/YieldBench.java" "$here/BenchClocks.java"
 yields=300000 rounds=5
 period=100000 # ns of the carrier's CPU time per sample
 echo "Thread.yield() on one carrier, $rounds x $yields yields per JVM, perf cpu-clock every $((period / 1000)) us of CPU, $("$java_home/bin/java" -version 2>&1 | head -n 1)"
 echo
-echo "| configuration | best round ns/yield | sampled ns/yield | hotspot-jvmti | hotspot-other | java | agent | clock-user | kernel | other |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| configuration | best round ns/yield | sampled ns/yield | hotspot-jvmti | hotspot-other | java | agent | natives | clock-user | kernel | other |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for c in "${configs[@]}"; do
   case $c in
   none) opt=() ;;
   baseline:*) opt=("-agentpath:$BASELINE_AGENT=${c#baseline:}") ;;
+  javaagent:*) opt=("-javaagent:$jar=${c#javaagent:}") ;;
+  javaagent+flag:*) opt=(-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions
+    "-javaagent:$jar=${c#javaagent+flag:}") ;;
   *) opt=("-agentpath:$agent=$c") ;;
   esac
   out=$(perf record -q -e cpu-clock -c "$period" -o "$work/perf.data" -- "$java_home/bin/java" \
@@ -68,6 +76,7 @@ for c in "${configs[@]}"; do
           g = sym ~ /[Jj]vmti|JNIHandle|HandleMark|VTMS|notify_jvmti|JavaFrameAnchor|push_jni_handle|jni_handle_block/ ? "hotspot-jvmti" : "hotspot-other"
         else if (dso ~ /^\[JIT\]/ || dso ~ /perf-[0-9]+\.map/) g = "java"
         else if (dso ~ /threadtime_vthreads/) g = "agent"
+        else if (dso ~ /threadtime_java/) g = "natives"
         else if (dso == "[vdso]" || (dso ~ /^libc/ && sym ~ /clock_gettime/)) g = "clock-user"
         else if (dso == "[kernel.kallsyms]") g = "kernel"
         else g = "other"
@@ -75,7 +84,8 @@ for c in "${configs[@]}"; do
       }
       END {
         f = per / n
-        printf "| %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", c, best, all * f,
-          t["hotspot-jvmti"] * f, t["hotspot-other"] * f, t["java"] * f, t["agent"] * f, t["clock-user"] * f, t["kernel"] * f, t["other"] * f
+        printf "| %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", c, best, all * f,
+          t["hotspot-jvmti"] * f, t["hotspot-other"] * f, t["java"] * f, t["agent"] * f, t["natives"] * f,
+          t["clock-user"] * f, t["kernel"] * f, t["other"] * f
       }'
 done

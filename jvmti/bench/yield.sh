@@ -3,8 +3,11 @@
 # virtual thread, Thread.yield(), one carrier, 300,000 yields, best of 5
 # rounds) in one JVM per configuration, RUNS rounds interleaved, medians; and
 # `threadtime bench` sched_self (the exact mode's clock read) once per round,
-# in the same run. none+flag+2reads: no agent, the loop itself reading the
-# carrier's CPU clock around each yield as the exact mode's hooks do.
+# in the same run. Each JVM also gives its carrier's own CPU time per
+# yield (best round): on a loaded host the wall figure counts the time the
+# carrier waited for a CPU, this one does not; both are tabled.
+# none+flag+2reads: no agent, the loop itself reading the carrier's CPU
+# clock around each yield as the exact mode's hooks do.
 # javaagent-exact reads it as ThreadTime does (the cycle counter while the
 # kernel shows no switch); javaagent-exact-syscall with fastclock=off, one
 # system call per read, as before issue 25.
@@ -14,6 +17,9 @@
 # BASELINE_AGENT=/another/libthreadtime_vthreads.so adds its mounted and
 # exact modes (baseline-jvmti-mounted, -exact) to the same run: a change to
 # the JVMTI agent measured before and after, side by side.
+# BASELINE_JAR=/another/threadtime.jar does the same for the -javaagent: each
+# javaagent-* configuration that runs gets a baseline-javaagent-* twin, run
+# right after it with that JAR as the agent and on the class path.
 # Prints a Markdown table; every run's figures go to stderr as they come.
 set -euo pipefail
 java_home=$1 agent=$2 jar=$3 cli=$4 runs=${5:-5}
@@ -53,16 +59,29 @@ if [ -n "${BASELINE_AGENT:-}" ]; then
   args[baseline-jvmti-mounted]="-agentpath:$BASELINE_AGENT=mode=mounted"
   args[baseline-jvmti-exact]="-agentpath:$BASELINE_AGENT=mode=exact"
 fi
-declare -A ns
+if [ -n "${BASELINE_JAR:-}" ]; then
+  with_baseline=()
+  for c in "${configs[@]}"; do
+    with_baseline+=("$c")
+    [[ $c == javaagent-* ]] || continue
+    with_baseline+=("baseline-$c")
+    args[baseline-$c]=${args[$c]//$ja/-javaagent:$BASELINE_JAR}
+  done
+  configs=("${with_baseline[@]}")
+fi
+declare -A ns cpu
 sched=""
 for ((r = 1; r <= runs; r++)); do
   for c in "${configs[@]}"; do
     # shellcheck disable=SC2086 # the configuration's options are words
+    cp=$jar
+    [[ $c == baseline-javaagent-* ]] && cp=$BASELINE_JAR
     out=$("$java_home/bin/java" -Xshare:auto -Djdk.virtualThreadScheduler.parallelism=1 \
-      --enable-native-access=ALL-UNNAMED ${args[$c]} -cp "$jar:$work/classes" YieldBench 300000 5 \
+      --enable-native-access=ALL-UNNAMED ${args[$c]} -cp "$cp:$work/classes" YieldBench 300000 5 \
       $([ "$c" = none+flag+2reads ] && echo reads) 2>/dev/null)
     echo "run $r $c: $out" >&2
     ns[$c]+="$(echo "$out" | awk '{print $3}') "
+    cpu[$c]+="$(echo "$out" | awk '{print $4}') "
   done
   s=$(bench_p50 "$cli" sched_self)
   echo "run $r sched_self p50: $s" >&2
@@ -70,13 +89,16 @@ for ((r = 1; r <= runs; r++)); do
 done
 
 base=$(echo "${ns[none]}" | median)
+cpu_base=$(echo "${cpu[none]}" | median)
 version=$("$java_home/bin/java" -version 2>&1 | head -n 1)
 echo "Thread.yield() on one carrier, best of 5 rounds of 300,000 per JVM, $runs interleaved JVMs, $version, $(nproc) CPUs"
 echo "sched_self (threadtime bench, p50, median of $runs): $(echo "$sched" | median) ns"
 echo
-echo "| configuration | median ns/yield | over no agent | each run |"
-echo "|---|---:|---:|---|"
+echo "| configuration | median ns/yield | over no agent | carrier CPU ns/yield | over no agent | each run (wall) | each run (CPU) |"
+echo "|---|---:|---:|---:|---:|---|---|"
 for c in "${configs[@]}"; do
   m=$(echo "${ns[$c]}" | median)
-  printf '| %s | %.0f | %+.0f | %s|\n' "$c" "$m" "$(echo "$m - $base" | bc -l)" "${ns[$c]}"
+  mc=$(echo "${cpu[$c]}" | median)
+  printf '| %s | %.0f | %+.0f | %.0f | %+.0f | %s| %s|\n' "$c" "$m" "$(echo "$m - $base" | bc -l)" \
+    "$mc" "$(echo "$mc - $cpu_base" | bc -l)" "${ns[$c]}" "${cpu[$c]}"
 done

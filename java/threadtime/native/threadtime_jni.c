@@ -40,9 +40,10 @@ JNIEXPORT jlong FN(selfTotal)(JNIEnv *env, jobject self)
     return tt_self_total_ns();
 }
 
-JNIEXPORT jlong FN(selfFast)(JNIEnv *env, jobject self)
+/* Static (JniBackend.fastRead): see there. */
+JNIEXPORT jlong FN(fastRead)(JNIEnv *env, jclass cls)
 {
-    (void)env, (void)self;
+    (void)env, (void)cls;
     return tt_self_fast_ns();
 }
 

@@ -22,12 +22,17 @@ final class JniBackend implements Backend {
     @Override public native String version();
     @Override public native String strerror(long code);
     @Override public native long selfTotal();
-    @Override public native long selfFast();
+    @Override public long selfFast() { return fastRead(); }
+
+    /** tt_self_fast_ns. Static, like CycleCounter.read, the mounted mode's
+     *  clock: the virtual-thread hooks call it through a direct handle, with
+     *  no bound receiver to carry into the native call (jvmti/bench/yield.sh). */
+    static native long fastRead();
 
     @Override
     public java.lang.invoke.MethodHandle selfFastHandle() throws ReflectiveOperationException {
-        return java.lang.invoke.MethodHandles.lookup().findVirtual(JniBackend.class, "selfFast",
-                java.lang.invoke.MethodType.methodType(long.class)).bindTo(this);
+        return java.lang.invoke.MethodHandles.lookup().findStatic(JniBackend.class, "fastRead",
+                java.lang.invoke.MethodType.methodType(long.class));
     }
 
     @Override public native String fastClockName();
