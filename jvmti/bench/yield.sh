@@ -14,6 +14,10 @@
 # BASELINE_AGENT=/another/libthreadtime_vthreads.so adds its mounted and
 # exact modes (baseline-jvmti-mounted, -exact) to the same run: a change to
 # the JVMTI agent measured before and after, side by side.
+# BASELINE_JAR=/another/threadtime.jar does the same for the -javaagent: its
+# exact mode with and without the flag and its table (baseline-javaagent-*);
+# every baseline-* JVM then runs on that JAR alone (its API reads the
+# baseline agent's natives).
 # Prints a Markdown table; every run's figures go to stderr as they come.
 set -euo pipefail
 java_home=$1 agent=$2 jar=$3 cli=$4 runs=${5:-5}
@@ -53,13 +57,20 @@ if [ -n "${BASELINE_AGENT:-}" ]; then
   args[baseline-jvmti-mounted]="-agentpath:$BASELINE_AGENT=mode=mounted"
   args[baseline-jvmti-exact]="-agentpath:$BASELINE_AGENT=mode=exact"
 fi
+if [ -n "${BASELINE_JAR:-}" ]; then
+  bj="-javaagent:$BASELINE_JAR"
+  configs+=(baseline-javaagent-exact baseline-javaagent-exact+flag baseline-javaagent-mounted-table+flag)
+  args[baseline-javaagent-exact]="$bj=mode=exact"
+  args[baseline-javaagent-exact+flag]="$flag $bj=mode=exact"
+  args[baseline-javaagent-mounted-table+flag]="$flag $bj=mode=mounted,accounts=table"
+fi
 declare -A ns
 sched=""
 for ((r = 1; r <= runs; r++)); do
   for c in "${configs[@]}"; do
     # shellcheck disable=SC2086 # the configuration's options are words
     out=$("$java_home/bin/java" -Xshare:auto -Djdk.virtualThreadScheduler.parallelism=1 \
-      --enable-native-access=ALL-UNNAMED ${args[$c]} -cp "$jar:$work/classes" YieldBench 300000 5 \
+      --enable-native-access=ALL-UNNAMED ${args[$c]} -cp "$([ "${c#baseline-}" = "$c" ] || [ -z "${BASELINE_JAR:-}" ] && echo "$jar" || echo "$BASELINE_JAR"):$work/classes" YieldBench 300000 5 \
       $([ "$c" = none+flag+2reads ] && echo reads) 2>/dev/null)
     echo "run $r $c: $out" >&2
     ns[$c]+="$(echo "$out" | awk '{print $3}') "
