@@ -540,13 +540,15 @@ static int not_yet_run(JNIEnv *jni, jthread thread)
             __atomic_store_n(&g_state_missing, 1, __ATOMIC_RELAXED);
             return 0;
         }
-        /* Two threads may both get here: each stores the same values. */
-        g_started = (*jni)->GetStaticIntField(jni, c, started);
-        g_vthread_class = global;
+        /* Two threads may both get here: each stores the same values (and
+         * one global reference to the class is left over, once). */
+        __atomic_store_n(&g_started, (*jni)->GetStaticIntField(jni, c, started), __ATOMIC_RELAXED);
+        __atomic_store_n(&g_vthread_class, global, __ATOMIC_RELAXED);
         /* Release: a thread that sees the field sees the class and the code. */
         __atomic_store_n(&g_state_field, f, __ATOMIC_RELEASE);
     }
-    return (*jni)->IsInstanceOf(jni, thread, g_vthread_class) && (*jni)->GetIntField(jni, thread, f) == g_started;
+    return (*jni)->IsInstanceOf(jni, thread, __atomic_load_n(&g_vthread_class, __ATOMIC_RELAXED)) &&
+           (*jni)->GetIntField(jni, thread, f) == __atomic_load_n(&g_started, __ATOMIC_RELAXED);
 }
 
 /* Another virtual thread's CPU time, ns; 0 if it has been started but has
