@@ -22,7 +22,7 @@
  * account pool is touched once per 256 threads a carrier starts or ends.
  *
  * Java reads the figures through the JNI natives of
- * io.threadtime.VirtualThreadAgent at the end of this file. HotSpot binds a
+ * io.threadtime.JvmtiAccounts at the end of this file. HotSpot binds a
  * native method it cannot find in the class loader's libraries to a matching
  * symbol exported by an agent library, so no System.load and no
  * RegisterNatives are involved.
@@ -44,7 +44,9 @@
 #define MOUNT_EVENT "com.sun.hotspot.events.VirtualThreadMount"
 #define UNMOUNT_EVENT "com.sun.hotspot.events.VirtualThreadUnmount"
 
-/* What Java sees; io.threadtime.VirtualThreadAgent holds the same numbers. */
+/* What Java sees: the codes of io.threadtime.boot.VtConfig, which the
+ * -javaagent's hooks report too (java/threadtime's StateCodesTest reads this
+ * enum and asserts they match). */
 enum {
     VT_STATE_PASSIVE = 0,    /* loaded, but this JVM cannot support it */
     VT_STATE_EVENTS_OFF = 1, /* events=off or =empty: nothing charged */
@@ -195,15 +197,16 @@ typedef struct agent_options {
 
 /* "mode=exact|mounted" and "events=on|off|empty", comma-separated, in any
  * order, each at most once: "mode=exact,mode=mounted" is refused like an
- * unknown option rather than letting the last one win. */
+ * unknown option rather than letting the last one win, and so is an empty
+ * item ("mode=exact,"), as the -javaagent's parser refuses them
+ * (java/threadtime's AgentOptionsGrammarTest feeds both the same strings). */
 static int parse_options(const char *text, agent_options *o)
 {
     *o = (agent_options){.mode = VT_MODE_EXACT, .events = EVENTS_ON};
-    if (text == NULL)
+    if (text == NULL || *text == '\0')
         return 0;
     int modes = 0, events = 0;
-    const char *p = text;
-    while (*p) {
+    for (const char *p = text;; p++) { /* p++: past the comma; an item follows, if only an empty one */
         size_t n = strcspn(p, ",");
         int ok = 1;
         if (n == 10 && strncmp(p, "mode=exact", n) == 0)
@@ -217,7 +220,7 @@ static int parse_options(const char *text, agent_options *o)
         else if (n == 12 && strncmp(p, "events=empty", n) == 0)
             o->events = EVENTS_EMPTY, ok = events++ == 0;
         else
-            ok = n == 0;
+            ok = 0;
         if (!ok) {
             say("unknown or conflicting option '%.*s' in '%s' (expected mode=exact|mounted, "
                 "events=on|off|empty, each at most once)",
@@ -225,10 +228,9 @@ static int parse_options(const char *text, agent_options *o)
             return -1;
         }
         p += n;
-        if (*p == ',')
-            p++;
+        if (*p == '\0')
+            return 0;
     }
-    return 0;
 }
 
 /* The two extension events must have the shape this agent's callbacks
@@ -476,7 +478,7 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
     return start(vm, options, 1);
 }
 
-/* ---- what Java calls (io.threadtime.VirtualThreadAgent) ---- */
+/* ---- what Java calls (io.threadtime.JvmtiAccounts) ---- */
 
 static int active(void)
 {
@@ -484,14 +486,14 @@ static int active(void)
     return s == VT_STATE_EXACT || s == VT_STATE_MOUNTED;
 }
 
-JNIEXPORT jint JNICALL Java_io_threadtime_VirtualThreadAgent_state(JNIEnv *jni, jclass cls)
+JNIEXPORT jint JNICALL Java_io_threadtime_JvmtiAccounts_agentState(JNIEnv *jni, jclass cls)
 {
     (void)jni;
     (void)cls;
     return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
 }
 
-JNIEXPORT jstring JNICALL Java_io_threadtime_VirtualThreadAgent_clock(JNIEnv *jni, jclass cls)
+JNIEXPORT jstring JNICALL Java_io_threadtime_JvmtiAccounts_clockName(JNIEnv *jni, jclass cls)
 {
     (void)cls;
     return (*jni)->NewStringUTF(jni, active() ? vt_clock_name() : "none");
@@ -501,7 +503,7 @@ JNIEXPORT jstring JNICALL Java_io_threadtime_VirtualThreadAgent_clock(JNIEnv *jn
  * charging or has no account for it (a platform thread, or a virtual
  * thread that has not been mounted since the agent attached). A JNI call
  * pins the thread, so the segment read here is open on this carrier. */
-JNIEXPORT jlong JNICALL Java_io_threadtime_VirtualThreadAgent_currentCpuTime(JNIEnv *jni, jclass cls)
+JNIEXPORT jlong JNICALL Java_io_threadtime_JvmtiAccounts_currentCpuTime(JNIEnv *jni, jclass cls)
 {
     (void)jni;
     (void)cls;
@@ -513,27 +515,66 @@ JNIEXPORT jlong JNICALL Java_io_threadtime_VirtualThreadAgent_currentCpuTime(JNI
     return vt_clock_to_ns(vt_account_self(a, vt_clock_now()));
 }
 
-/* Another virtual thread's CPU time, ns; -1 if the agent is not charging,
- * the thread has no account, or the account is no longer that thread's
- * (it ended). GetThreadLocalStorage on another thread costs a VM transition
- * and a short transition-disabling handshake with that thread. */
-JNIEXPORT jlong JNICALL Java_io_threadtime_VirtualThreadAgent_cpuTime(JNIEnv *jni, jclass cls,
-                                                                      jthread thread, jlong id)
+/* java.lang.VirtualThread (a global reference), its `state` field and the
+ * class's own STARTED code (read from it, not copied); NULL field until
+ * first needed, g_state_missing once this JVM turned out to lack them. */
+static jclass g_vthread_class;
+static jfieldID g_state_field;
+static jint g_started;
+static int g_state_missing;
+
+/* 1 if `thread` is a virtual thread that has been started but has not run
+ * yet (its account is taken at its first mount), else 0. */
+static int not_yet_run(JNIEnv *jni, jthread thread)
 {
-    (void)jni;
+    jfieldID f = __atomic_load_n(&g_state_field, __ATOMIC_ACQUIRE);
+    if (f == NULL) {
+        if (__atomic_load_n(&g_state_missing, __ATOMIC_RELAXED))
+            return 0;
+        jclass c = (*jni)->FindClass(jni, "java/lang/VirtualThread");
+        jfieldID started = c ? (*jni)->GetStaticFieldID(jni, c, "STARTED", "I") : NULL;
+        f = started ? (*jni)->GetFieldID(jni, c, "state", "I") : NULL;
+        jclass global = f ? (*jni)->NewGlobalRef(jni, c) : NULL;
+        if (global == NULL) {
+            (*jni)->ExceptionClear(jni);
+            __atomic_store_n(&g_state_missing, 1, __ATOMIC_RELAXED);
+            return 0;
+        }
+        /* Two threads may both get here: each stores the same values (and
+         * one global reference to the class is left over, once). */
+        __atomic_store_n(&g_started, (*jni)->GetStaticIntField(jni, c, started), __ATOMIC_RELAXED);
+        __atomic_store_n(&g_vthread_class, global, __ATOMIC_RELAXED);
+        /* Release: a thread that sees the field sees the class and the code. */
+        __atomic_store_n(&g_state_field, f, __ATOMIC_RELEASE);
+    }
+    return (*jni)->IsInstanceOf(jni, thread, __atomic_load_n(&g_vthread_class, __ATOMIC_RELAXED)) &&
+           (*jni)->GetIntField(jni, thread, f) == __atomic_load_n(&g_started, __ATOMIC_RELAXED);
+}
+
+/* Another virtual thread's CPU time, ns; 0 if it has been started but has
+ * not run yet; -1 if the agent is not charging, the thread has no account
+ * otherwise, or the account is no longer that thread's (it ended).
+ * GetThreadLocalStorage on another thread costs a VM transition and a short
+ * transition-disabling handshake with that thread. */
+JNIEXPORT jlong JNICALL Java_io_threadtime_JvmtiAccounts_cpuTime(JNIEnv *jni, jclass cls, jthread thread,
+                                                                  jlong id)
+{
     (void)cls;
     if (!active())
         return -1;
+    /* Before the account is looked up: a thread not yet run then and
+     * without an account after has been charged nothing, whatever came between. */
+    int unrun = not_yet_run(jni, thread);
     void *p = NULL;
     if ((*g_jvmti)->GetThreadLocalStorage(g_jvmti, thread, &p) != JVMTI_ERROR_NONE || p == NULL)
-        return -1;
+        return unrun ? 0 : -1;
     int64_t units = vt_account_read(p, id, vt_clock_carrier_now);
     return units < 0 ? -1 : vt_clock_to_ns(units);
 }
 
 /* Accounts held by virtual threads now (taken at their first mount, given
  * back at their end). */
-JNIEXPORT jlong JNICALL Java_io_threadtime_VirtualThreadAgent_accountsInUse(JNIEnv *jni, jclass cls)
+JNIEXPORT jlong JNICALL Java_io_threadtime_JvmtiAccounts_accountsInUse(JNIEnv *jni, jclass cls)
 {
     (void)jni;
     (void)cls;
@@ -541,7 +582,7 @@ JNIEXPORT jlong JNICALL Java_io_threadtime_VirtualThreadAgent_accountsInUse(JNIE
 }
 
 /* Bytes the accounts occupy (live and spare). */
-JNIEXPORT jlong JNICALL Java_io_threadtime_VirtualThreadAgent_accountBytes(JNIEnv *jni, jclass cls)
+JNIEXPORT jlong JNICALL Java_io_threadtime_JvmtiAccounts_accountBytes(JNIEnv *jni, jclass cls)
 {
     (void)jni;
     (void)cls;

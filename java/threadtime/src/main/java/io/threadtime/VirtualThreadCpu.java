@@ -1,7 +1,6 @@
 package io.threadtime;
 
 import io.threadtime.boot.VtConfig;
-import io.threadtime.boot.VtHooks;
 import java.nio.file.Path;
 
 /**
@@ -85,34 +84,19 @@ public final class VirtualThreadCpu {
         JVMTI
     }
 
-    private static final int HOOKS = VtConfig.state();
-    private static final Mechanism MECHANISM;
-    private static final Mode MODE;
-
-    static {
-        if (HOOKS != VtConfig.ABSENT) {
-            MECHANISM = Mechanism.JAVAAGENT;
-            MODE = modeOf(HOOKS);
-        } else {
-            int jvmti = VirtualThreadAgent.probe();
-            MECHANISM = jvmti == VirtualThreadAgent.ABSENT ? Mechanism.NONE : Mechanism.JVMTI;
-            MODE = modeOf(jvmti);
-        }
-    }
+    /** Chosen once: a static final, so the JIT sees one implementation. */
+    private static final VirtualThreadAccounts ACCOUNTS = VirtualThreadAccounts.chosen();
+    private static final Mode MODE = modeOf(ACCOUNTS.state());
 
     private VirtualThreadCpu() {}
 
-    private static boolean hooks() {
-        return MECHANISM == Mechanism.JAVAAGENT;
-    }
-
-    /** The JVMTI agent's and the hooks' states share their numbers. */
+    /** The JVMTI agent's and the hooks' states share their codes ({@link VtConfig}). */
     private static Mode modeOf(int state) {
         switch (state) {
-            case VirtualThreadAgent.EVENTS_OFF: return Mode.EVENTS_OFF;
-            case VirtualThreadAgent.EXACT: return Mode.EXACT;
-            case VirtualThreadAgent.MOUNTED: return Mode.MOUNTED;
-            case VirtualThreadAgent.ABSENT: return Mode.ABSENT;
+            case VtConfig.EVENTS_OFF: return Mode.EVENTS_OFF;
+            case VtConfig.EXACT: return Mode.EXACT;
+            case VtConfig.MOUNTED: return Mode.MOUNTED;
+            case VtConfig.ABSENT: return Mode.ABSENT;
             case VtConfig.MARKERS: return Mode.MARKERS;
             default: return Mode.PASSIVE;
         }
@@ -125,7 +109,7 @@ public final class VirtualThreadCpu {
 
     /** Which agent is loaded (and, if {@link #mode()} charges, charging). */
     public static Mechanism mechanism() {
-        return MECHANISM;
+        return ACCOUNTS.mechanism();
     }
 
     /**
@@ -143,7 +127,7 @@ public final class VirtualThreadCpu {
      * {@code VirtualThread} (each failure is swallowed; the first is reported
      * on stderr); 0 with the JVMTI agent or none. */
     public static long hookFailures() {
-        return hooks() ? VtHooks.failures() : 0;
+        return ACCOUNTS.hookFailures();
     }
 
     /** The clock virtual threads are charged with: in exact mode the
@@ -156,10 +140,7 @@ public final class VirtualThreadCpu {
      * is not trusted) or "monotonic" ({@code System.nanoTime()}: the
      * {@code -javaagent} there); "none" when nothing is charged. */
     public static String clock() {
-        if (!MODE.charging()) {
-            return "none";
-        }
-        return hooks() ? VtConfig.clockName() : VirtualThreadAgent.clock();
+        return ACCOUNTS.clock();
     }
 
     /**
@@ -174,17 +155,17 @@ public final class VirtualThreadCpu {
 
     /** The calling virtual thread's figure, for the bean. */
     static long currentVirtual() {
-        if (!MODE.charging()) {
-            return -1;
-        }
-        return hooks() ? VtHooks.self(Thread.currentThread()) : VirtualThreadAgent.currentCpuTime();
+        return ACCOUNTS.self(Thread.currentThread());
     }
 
     /**
      * CPU time of {@code thread}, ns; -1 if it has not started or has ended, as
      * {@code ThreadMXBean.getThreadCpuTime(long)} answers. For another virtual
      * thread that is running, the figure includes its current stretch on its
-     * carrier. Reading another virtual thread costs a few microseconds: the JVM
+     * carrier; one that has been started but has not run yet (the scheduler
+     * has not mounted it) reads 0, with either agent and wherever the
+     * accounts are; -1 for every virtual thread while nothing charges.
+     * Reading another virtual thread costs a few microseconds: the JVM
      * briefly holds that thread's mount transitions.
      */
     public static long threadCpuTime(Thread thread) {
@@ -195,20 +176,17 @@ public final class VirtualThreadCpu {
         if (!ThreadMap.isVirtual(thread)) {
             return bean.getThreadCpuTime(thread.getId());
         }
-        if (!MODE.charging() || !bean.isThreadCpuTimeEnabled() || !thread.isAlive()) {
+        if (!bean.isThreadCpuTimeEnabled() || !thread.isAlive()) {
             return -1;
         }
-        return hooks() ? VtHooks.other(thread) : VirtualThreadAgent.cpuTime(thread, thread.getId());
+        return ACCOUNTS.other(thread);
     }
 
     /** Bytes the agent's accounts occupy outside the threads (64 per live
      * virtual thread plus spares); 0 when nothing is charged, and when the
      * accounts are in the threads ({@link #accountsInThreads()}). */
     public static long accountMemoryBytes() {
-        if (!MODE.charging()) {
-            return 0;
-        }
-        return hooks() ? VtHooks.accountBytes() : VirtualThreadAgent.accountBytes();
+        return ACCOUNTS.bytes();
     }
 
     /**
@@ -220,10 +198,7 @@ public final class VirtualThreadCpu {
      * agent: when a carrier's spare accounts run out).
      */
     public static long accountsInUse() {
-        if (!MODE.charging()) {
-            return 0;
-        }
-        return hooks() ? VtHooks.accountsInUse() : VirtualThreadAgent.accountsInUse();
+        return ACCOUNTS.inUse();
     }
 
     /**
@@ -238,7 +213,7 @@ public final class VirtualThreadCpu {
      * {@link #accountsInUse()} and {@link #accountMemoryBytes()} describe.
      */
     public static boolean accountsInThreads() {
-        return hooks() && MODE.charging() && VtHooks.accountsInThreads();
+        return ACCOUNTS.inThreads();
     }
 
     /**

@@ -28,7 +28,8 @@ final class VirtualThreadSetup {
     static void install(AgentOptions o, Instrumentation inst) {
         boolean accounting = o.modeGiven || !o.runsLog();
         Boolean transitionsOn = HotSpotFlags.transitionsOn();
-        if (VirtualThreadAgent.probe() >= VirtualThreadAgent.EXACT) {
+        int jvmti = JvmtiAccounts.probe();
+        if (jvmti == VtConfig.EXACT || jvmti == VtConfig.MOUNTED) {
             AgentLog.warn("the JVMTI virtual-thread agent is loaded and charging; this agent's VirtualThread hooks stay out"
                     + (o.runsLog() ? " (so the trace has no virtual-thread markers)" : ""));
             return;
@@ -79,6 +80,16 @@ final class VirtualThreadSetup {
                 if (!o.table) {
                     warmUp = fieldsInContinuations(inst);
                 }
+                if (warmUp == null) {
+                    // The table's readers look at VirtualThread.state to tell a
+                    // thread not yet run (it reads 0) from one without an account.
+                    try {
+                        openJavaLang(inst);
+                    } catch (RuntimeException e) {
+                        AgentLog.warn("could not open java.lang to the hooks (" + e
+                                + "); a virtual thread that has not run yet reads -1, not 0");
+                    }
+                }
             }
             Class.forName("io.threadtime.boot.VtHooks", true, null); // its constants, before any hook runs
             // Nothing may be loaded, initialized or linked for the first time
@@ -122,8 +133,7 @@ final class VirtualThreadSetup {
             why = fields.mismatch();
             if (why == null) {
                 warmUp = instance(cont);
-                inst.redefineModule(Object.class.getModule(), Set.of(), Map.of(),
-                        Map.of("java.lang", Set.of(VtConfig.class.getModule())), Set.of(), Map.of());
+                openJavaLang(inst);
                 why = VtConfig.useFields();
             }
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
@@ -143,6 +153,13 @@ final class VirtualThreadSetup {
             return null;
         }
         return warmUp;
+    }
+
+    /** Opens {@code java.lang} to the hooks' module (the boot class path's),
+     * for their handles on {@code VirtualThread}'s and its continuation's fields. */
+    private static void openJavaLang(Instrumentation inst) {
+        inst.redefineModule(Object.class.getModule(), Set.of(), Map.of(),
+                Map.of("java.lang", Set.of(VtConfig.class.getModule())), Set.of(), Map.of());
     }
 
     /**

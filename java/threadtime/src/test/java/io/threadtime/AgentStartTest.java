@@ -117,12 +117,7 @@ class AgentStartTest {
     /** The ring limits the agent checks are the core's (include/threadtime/event.h). */
     @Test
     void ringLimitsAreTheCores() throws Exception {
-        Path header = Path.of("").toAbsolutePath();
-        while (header != null && !Files.exists(header.resolve("include/threadtime/event.h"))) {
-            header = header.getParent(); // the tests run in java/ or java/threadtime/
-        }
-        assertTrue(header != null, "no include/threadtime/event.h above " + Path.of("").toAbsolutePath());
-        header = header.resolve("include/threadtime/event.h");
+        Path header = SourceTree.file("include/threadtime/event.h");
         String text = Files.readString(header);
         Matcher min = Pattern.compile("#define TT_LOG_RING_MIN (\\d+)u").matcher(text);
         Matcher max = Pattern.compile("#define TT_LOG_RING_MAX \\(1u << (\\d+)\\)").matcher(text);

@@ -27,8 +27,11 @@ import java.lang.invoke.VarHandle;
  * stretch, the open stretch's carrier (its thread id, 0 while unmounted),
  * the owner's thread id, and a sequence count that is odd while its owner's
  * carrier writes, so that another thread reads a consistent figure.
+ * {@link #self} and {@link #other} read the figures
+ * ({@code io.threadtime.VirtualThreadCpu} calls them when the accounts are
+ * here).
  */
-final class VtAccounts {
+public final class VtAccounts {
     static final int TOTAL = 0, MARK = 1, CARRIER = 2, OWNER = 3, SEQ = 4;
     private static final int STRIDE_SHIFT = 3; // 8 longs, 64 bytes: one cache line each
     private static final int CHUNK_SHIFT = 6;  // 64 accounts per chunk
@@ -278,13 +281,99 @@ final class VtAccounts {
         LONGS.setRelease(c, o + SEQ, seq + 2);
     }
 
+    /** The calling virtual thread's account, ns; -1 without one (it was
+     * mounted before the hooks went in) or if the clock read failed. Its own
+     * carrier writes it, so plain reads are consistent. */
+    public static long self(Thread vthread) {
+        long id = vthread.getId();
+        int a = find(id);
+        if (a < 0) {
+            return -1;
+        }
+        long[] c = chunk(id, a);
+        int o = offset(a);
+        return VtHooks.selfFigure(c[o + TOTAL], c[o + MARK], c[o + CARRIER]);
+    }
+
+    /**
+     * Another virtual thread's account, ns, with its open stretch read on the
+     * clock of the carrier it is on; 0 for a thread that has been started but
+     * has not run yet (its account is made at its first mount), -1 once it has
+     * ended or if it has no account for another reason.
+     */
+    public static long other(Thread vthread) {
+        long id = vthread.getId();
+        // Before the search: a thread seen not yet run then and without an
+        // account after has been charged nothing, whichever came between.
+        boolean unrun = Unrun.is(vthread);
+        int a = find(id);
+        if (a < 0) {
+            return unrun ? 0 : -1;
+        }
+        long[] c = chunk(id, a);
+        int o = offset(a);
+        for (int spins = 0;; spins++) {
+            long seq = seq(c, o);
+            if ((seq & 1) == 0) {
+                long owner = c[o + OWNER];
+                long total = c[o + TOTAL];
+                long mark = c[o + MARK];
+                long carrier = c[o + CARRIER];
+                long now = carrier != 0 ? VtHooks.carrierNow(carrier) : 0;
+                VarHandle.loadLoadFence();
+                if (seq(c, o) == seq) {
+                    return owner != id ? -1 : VtHooks.figure(total, mark, carrier, now);
+                }
+            }
+            if (spins > 64) {
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    /**
+     * Whether a virtual thread has been started but not yet run: its
+     * {@code VirtualThread.state} still holds the class's own {@code STARTED}
+     * (read from the class, not copied). Needs {@code java.lang} opened to
+     * this module, which the agent does before the hooks go in; where it
+     * could not, every answer is false (such a thread then reads -1).
+     */
+    static final class Unrun {
+        private static final Class<?> VIRTUAL_THREAD;
+        private static final VarHandle STATE;
+        private static final int STARTED;
+
+        static {
+            Class<?> vthread = null;
+            VarHandle state = null;
+            int started = -1;
+            try {
+                vthread = Class.forName("java.lang.VirtualThread", false, null);
+                MethodHandles.Lookup l = MethodHandles.privateLookupIn(vthread, MethodHandles.lookup());
+                state = l.findVarHandle(vthread, "state", int.class);
+                started = (int) l.findStaticVarHandle(vthread, "STARTED", int.class).get();
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                state = null;
+            }
+            VIRTUAL_THREAD = vthread;
+            STATE = state;
+            STARTED = started;
+        }
+
+        private Unrun() {}
+
+        static boolean is(Thread t) {
+            return STATE != null && VIRTUAL_THREAD.isInstance(t) && (int) STATE.getVolatile(t) == STARTED;
+        }
+    }
+
     /** The sequence count of an account, read with acquire semantics. */
     static long seq(long[] c, int o) {
         return (long) LONGS.getAcquire(c, o + SEQ);
     }
 
     /** Accounts held by live threads: ids in the indexes (each segment under its lock). */
-    static long inUse() {
+    public static long inUse() {
         long n = 0;
         for (Pool p : POOLS) {
             synchronized (p) {
@@ -295,7 +384,7 @@ final class VtAccounts {
     }
 
     /** Bytes the accounts and the indexes occupy. */
-    static long bytes() {
+    public static long bytes() {
         long n = 0;
         for (int i = 0; i < SEGMENTS.length; i++) {
             synchronized (POOLS[i]) {

@@ -15,12 +15,15 @@ public final class VtConfig {
     public static final String TOTAL_FIELD = "threadtime$total", MARK_FIELD = "threadtime$mark",
             CARRIER_FIELD = "threadtime$carrier", SEQ_FIELD = "threadtime$seq";
 
+    // The states, shared with the JVMTI agent, whose vt_state codes in
+    // jvmti/agent/agent.c are the same numbers (StateCodesTest reads them
+    // there): io.threadtime.VirtualThreadCpu reads either through these.
     /** Not installed: this JVM runs without the agent (or without its hooks). */
     public static final int ABSENT = -1;
     /** Installed but not charging: this JDK's VirtualThread has another shape,
      * or the hooks could not be put in; the agent said why on stderr. */
     public static final int PASSIVE = 0;
-    /** Loaded with {@code events=off}: no hooks, nothing charged. */
+    /** Loaded with {@code events=off} (the JVMTI agent also with {@code events=empty}): nothing charged. */
     public static final int EVENTS_OFF = 1;
     /** Charging the carrier's CPU clock. */
     public static final int EXACT = 2;
@@ -98,6 +101,12 @@ public final class VtConfig {
     /** One of the constants above. */
     public static int state() {
         return state;
+    }
+
+    /** Whether the hooks keep the accounts in the threads' continuations
+     * ({@link VtFields}), not in the table ({@link VtAccounts}). */
+    public static boolean accountsInThreads() {
+        return fields;
     }
 
     /** The clock's name: "thread-cpu-fast (rseq+tsc)", "thread-cpu (syscall: why)", "tsc", "monotonic",

@@ -17,9 +17,11 @@ import java.lang.invoke.VarHandle;
  * the thread has ended) and a sequence count, odd while the owner's carrier
  * writes, so that another thread reads a consistent figure. Used only when
  * {@link VtConfig#fields} is set: the agent opens {@code java.lang} to this
- * module first, which these handles need.
+ * module first, which these handles need. {@link #self} and {@link #other}
+ * read the figures ({@code io.threadtime.VirtualThreadCpu} calls them when
+ * the accounts are here).
  */
-final class VtFields {
+public final class VtFields {
     /** The carrier field of a thread that has ended. */
     static final long ENDED = -1;
     private static final Class<?> VIRTUAL_THREAD;
@@ -85,6 +87,42 @@ final class VtFields {
         VarHandle.storeStoreFence();
         CARRIER.set(c, ENDED);
         SEQ.setRelease(c, seq + 2);
+    }
+
+    /** The calling virtual thread's account, ns; -1 for a thread of another
+     * class (bound to an OS thread) or if the clock read failed. Its own
+     * carrier writes it, so plain reads are consistent. */
+    public static long self(Thread vthread) {
+        Object c = cont(vthread);
+        return c == null ? -1 : VtHooks.selfFigure(total(c), mark(c), carrier(c));
+    }
+
+    /**
+     * Another virtual thread's account, ns, with its open stretch read on the
+     * clock of the carrier it is on; 0 for a thread that has not run yet (its
+     * fields are still zero), -1 once it has ended.
+     */
+    public static long other(Thread vthread) {
+        Object c = cont(vthread);
+        if (c == null) {
+            return -1;
+        }
+        for (int spins = 0;; spins++) {
+            long seq = seq(c);
+            if ((seq & 1) == 0) {
+                long total = total(c);
+                long mark = mark(c);
+                long carrier = carrier(c);
+                long now = carrier > 0 ? VtHooks.carrierNow(carrier) : 0;
+                VarHandle.loadLoadFence();
+                if (seq(c) == seq) {
+                    return carrier == ENDED ? -1 : VtHooks.figure(total, mark, carrier, now);
+                }
+            }
+            if (spins > 64) {
+                Thread.onSpinWait();
+            }
+        }
     }
 
     static long seq(Object c) {

@@ -22,7 +22,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>
  * A thread's account is four fields of its continuation, which the hooks
  * are handed ({@link VtFields}); where the agent could not add those, an
- * entry in a table keyed by thread id ({@link VtAccounts}).
+ * entry in a table keyed by thread id ({@link VtAccounts}). Which one is
+ * fixed before the hooks go in; each of the two classes also reads its
+ * accounts, with the clock held here.
  */
 public final class VtHooks {
     private static final MethodHandle CLOCK = VtConfig.clock;
@@ -154,99 +156,17 @@ public final class VtHooks {
         }
     }
 
-    /** The calling virtual thread's account, ns; -1 without one. */
-    public static long self(Thread vthread) {
-        long total, carrier, mark;
-        if (FIELDS) {
-            Object c = VtFields.cont(vthread);
-            if (c == null) {
-                return -1;
-            }
-            total = VtFields.total(c);
-            carrier = VtFields.carrier(c);
-            mark = VtFields.mark(c);
-        } else {
-            long id = vthread.getId();
-            int a = VtAccounts.find(id);
-            if (a < 0) {
-                return -1;
-            }
-            long[] c = VtAccounts.chunk(id, a);
-            int o = VtAccounts.offset(a);
-            total = c[o + VtAccounts.TOTAL];
-            carrier = c[o + VtAccounts.CARRIER];
-            mark = c[o + VtAccounts.MARK];
-        }
-        if (carrier == 0) {
-            return ns(total);
-        }
+    /** The clock stretches are measured with, now, in its units; -1 if the read failed. */
+    static long now() {
         try {
-            long now = (long) CLOCK.invokeExact();
-            long open = now - mark;
-            return now < 0 ? -1 : ns(total + (open > 0 ? open : 0));
+            return (long) CLOCK.invokeExact();
         } catch (Throwable t) {
             return -1;
         }
     }
 
-    /**
-     * Another virtual thread's account, ns, with its open stretch read on
-     * the clock of the carrier it is on; -1 if it has none or has ended.
-     */
-    public static long other(Thread vthread) {
-        if (!FIELDS) {
-            return otherInTable(vthread.getId());
-        }
-        Object c = VtFields.cont(vthread);
-        if (c == null) {
-            return -1;
-        }
-        for (int spins = 0;; spins++) {
-            long seq = VtFields.seq(c);
-            if ((seq & 1) == 0) {
-                long total = VtFields.total(c);
-                long mark = VtFields.mark(c);
-                long carrier = VtFields.carrier(c);
-                long now = carrier > 0 ? carrierClock(carrier) : 0;
-                java.lang.invoke.VarHandle.loadLoadFence();
-                if (VtFields.seq(c) == seq) {
-                    return carrier == VtFields.ENDED ? -1 : figure(total, mark, carrier, now);
-                }
-            }
-            if (spins > 64) {
-                Thread.onSpinWait();
-            }
-        }
-    }
-
-    private static long otherInTable(long id) {
-        int a = VtAccounts.find(id);
-        if (a < 0) {
-            return -1;
-        }
-        long[] c = VtAccounts.chunk(id, a);
-        int o = VtAccounts.offset(a);
-        for (int spins = 0;; spins++) {
-            long seq = VtAccounts.seq(c, o);
-            if ((seq & 1) == 0) {
-                long owner = c[o + VtAccounts.OWNER];
-                long total = c[o + VtAccounts.TOTAL];
-                long mark = c[o + VtAccounts.MARK];
-                long carrier = c[o + VtAccounts.CARRIER];
-                long now = carrier != 0 ? carrierClock(carrier) : 0;
-                java.lang.invoke.VarHandle.loadLoadFence();
-                if (VtAccounts.seq(c, o) == seq) {
-                    return owner != id ? -1 : figure(total, mark, carrier, now);
-                }
-            }
-            if (spins > 64) {
-                Thread.onSpinWait();
-            }
-        }
-    }
-
     /** The clock of the carrier with thread id {@code carrier}; -1 if it failed. */
-    private static long carrierClock(long carrier) {
+    static long carrierNow(long carrier) {
         try {
             return (long) CARRIER_CLOCK.invokeExact(carrier);
         } catch (Throwable t) {
@@ -255,31 +175,24 @@ public final class VtHooks {
     }
 
     /** A consistent reading in ns: the closed total plus the open stretch, if
-     * one is open and its carrier's clock could be read. */
-    private static long figure(long total, long mark, long carrier, long now) {
+     * one is open (on {@code carrier}) and its clock could be read ({@code now}). */
+    static long figure(long total, long mark, long carrier, long now) {
         long open = carrier == 0 || now < 0 ? 0 : now - mark;
         return ns(total + (open > 0 ? open : 0));
+    }
+
+    /** The calling thread's own figure, ns: its closed total plus its open
+     * stretch, read on this carrier's clock; -1 if that read failed. */
+    static long selfFigure(long total, long mark, long carrier) {
+        if (carrier == 0) {
+            return ns(total);
+        }
+        long now = now();
+        return now < 0 ? -1 : figure(total, mark, carrier, now);
     }
 
     /** Clock units to ns (the cycle counter's ticks; other clocks are in ns). */
     private static long ns(long units) {
         return NS_PER_TICK == 1 ? units : (long) (units * NS_PER_TICK);
-    }
-
-    /** Bytes the table's accounts and their indexes occupy; 0 while the
-     * accounts are in the threads' continuations. */
-    public static long accountBytes() {
-        return FIELDS ? 0 : VtAccounts.bytes();
-    }
-
-    /** Accounts the table holds for virtual threads now (for {@code
-     * VirtualThreadCpu}); 0 while the accounts are in the threads' continuations. */
-    public static long accountsInUse() {
-        return FIELDS ? 0 : VtAccounts.inUse();
-    }
-
-    /** Whether the accounts are in the threads' continuations, not a table. */
-    public static boolean accountsInThreads() {
-        return FIELDS;
     }
 }

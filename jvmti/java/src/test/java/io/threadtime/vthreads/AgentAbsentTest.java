@@ -31,6 +31,8 @@ class AgentAbsentTest {
         assertEquals(-1, seen[3], "another virtual thread");
         assertEquals(-1, seen[4], "the drop-in bean, current virtual thread");
         assertEquals(-1, seen[5], "the drop-in bean, current virtual thread by id");
+        Long unrun = Work.figureBeforeItRuns();
+        assertTrue(unrun == null || unrun == -1, "a started thread not yet run, nothing charging: " + unrun);
         long mine = VirtualThreadCpu.currentThreadCpuTime();
         assertTrue(mine > 0 && mine <= Work.MX.getCurrentThreadCpuTime(), "platform thread read " + mine);
     }

@@ -221,6 +221,16 @@ class ExactModeTest {
         assertEquals(-1, VirtualThreadCpu.threadCpuTime(Thread.ofVirtual().unstarted(() -> {})));
     }
 
+    /** A thread that has been started but not yet mounted has used no CPU:
+     * 0, wherever the accounts are (issue 30 item 7: the table and the JVMTI
+     * agent said -1, the continuation fields 0). */
+    @Test
+    void aStartedThreadNotYetRunReadsZero() throws Exception {
+        Long figure = Work.figureBeforeItRuns();
+        Assumptions.assumeTrue(figure != null, "the scheduler ran the thread on a carrier of its own");
+        assertEquals(0, figure, "a started thread that has not run");
+    }
+
     /** What each carrier burns for another thread while a task is parked for
      * its move (taskCpuSpansParksAndCarriers). */
     static final long MOVE_BURN = 50 * MS;

@@ -14,6 +14,14 @@ import org.junit.jupiter.api.Test;
  * unmounted, and all of a pinned wait.
  */
 class MountedModeTest {
+    /** As in exact mode: 0 for a started thread that has not run yet. */
+    @Test
+    void aStartedThreadNotYetRunReadsZero() throws Exception {
+        Long figure = Work.figureBeforeItRuns();
+        org.junit.jupiter.api.Assumptions.assumeTrue(figure != null, "the scheduler ran the thread on a carrier of its own");
+        assertEquals(0, figure, "a started thread that has not run");
+    }
+
     @Test
     void modeIsMountedOnTheCounter() {
         assertEquals(VirtualThreadCpu.Mode.MOUNTED, VirtualThreadCpu.mode());

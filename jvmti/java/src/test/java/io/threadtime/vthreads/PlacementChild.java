@@ -1,7 +1,8 @@
 package io.threadtime.vthreads;
 
 import io.threadtime.VirtualThreadCpu;
-import io.threadtime.boot.VtHooks;
+import io.threadtime.boot.VtAccounts;
+import io.threadtime.boot.VtFields;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
@@ -38,12 +39,17 @@ public final class PlacementChild {
         Thread parked = Thread.ofVirtual().start(LockSupport::park);
         while (parked.getState() != Thread.State.WAITING)
             Thread.onSpinWait();
-        long live = VtHooks.other(parked);
+        long live = hooks(parked);
         LockSupport.unpark(parked);
         parked.join();
         System.out.println(VirtualThreadCpu.mode() + " " + VirtualThreadCpu.accountsInThreads() + " "
                 + VirtualThreadCpu.hookFailures() + " " + figures[0] + " " + figures[1] + " "
-                + VtHooks.other(burner) + " " + live);
+                + hooks(burner) + " " + live);
+    }
+
+    /** The hooks' own figure for {@code t}, from wherever they keep the accounts. */
+    private static long hooks(Thread t) {
+        return VirtualThreadCpu.accountsInThreads() ? VtFields.other(t) : VtAccounts.other(t);
     }
 
     /** The one carrier (parallelism 1), by the name the JDK gives it. */

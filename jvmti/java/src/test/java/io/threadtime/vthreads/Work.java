@@ -171,6 +171,45 @@ final class Work {
         }
     }
 
+    /**
+     * What {@code VirtualThreadCpu.threadCpuTime} answers for a virtual
+     * thread that has been started but has not run: every carrier
+     * (parallelism 2) is held by a virtual thread that spins without
+     * unmounting, so the scheduler cannot mount it. Null if it ran all the
+     * same (the pool added a carrier): the test then has nothing to check.
+     */
+    static Long figureBeforeItRuns() throws Exception {
+        int carriers = Integer.getInteger("jdk.virtualThreadScheduler.parallelism", 2);
+        AtomicBoolean release = new AtomicBoolean(), ran = new AtomicBoolean();
+        CountDownLatch holding = new CountDownLatch(carriers);
+        List<Thread> holders = new ArrayList<>();
+        Thread waiting = null;
+        long figure;
+        try {
+            for (int i = 0; i < carriers; i++) {
+                holders.add(Thread.ofVirtual().start(() -> {
+                    holding.countDown();
+                    while (!release.get())
+                        Thread.onSpinWait();
+                }));
+            }
+            await(holding);
+            waiting = Thread.ofVirtual().start(() -> ran.set(true));
+            figure = VirtualThreadCpu.threadCpuTime(waiting);
+            if (ran.get() || !waiting.isAlive())
+                return null;
+        } finally {
+            release.set(true);
+            for (Thread h : holders)
+                h.join();
+            if (waiting != null)
+                waiting.join();
+        }
+        if (VirtualThreadCpu.threadCpuTime(waiting) != -1)
+            throw new AssertionError("an ended thread read " + VirtualThreadCpu.threadCpuTime(waiting));
+        return figure;
+    }
+
     /** The scheduler's carrier threads, alive now. */
     static List<Thread> carriers() {
         List<Thread> out = new ArrayList<>();
