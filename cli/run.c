@@ -306,24 +306,35 @@ int tt_cli_run(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     int fwd[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     struct sigaction saved[4];
-    for (int k = 0; k < 4; k++)
+    sigset_t held, mask;
+    sigemptyset(&held);
+    for (int k = 0; k < 4; k++) {
         sigaction(fwd[k], &sa, &saved[k]);
+        sigaddset(&held, fwd[k]);
+    }
+    /* Held until g_child is set: CMD can exec and be seen (and a SIGTERM
+     * sent to us for it) before fork returns here; taken then, with
+     * g_child still 0, the signal would reach nobody. */
+    sigprocmask(SIG_BLOCK, &held, &mask);
 
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "threadtime run: fork: %s\n", strerror(errno));
+        sigprocmask(SIG_SETMASK, &mask, NULL);
         rm_dir(dir);
         return 2;
     }
     if (pid == 0) {
         for (int k = 0; k < 4; k++)
             sigaction(fwd[k], &saved[k], NULL);
+        sigprocmask(SIG_SETMASK, &mask, NULL);
         execvp(cmd[0], cmd);
         int e = errno;
         fprintf(stderr, "threadtime run: cannot run %s: %s\n", cmd[0], strerror(e));
         _exit(e == ENOENT ? 127 : 126);
     }
     g_child = pid;
+    sigprocmask(SIG_SETMASK, &mask, NULL); /* one that came meanwhile goes on now */
     unsetenv("LD_PRELOAD");
     if (old)
         setenv("LD_PRELOAD", old, 1);
