@@ -143,7 +143,7 @@ const tt_bench_method tt_bench_event_methods[] = {
      .run = run_event_begin_end, .global_setup = log_start, .global_teardown = log_stop},
     {.name = "probe_begin_end", .description = "tt_probe_begin + tt_probe_end: the pair plus the per-thread accumulator",
      .run = run_probe_begin_end, .global_setup = log_start, .global_teardown = log_stop},
-    {.name = "probe_cpu", .description = "tt_probe_begin_cpu + tt_probe_end_cpu: with CPU time (six clock reads)",
+    {.name = "probe_cpu", .description = "tt_probe_begin_cpu + tt_probe_end_cpu: with CPU time (one counter read per record on CPU)",
      .run = run_probe_cpu, .global_setup = log_start, .global_teardown = log_stop},
     {.name = "shared_ring_atomic", .description = "one ring for all threads, one global atomic index (does not scale)",
      .run = run_shared_ring, .global_setup = shared_setup, .global_teardown = shared_teardown},
