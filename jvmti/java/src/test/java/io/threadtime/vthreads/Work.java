@@ -115,6 +115,57 @@ final class Work {
         }
     }
 
+    /**
+     * Whether the figure of a virtual thread that runs {@code wait} (a wait
+     * of ten seconds or more that an interrupt ends) stood still across two
+     * reads 20 ms apart, once its state said it waits. Mounted mode charges
+     * wall time while mounted, so a figure that stands still says the thread
+     * was unmounted, whatever the OS scheduled meanwhile; a mounted one
+     * always moves. Polls until it stands still or the thread ends.
+     */
+    static boolean figureStandsStillDuring(Body wait) throws Exception {
+        Thread v = waiter(wait);
+        boolean still = false;
+        while (!still && v.isAlive()) {
+            long a = VirtualThreadCpu.threadCpuTime(v);
+            Thread.sleep(20);
+            long b = VirtualThreadCpu.threadCpuTime(v);
+            still = a >= 0 && a == b && v.isAlive();
+        }
+        v.interrupt();
+        v.join();
+        return still;
+    }
+
+    /** Whether the figure of a virtual thread that runs {@code wait} moves
+     * across two reads 20 ms apart once its state says it waits: a pinned
+     * wait stays mounted, and mounted mode charges it. */
+    static boolean figureMovesDuring(Body wait) throws Exception {
+        Thread v = waiter(wait);
+        long a = VirtualThreadCpu.threadCpuTime(v);
+        Thread.sleep(20);
+        long b = VirtualThreadCpu.threadCpuTime(v);
+        boolean alive = v.isAlive();
+        v.interrupt();
+        v.join();
+        return alive && a >= 0 && b > a;
+    }
+
+    /** A virtual thread running wait (its interrupt ends it), once its state says it waits. */
+    private static Thread waiter(Body wait) {
+        Thread v = Thread.ofVirtual().name("waiter").start(() -> {
+            try {
+                wait.run(0);
+            } catch (InterruptedException ended) {
+                // the test has what it waited for
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        awaitTrue(() -> v.getState() == Thread.State.TIMED_WAITING, "the waiter to wait");
+        return v;
+    }
+
     /** {@link #moveToAnotherCarrier(long)} with spinners that burn nothing first. */
     static Thread moveToAnotherCarrier() {
         return moveToAnotherCarrier(0);
