@@ -408,8 +408,6 @@ static int self_split_clockid(tt__split *s, tt_times *out)
     return rc;
 }
 
-int tt__self_split_fast(tt_times *out) { return tt__self_split_at(tt__counter_read(), out); }
-
 int tt__self_split_at(uint64_t counter, tt_times *out)
 {
     uint64_t anchor;

@@ -52,6 +52,11 @@ void tt__log_lock(tt__name_area **areas);
  * thread's ring (if it has or can take one) and returns its time word, or
  * returns 0 if the log is not recording. Sets *run_key to the run's key. */
 uint64_t tt__record_slow(uint64_t w1, uint64_t p0, uint64_t p1, uint64_t *run_key);
+/* A begin_cpu or end_cpu record (kind and id in w1) with the calling
+ * thread's CPU split, read at the record's own counter value (event_probe.c:
+ * the probes' _cpu records are made the same way). A split that cannot be
+ * read is stored as user all ones, system 0. */
+void tt__record_cpu(uint64_t w1);
 /* The current (or last) run's key, 0 if none; 1 while recording. */
 uint64_t tt__log_key(void);
 int tt__log_recording(void);

@@ -111,13 +111,12 @@ int64_t tt__fast_ns(uint64_t *anchor);
  * thread's anchor (a signal handler re-armed it in between) gets a real
  * read at the time of the call. */
 int64_t tt__fast_ns_at(uint64_t counter, uint64_t *anchor);
-/* The calling thread's consistent split with the fast clock's total: the
- * event log's CPU intervals. The system share is proportioned by raw tick
- * counts read when the anchor was new (two clock reads per anchor; the
- * ticks move once per 4 ms, an anchor serves at most 1 ms), so user +
- * system is the fast total and each part stays monotonic. 0 or -errno. */
-int tt__self_split_fast(tt_times *out);
-/* The same at a counter value the caller has just read (tt__fast_ns_at). */
+/* The calling thread's consistent split with the fast clock's total at a
+ * counter value the caller has just read (tt__fast_ns_at): the event log's
+ * CPU records. The system share is proportioned by raw tick counts read
+ * when the anchor was new (two clock reads per anchor; the ticks move once
+ * per 4 ms, an anchor serves at most 1 ms), so user + system is the fast
+ * total and each part stays monotonic. 0 or -errno. */
 int tt__self_split_at(uint64_t counter, tt_times *out);
 
 /* For the tests only: how long one anchor serves, in ns (default
