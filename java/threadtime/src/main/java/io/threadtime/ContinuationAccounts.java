@@ -1,8 +1,6 @@
 package io.threadtime;
 
-import io.threadtime.boot.VtConfig;
 import io.threadtime.boot.VtFields;
-import io.threadtime.boot.VtHooks;
 
 /**
  * The {@code -javaagent}'s accounts in the threads: four fields of each
@@ -10,26 +8,9 @@ import io.threadtime.boot.VtHooks;
  * {@code io.threadtime.boot.VtHooks} writes them at every mount and unmount,
  * {@link VtFields} reads them). Nothing is held outside the threads.
  */
-final class ContinuationAccounts implements VirtualThreadAccounts {
-    private final int state;
-
+final class ContinuationAccounts extends JavaagentAccounts {
     ContinuationAccounts(int state) {
-        this.state = state;
-    }
-
-    @Override
-    public VirtualThreadCpu.Mechanism mechanism() {
-        return VirtualThreadCpu.Mechanism.JAVAAGENT;
-    }
-
-    @Override
-    public int state() {
-        return state;
-    }
-
-    @Override
-    public String clock() {
-        return VtConfig.clockName();
+        super(state);
     }
 
     @Override
@@ -55,10 +36,5 @@ final class ContinuationAccounts implements VirtualThreadAccounts {
     @Override
     public boolean inThreads() {
         return true;
-    }
-
-    @Override
-    public long hookFailures() {
-        return VtHooks.failures();
     }
 }

@@ -1,8 +1,6 @@
 package io.threadtime;
 
 import io.threadtime.boot.VtAccounts;
-import io.threadtime.boot.VtConfig;
-import io.threadtime.boot.VtHooks;
 
 /**
  * The {@code -javaagent}'s accounts in a table keyed by thread id
@@ -10,26 +8,9 @@ import io.threadtime.boot.VtHooks;
  * continuations, or {@code accounts=table} was given. A thread's account is
  * made at its first mount and recycled at its end.
  */
-final class TableAccounts implements VirtualThreadAccounts {
-    private final int state;
-
+final class TableAccounts extends JavaagentAccounts {
     TableAccounts(int state) {
-        this.state = state;
-    }
-
-    @Override
-    public VirtualThreadCpu.Mechanism mechanism() {
-        return VirtualThreadCpu.Mechanism.JAVAAGENT;
-    }
-
-    @Override
-    public int state() {
-        return state;
-    }
-
-    @Override
-    public String clock() {
-        return VtConfig.clockName();
+        super(state);
     }
 
     @Override
@@ -55,10 +36,5 @@ final class TableAccounts implements VirtualThreadAccounts {
     @Override
     public boolean inThreads() {
         return false;
-    }
-
-    @Override
-    public long hookFailures() {
-        return VtHooks.failures();
     }
 }
