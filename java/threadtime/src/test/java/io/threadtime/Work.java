@@ -91,8 +91,8 @@ final class Work {
         }
     }
 
-    /** The calling thread's /proc/PID/task/TID directory. */
-    private static Path ownTask() {
+    /** The calling thread's /proc/PID/task/TID directory (/proc/thread-self names it). */
+    static Path ownTask() {
         try {
             return Paths.get("/proc").resolve(Files.readSymbolicLink(Paths.get("/proc/thread-self")));
         } catch (IOException e) {
