@@ -158,10 +158,13 @@ TT_TEST(raw_clocks_are_tick_samples_of_the_precise_clock)
 
 /* ---- another thread by tid: busy vs sleeping, exit, foreign tid ---- */
 
+enum { PEER_NAPS, PEER_BURNS, PEER_BLOCKS };
+
 typedef struct peer {
     _Atomic pid_t tid;
     _Atomic int stop;
-    int busy;
+    int kind;
+    int wake[2]; /* PEER_BLOCKS: a pipe its first read blocks on */
     tt_thread *self_handle;
 } peer;
 
@@ -170,8 +173,13 @@ static void *peer_main(void *arg)
     peer *p = arg;
     tt_thread_open(0, &p->self_handle);
     atomic_store(&p->tid, gettid());
+    /* Nothing between publishing the tid and this read can sleep, so once
+     * the thread shows as sleeping it is blocked here. */
+    char c;
+    if (p->kind == PEER_BLOCKS && read(p->wake[0], &c, 1) != 1)
+        abort();
     while (!atomic_load(&p->stop)) {
-        if (p->busy)
+        if (p->kind == PEER_BURNS)
             burn(5 * MS);
         else
             usleep(2000);
@@ -179,9 +187,11 @@ static void *peer_main(void *arg)
     return NULL;
 }
 
-static void start_peer(peer *p, pthread_t *th, int busy)
+static void start_peer(peer *p, pthread_t *th, int kind)
 {
-    *p = (peer){.busy = busy};
+    *p = (peer){.kind = kind, .wake = {-1, -1}};
+    if (kind == PEER_BLOCKS && pipe(p->wake) != 0)
+        abort();
     pthread_create(th, NULL, peer_main, p);
     while (atomic_load(&p->tid) == 0)
         usleep(100);
@@ -191,8 +201,14 @@ TT_TEST(busy_and_sleeping_threads_by_tid)
 {
     peer busy, idle;
     pthread_t tb, ti;
-    start_peer(&busy, &tb, 1);
-    start_peer(&idle, &ti, 0);
+    start_peer(&busy, &tb, PEER_BURNS);
+    start_peer(&idle, &ti, PEER_BLOCKS);
+    /* Until the idle thread is blocked on its pipe (bounded): from then on
+     * its clock stands still however the threads are scheduled. */
+    tt_procfs_stat st = {0};
+    for (int i = 0; i < 60000 && !(tt_procfs_read(0, idle.tid, &st) == 0 && st.state == 'S'); i++)
+        usleep(1000);
+    CHECK_OP(st.state, ==, 'S');
     int64_t b0 = tt_tid_total_ns(busy.tid), i0 = tt_tid_total_ns(idle.tid);
     CHECK_OP(b0, >=, 0);
     CHECK_OP(i0, >=, 0);
@@ -201,11 +217,15 @@ TT_TEST(busy_and_sleeping_threads_by_tid)
         usleep(10000);
     int64_t b1 = tt_tid_total_ns(busy.tid), i1 = tt_tid_total_ns(idle.tid);
     CHECK_OP(b1 - b0, >=, 100 * MS);
-    /* A thread that sleeps in 2 ms naps costs microseconds per wake-up. */
-    CHECK_OP(i1 - i0, <, (b1 - b0) / 4);
-    CHECK_OP(tt_tid_user_raw_ns(busy.tid), >=, 0);
+    /* Each tid gets its own clock: the blocked one did not move at all
+     * while the busy one (and the caller) ran. */
+    CHECK_OP(i1, ==, i0);
+    /* User first: PROF (user + system) read after it can't be below it,
+     * however long the busy thread runs between the two reads. */
+    int64_t busy_user = tt_tid_user_raw_ns(busy.tid);
+    CHECK_OP(busy_user, >=, 0);
+    CHECK_OP(tt_tid_prof_raw_ns(busy.tid), >=, busy_user);
     CHECK_OP(tt_tid_system_raw_ns(busy.tid), >=, 0);
-    CHECK_OP(tt_tid_prof_raw_ns(busy.tid), >=, tt_tid_user_raw_ns(busy.tid) - 8 * MS);
 
     /* A handle on another tid: consistent and monotonic. */
     tt_thread *h;
@@ -224,8 +244,11 @@ TT_TEST(busy_and_sleeping_threads_by_tid)
 
     atomic_store(&busy.stop, 1);
     atomic_store(&idle.stop, 1);
+    CHECK_OP(write(idle.wake[1], "", 1), ==, 1);
     pthread_join(tb, NULL);
     pthread_join(ti, NULL);
+    close(idle.wake[0]);
+    close(idle.wake[1]);
     tt_thread_close(busy.self_handle);
     tt_thread_close(idle.self_handle);
 }
@@ -234,7 +257,7 @@ TT_TEST(exited_thread_gives_esrch)
 {
     peer p;
     pthread_t th;
-    start_peer(&p, &th, 0);
+    start_peer(&p, &th, PEER_NAPS);
     pid_t tid = p.tid;
     tt_thread *other;
     CHECK_OP(tt_thread_open(tid, &other), ==, 0);
@@ -385,7 +408,7 @@ TT_TEST(one_handle_many_readers)
 {
     peer busy;
     pthread_t tb, th[READERS];
-    start_peer(&busy, &tb, 1);
+    start_peer(&busy, &tb, PEER_BURNS);
     CHECK_OP(tt_thread_open(busy.tid, &shared_handle), ==, 0);
     for (int i = 0; i < READERS; i++)
         pthread_create(&th[i], NULL, shared_reader, NULL);

@@ -3,9 +3,6 @@ package io.threadtime;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -19,10 +16,9 @@ class BackendTest {
         return Backends.names();
     }
 
-    /** The kernel tid of the calling thread, from /proc/thread-self -> "<pid>/task/<tid>". */
-    private static int tidFromProc() throws Exception {
-        Path link = Files.readSymbolicLink(Paths.get("/proc/thread-self"));
-        return Integer.parseInt(link.getFileName().toString());
+    /** The kernel tid of the calling thread, the last name in its /proc task path. */
+    private static int tidFromProc() {
+        return Integer.parseInt(Work.ownTask().getFileName().toString());
     }
 
     @ParameterizedTest

@@ -109,28 +109,47 @@ class ThreadTimeTest {
         }
     }
 
+    /** Reads a thread's split while it burns, then after it has burned and
+     * until it is gone. The runner waits to exit until one read has been
+     * taken after its burn, so that read holds the whole burn however late
+     * the reader runs. */
     @Test
     void splitOfARunningThreadHoldsItsGuarantees() throws Exception {
         CountDownLatch registered = new CountDownLatch(1);
+        CountDownLatch burned = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
         Thread t = new Thread(() -> {
             ThreadTime.register();
             registered.countDown();
             Work.burn(200 * MS);
+            burned.countDown();
+            Work.await(release);
         }, "runner");
         t.start();
-        assertTrue(registered.await(60, TimeUnit.SECONDS));
-        CpuTimes last = new CpuTimes(0, 0, 0);
-        int reads = 0;
-        Optional<CpuTimes> now;
-        while ((now = ThreadTime.threadTimes(t)).isPresent()) {
-            Work.assertSplit(now.get());
-            Work.assertNotBackwards(last, now.get());
-            last = now.get();
-            reads++;
+        try {
+            assertTrue(registered.await(60, TimeUnit.SECONDS));
+            CpuTimes last = new CpuTimes(0, 0, 0), afterBurn = null;
+            Optional<CpuTimes> now;
+            for (;;) {
+                boolean done = burned.getCount() == 0; // before the read
+                if (!(now = ThreadTime.threadTimes(t)).isPresent()) {
+                    break;
+                }
+                Work.assertSplit(now.get());
+                Work.assertNotBackwards(last, now.get());
+                last = now.get();
+                if (done && afterBurn == null) {
+                    afterBurn = last;
+                    release.countDown();
+                }
+            }
+            assertNotNull(afterBurn, "the runner was gone before it had burned");
+            // 200 ms burned; the split may trail the precise clock by a tick.
+            assertTrue(afterBurn.totalNanos() >= 150 * MS, afterBurn::toString);
+        } finally {
+            release.countDown();
+            t.join();
         }
-        t.join();
-        assertTrue(reads > 0);
-        assertTrue(last.totalNanos() >= 150 * MS, last::toString);
     }
 
     @Test

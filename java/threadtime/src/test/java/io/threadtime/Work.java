@@ -3,7 +3,13 @@ package io.threadtime;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
@@ -40,11 +46,28 @@ final class Work {
         final Thread thread;
         final CountDownLatch release = new CountDownLatch(1);
 
+        /** The thread's /proc/self/task entry, which it names itself. */
+        private volatile Path task;
+
+        /** Returns once the thread sleeps in the kernel: its CPU clock stands
+         * still from then on, so two reads of it agree however the threads are
+         * scheduled. Java says WAITING as park begins, some code before the
+         * thread sleeps, and until then that code still adds to its clock. */
         Waiter(String name, Runnable before) throws InterruptedException {
             CountDownLatch ready = new CountDownLatch(1);
-            thread = new Thread(runThenWait(before, ready, release), name);
+            thread = new Thread(runThenWait(() -> {
+                before.run();
+                task = ownTask();
+            }, ready, release), name);
             thread.start();
             awaitBlocked(thread, ready);
+            long wallEnd = System.nanoTime() + DEADLINE_NS;
+            while (kernelState(task) != 'S') {
+                if (System.nanoTime() > wallEnd) {
+                    fail(name + " never went to sleep in the kernel (" + task + ")");
+                }
+                Thread.onSpinWait();
+            }
         }
 
         long id() {
@@ -65,6 +88,25 @@ final class Work {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             fail("interrupted");
+        }
+    }
+
+    /** The calling thread's /proc/PID/task/TID directory (/proc/thread-self names it). */
+    static Path ownTask() {
+        try {
+            return Paths.get("/proc").resolve(Files.readSymbolicLink(Paths.get("/proc/thread-self")));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The kernel's state letter for a task (R, S, D, ...), from its stat line. */
+    private static char kernelState(Path task) {
+        try {
+            String stat = new String(Files.readAllBytes(task.resolve("stat")), StandardCharsets.US_ASCII);
+            return stat.charAt(stat.lastIndexOf(')') + 2); // the name in parentheses may hold anything
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 

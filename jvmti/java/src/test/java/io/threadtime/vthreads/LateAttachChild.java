@@ -5,6 +5,7 @@ import static io.threadtime.vthreads.Work.MS;
 import io.threadtime.VirtualThreadCpu;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -17,21 +18,23 @@ import java.util.concurrent.locks.LockSupport;
 public final class LateAttachChild {
     public static void main(String[] args) throws Exception {
         long[] early = new long[3];
-        Thread main = Thread.currentThread();
+        AtomicBoolean attached = new AtomicBoolean();
         Thread t = Thread.ofVirtual().start(() -> {
             early[0] = Work.burn(40 * MS);
-            LockSupport.unpark(main);
-            LockSupport.park(); // the agent is attached now
+            while (!attached.get()) // park may return early
+                LockSupport.park();
             long start = VirtualThreadCpu.currentThreadCpuTime();
             early[1] = Work.burn(20 * MS);
             early[2] = VirtualThreadCpu.currentThreadCpuTime();
             if (start < 0)
                 early[2] = -2;
         });
-        LockSupport.park();
+        // Parked, not only done burning: the attach must find it off its carrier.
+        Work.awaitTrue(() -> t.getState() == Thread.State.WAITING, "the burner to park");
         System.out.println("ready");
         new BufferedReader(new InputStreamReader(System.in)).readLine();
         VirtualThreadCpu.Mode mode = VirtualThreadCpu.mode(); // first use: after the attach
+        attached.set(true);
         LockSupport.unpark(t);
         t.join();
         long[] late = new long[2];
