@@ -43,8 +43,12 @@ class MountedModeTest {
             }
             long charged = VirtualThreadCpu.currentThreadCpuTime() - start;
             wall = System.nanoTime() - wall;
-            // 1% for the counter's calibration against CLOCK_MONOTONIC_RAW.
-            assertTrue(charged >= burned - burned / 100, "burner " + i + ": charged " + charged + " < burned " + burned);
+            // 1% for the counter's calibration against CLOCK_MONOTONIC_RAW,
+            // and 2 ms for the kernel's CPU clock, which on this VM host can
+            // run up to ~1 ms ahead of wall time in a lump (a stretch missed
+            // would take a whole 8 ms burn).
+            assertTrue(charged >= burned - burned / 100 - 2 * MS,
+                    "burner " + i + ": charged " + charged + " < burned " + burned);
             assertTrue(charged <= wall + wall / 100, "burner " + i + ": charged " + charged + " > lifetime " + wall);
         });
     }
