@@ -98,19 +98,6 @@ static srow *row_of(summary *sm, uint32_t id)
     return &sm->rows[sm->slots[j] - 1];
 }
 
-static void on_track(void *ctx, const tt__track *tr)
-{
-    (void)ctx;
-    (void)tr;
-}
-
-static void on_open(void *ctx, const tt__track *tr, const tt__step *b)
-{
-    (void)ctx;
-    (void)tr;
-    (void)b;
-}
-
 /* A pair adds its duration; an instant adds a hit. */
 static void on_event(void *ctx, const tt__track *tr, const tt__step *end, const tt__step *b)
 {
@@ -530,7 +517,7 @@ int summary_emit(sink *s, const tt__trace *t, int json)
     summary sm = {.t = t};
     srow **hit = NULL;
     size_t nhit = 0;
-    const tt__walk_ops ops = {on_track, on_event, NULL, on_open};
+    const tt__walk_ops ops = {NULL, on_event, NULL, NULL};
     int rc = tt__trace_walk(t, &ops, &sm);
     if (rc == 0) {
         finish_rows(&sm);

@@ -196,11 +196,18 @@ static int feed(pairer *p, const tt__walk_ops *ops, void *ctx, const tt__track *
     return 0;
 }
 
+static void start_track(pairer *p, const tt__walk_ops *ops, void *ctx, const tt__track *tr)
+{
+    pairer_reset(p);
+    if (ops->track_start)
+        ops->track_start(ctx, tr);
+}
+
 static void finish_track(pairer *p, const tt__walk_ops *ops, void *ctx, const tt__track *tr)
 {
     if (ops->track_end)
         ops->track_end(ctx, tr);
-    for (size_t i = 0; i < p->depth; i++)
+    for (size_t i = 0; ops->open && i < p->depth; i++)
         if (p->stack[i].live)
             ops->open(ctx, tr, &p->stack[i].st);
     pairer_reset(p);
@@ -250,8 +257,7 @@ int tt__trace_walk(const tt__trace *t, const tt__walk_ops *ops, void *ctx)
         const tt__trace_thread *th = &t->threads[i];
         tt__track tr = {i, 0, 0};
         tt__owner_walk w = {0, 0};
-        pairer_reset(&p);
-        ops->track_start(ctx, &tr);
+        start_track(&p, ops, ctx, &tr);
         for (uint64_t k = 0; k < th->head - th->first && rc == 0; k++) {
             if (!step_at(t, i, k, 0, &st))
                 continue;
@@ -278,8 +284,7 @@ int tt__trace_walk(const tt__trace *t, const tt__walk_ops *ops, void *ctx)
         const vref *r = &refs[j];
         if (j == 0 || r->v != refs[j - 1].v) {
             tr = (tt__track){0, r->v, j == 0 ? 0 : tr.ordinal + 1};
-            pairer_reset(&p);
-            ops->track_start(ctx, &tr);
+            start_track(&p, ops, ctx, &tr);
         }
         if (step_at(t, r->thread, r->k, r->markers, &st))
             rc = feed(&p, ops, ctx, &tr, &st);
@@ -297,8 +302,7 @@ int tt__pair_track(const tt__step *steps, size_t n, const tt__walk_ops *ops, voi
     pairer p = {0};
     tt__track tr = {0, 0, 0};
     int rc = 0;
-    pairer_reset(&p);
-    ops->track_start(ctx, &tr);
+    start_track(&p, ops, ctx, &tr);
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = feed(&p, ops, ctx, &tr, &steps[i]);
     if (rc == 0)

@@ -123,12 +123,13 @@ typedef struct tt__step {
  * stamps, on one OS thread, with no marker between them. */
 int tt__pair_cpu(const tt__step *begin, const tt__step *end, int64_t *user, int64_t *sys);
 
+/* Any callback but event may be NULL: nothing to do there. */
 typedef struct tt__walk_ops {
     void (*track_start)(void *ctx, const tt__track *tr);
     /* Every event of the track in order. b: the begin that ev closes (an
      * end that paired), else NULL. */
     void (*event)(void *ctx, const tt__track *tr, const tt__step *ev, const tt__step *b);
-    /* After the track's last event (NULL: nothing to do)... */
+    /* After the track's last event... */
     void (*track_end)(void *ctx, const tt__track *tr);
     /* ...each begin still open, oldest first. */
     void (*open)(void *ctx, const tt__track *tr, const tt__step *b);

@@ -595,19 +595,6 @@ typedef struct pairs_ctx {
     int failed;
 } pairs_ctx;
 
-static void pairs_track(void *ctx, const tt__track *tr)
-{
-    (void)ctx;
-    (void)tr;
-}
-
-static void pairs_open(void *ctx, const tt__track *tr, const tt__step *b)
-{
-    (void)ctx;
-    (void)tr;
-    (void)b;
-}
-
 static void pairs_event(void *ctx, const tt__track *tr, const tt__step *end, const tt__step *b)
 {
     pairs_ctx *c = ctx;
@@ -652,7 +639,7 @@ static PyObject *ttpy_trace_intervals(PyObject *m, PyObject *arg)
     }
     if (c.by_thread == NULL)
         return NULL;
-    const tt__walk_ops ops = {pairs_track, pairs_event, NULL, pairs_open};
+    const tt__walk_ops ops = {NULL, pairs_event, NULL, NULL};
     int rc = tt__trace_walk(t, &ops, &c);
     if (rc != 0 || c.failed) {
         Py_DECREF(c.by_thread);
@@ -747,7 +734,7 @@ static PyObject *ttpy_pair_events(PyObject *m, PyObject *arg)
     for (Py_ssize_t i = 0; i < n; i++)
         if (step_of(PyList_GetItem(list, i), i, &markers, &steps[i], &vthread[i]) != 0)
             goto done;
-    const tt__walk_ops ops = {pairs_track, picked_event, NULL, pairs_open};
+    const tt__walk_ops ops = {NULL, picked_event, NULL, NULL};
     if (c.out != NULL && tt__pair_track(steps, (size_t)n, &ops, &c) != 0)
         PyErr_NoMemory();
     else if (c.out != NULL && !c.failed)
