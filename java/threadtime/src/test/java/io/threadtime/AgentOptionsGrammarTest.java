@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -59,11 +58,10 @@ class AgentOptionsGrammarTest {
     /** A JVM that only prints its version, with the agent given these options:
      * exit 0 (on JDK 17 the agent then stays passive), or 1 once it refused them. */
     private static boolean jvmtiAgentAccepts(String agentOption) throws Exception {
-        Process p = new ProcessBuilder(ProcessHandle.current().info().command().orElseThrow(), "-Xshare:auto",
-                agentOption, "-version").redirectErrorStream(true).start();
-        String out = ChildJvm.drain(p.getInputStream());
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "child JVM hung");
-        int exit = p.exitValue();
+        ChildJvm r = ChildJvm.finish(new ProcessBuilder(ProcessHandle.current().info().command().orElseThrow(),
+                "-Xshare:auto", agentOption, "-version").redirectErrorStream(true).start(), "java " + agentOption);
+        String out = r.out();
+        int exit = r.exit();
         assertTrue(exit == 0 || out.contains("threadtime-vthreads: unknown or conflicting option"),
                 agentOption + ": exit " + exit + " without the agent's refusal: " + out);
         return exit == 0;

@@ -1,6 +1,6 @@
 package io.threadtime;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -39,11 +39,36 @@ record ChildJvm(int exit, String out, String err) {
         if (dir != null) {
             pb.directory(dir.toFile());
         }
-        Process p = pb.start();
+        return finish(pb.start(), String.join(" ", pb.command()));
+    }
+
+    /** How long a child may run before it counts as hung. */
+    static final long HUNG_SECONDS = 180;
+
+    /**
+     * Process p (named what in a failure) read to its end, standard output
+     * and error each on a thread of its own. One that has not ended within
+     * HUNG_SECONDS fails the test with what it printed so far, after a
+     * SIGQUIT (a JVM prints its threads' stacks to standard output on it)
+     * and a forced end of it and its children: a hung child never holds the
+     * test run.
+     */
+    static ChildJvm finish(Process p, String what) throws Exception {
+        CompletableFuture<String> out = drainAsync(p.getInputStream());
         CompletableFuture<String> err = drainAsync(p.getErrorStream());
-        String out = drain(p.getInputStream());
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "child JVM hung");
-        return new ChildJvm(p.exitValue(), out, err.get());
+        if (!p.waitFor(HUNG_SECONDS, TimeUnit.SECONDS)) {
+            new ProcessBuilder("kill", "-QUIT", Long.toString(p.pid())).start().waitFor(10, TimeUnit.SECONDS);
+            Thread.sleep(2000);
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            fail(what + " did not end within " + HUNG_SECONDS + " s\nstdout:\n"
+                    + out.completeOnTimeout("(still open)", 5, TimeUnit.SECONDS).get() + "\nstderr:\n"
+                    + err.completeOnTimeout("(still open)", 5, TimeUnit.SECONDS).get());
+        }
+        // A grandchild that outlives the child may still hold the pipes.
+        String open = "(cut: a process the child started still holds this stream)";
+        return new ChildJvm(p.exitValue(), out.completeOnTimeout(open, 30, TimeUnit.SECONDS).get(),
+                err.completeOnTimeout(open, 30, TimeUnit.SECONDS).get());
     }
 
     /**
@@ -65,7 +90,7 @@ record ChildJvm(int exit, String out, String err) {
         return f;
     }
 
-    static String drain(InputStream in) {
+    private static String drain(InputStream in) {
         try {
             ByteArrayOutputStream buf = new ByteArrayOutputStream();
             in.transferTo(buf);

@@ -12,7 +12,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -93,10 +92,9 @@ class LogOptionsLayoutTest {
 
     /** The command's output (stdout and stderr); it must exit 0. */
     private static String run(List<String> cmd) throws Exception {
-        Process p = new ProcessBuilder(new ArrayList<>(cmd)).redirectErrorStream(true).start();
-        String out = ChildJvm.drain(p.getInputStream());
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS), cmd + " hung");
-        assertEquals(0, p.exitValue(), cmd + ": " + out);
-        return out;
+        ChildJvm r = ChildJvm.finish(new ProcessBuilder(new ArrayList<>(cmd)).redirectErrorStream(true).start(),
+                cmd.toString());
+        assertEquals(0, r.exit(), cmd + ": " + r.out());
+        return r.out();
     }
 }

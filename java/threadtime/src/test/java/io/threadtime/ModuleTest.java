@@ -30,9 +30,8 @@ class ModuleTest {
     }
 
     private static ProcessResult run(List<String> command) throws Exception {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String out = ChildJvm.drain(p.getInputStream());
-        return new ProcessResult(p.waitFor(), out);
+        ChildJvm r = ChildJvm.finish(new ProcessBuilder(command).redirectErrorStream(true).start(), command.toString());
+        return new ProcessResult(r.exit(), r.out());
     }
 
     record ProcessResult(int exit, String out) {}

@@ -72,12 +72,10 @@ class ProbeAgentTest {
         String cli = System.getProperty("threadtime.cli");
         assertTrue(cli != null && Files.isExecutable(Path.of(cli)),
                 "the threadtime CLI is needed to read traces (make build; -Dthreadtime.cli=" + cli + ")");
-        Process p = new ProcessBuilder(cli, "dump", "--format", "csv", trace.toString()).start();
-        CompletableFuture<String> err = ChildJvm.drainAsync(p.getErrorStream());
-        String out = ChildJvm.drain(p.getInputStream());
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "threadtime dump hung");
-        assertEquals(0, p.exitValue(), () -> "threadtime dump " + trace + ": " + err.join());
-        List<String> lines = out.lines().collect(Collectors.toList());
+        ChildJvm r = ChildJvm.finish(new ProcessBuilder(cli, "dump", "--format", "csv", trace.toString()).start(),
+                "threadtime dump " + trace);
+        assertEquals(0, r.exit(), () -> "threadtime dump " + trace + ": " + r.err());
+        List<String> lines = r.out().lines().collect(Collectors.toList());
         List<String> header = csv(lines.get(0));
         List<Event> events = new ArrayList<>();
         for (String line : lines.subList(1, lines.size())) {
@@ -207,12 +205,10 @@ class ProbeAgentTest {
 
     /** A figure of one row of {@code threadtime dump --summary --format json}, by its name. */
     static long summaryField(Path trace, String name, String field) throws Exception {
-        Process p = new ProcessBuilder(System.getProperty("threadtime.cli"), "dump", "--summary", "--format", "json",
-                trace.toString()).start();
-        CompletableFuture<String> err = ChildJvm.drainAsync(p.getErrorStream());
-        String out = ChildJvm.drain(p.getInputStream());
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "threadtime dump hung");
-        assertEquals(0, p.exitValue(), () -> "threadtime dump --summary " + trace + ": " + err.join());
+        ChildJvm r = ChildJvm.finish(new ProcessBuilder(System.getProperty("threadtime.cli"), "dump", "--summary",
+                "--format", "json", trace.toString()).start(), "threadtime dump --summary " + trace);
+        assertEquals(0, r.exit(), () -> "threadtime dump --summary " + trace + ": " + r.err());
+        String out = r.out();
         String row = out.lines().filter(l -> l.contains("\"name\":\"" + name + "\"")).findFirst()
                 .orElseThrow(() -> new AssertionError("no row " + name + " in " + out));
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"" + field + "\":(-?[0-9]+|null)").matcher(row);
@@ -400,12 +396,10 @@ class ProbeAgentTest {
             ChildJvm miss = ChildJvm.run(null, List.of(), "-jar", jar(), "attach", pid, "probe=example.NoSuchApp::run");
             assertEquals(0, miss.exit(), miss.toString());
             assertTrue(miss.err().contains("probe 'example.NoSuchApp::run' matched nothing"), miss.toString());
-            Process cli = new ProcessBuilder(System.getProperty("threadtime.cli"), "attach", "--jar", jar(), pid,
-                    "probe=a..b").redirectErrorStream(true).start();
-            String cliOut = ChildJvm.drain(cli.getInputStream());
-            assertTrue(cli.waitFor(120, TimeUnit.SECONDS), "threadtime attach hung");
-            assertNotEquals(0, cli.exitValue(), cliOut);
-            assertTrue(cliOut.contains("bad option 'probe=a..b'"), cliOut);
+            ChildJvm cli = ChildJvm.finish(new ProcessBuilder(System.getProperty("threadtime.cli"), "attach", "--jar",
+                    jar(), pid, "probe=a..b").redirectErrorStream(true).start(), "threadtime attach");
+            assertNotEquals(0, cli.exit(), cli.out());
+            assertTrue(cli.out().contains("bad option 'probe=a..b'"), cli.out());
             in.write("exit\n");
             in.flush();
             assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the child did not end");
@@ -421,12 +415,10 @@ class ProbeAgentTest {
 
     /** {@code threadtime attach --jar JAR PID options} (the CLI runs the target's own java): its exit status. */
     static int attachWithCli(String pid, String options) throws Exception {
-        Process p = new ProcessBuilder(System.getProperty("threadtime.cli"), "attach", "--jar", jar(), pid, options)
-                .redirectErrorStream(true).start();
-        String out = ChildJvm.drain(p.getInputStream());
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "threadtime attach hung");
-        assertTrue(out.contains("threadtime: JVM " + pid + " took " + options), out);
-        return p.exitValue();
+        ChildJvm r = ChildJvm.finish(new ProcessBuilder(System.getProperty("threadtime.cli"), "attach", "--jar", jar(),
+                pid, options).redirectErrorStream(true).start(), "threadtime attach " + options);
+        assertTrue(r.out().contains("threadtime: JVM " + pid + " took " + options), r.out());
+        return r.exit();
     }
 
     /** One line to the waiting child, then its "ready". */

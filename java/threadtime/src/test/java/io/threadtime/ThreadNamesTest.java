@@ -7,8 +7,6 @@ import example.NamesApp;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,12 +22,9 @@ class ThreadNamesTest {
         String cli = System.getProperty("threadtime.cli");
         ProcessBuilder pb = format == null ? new ProcessBuilder(cli, "dump", trace.toString())
                 : new ProcessBuilder(cli, "dump", "--format", format, trace.toString());
-        Process p = pb.start();
-        CompletableFuture<String> err = ChildJvm.drainAsync(p.getErrorStream());
-        String out = ChildJvm.drain(p.getInputStream());
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "threadtime dump hung");
-        assertEquals(0, p.exitValue(), () -> "threadtime dump " + trace + ": " + err.join());
-        return out;
+        ChildJvm r = ChildJvm.finish(pb.start(), "threadtime dump " + trace);
+        assertEquals(0, r.exit(), () -> "threadtime dump " + trace + ": " + r.err());
+        return r.out();
     }
 
     @Test
