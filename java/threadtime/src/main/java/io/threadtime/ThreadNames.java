@@ -104,6 +104,23 @@ final class ThreadNames {
         }
     }
 
+    /**
+     * What {@link #mountedSlow} does for a new virtual thread, rounds times,
+     * before the hooks go in, so that none of it is linked or (a method
+     * handle's rebuild at its 128th call) defined for the first time inside
+     * a mount. Names nothing: the core refuses id 0, and names no thread
+     * while the log is not running. The name has characters of one, two,
+     * three and four UTF-8 bytes.
+     */
+    static void warmUp(int rounds) {
+        Thread self = Thread.currentThread();
+        for (int i = 0; i < rounds; i++) {
+            isVirtual(self);
+            Native.B.logVthreadName(0, utf8z("w\u00e9\u4e2d\ud83d\ude00"));
+            Native.B.logThreadName(utf8z(self.getName()));
+        }
+    }
+
     /** A (Thread, Thread)V handle on {@link #mounted}, for the mount hook. */
     static MethodHandle mountedHandle() throws ReflectiveOperationException {
         return MethodHandles.lookup().findStatic(ThreadNames.class, "mounted",

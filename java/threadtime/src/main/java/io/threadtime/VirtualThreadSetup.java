@@ -19,6 +19,12 @@ final class VirtualThreadSetup {
     private VirtualThreadSetup() {}
 
     /**
+     * How many times the hooks are run before they go in: past the 128th
+     * call of each method handle they invoke (see {@link #install}).
+     */
+    static final int WARM_UP_ROUNDS = 200;
+
+    /**
      * The VirtualThread hooks (JDK 21+): accounting in the mode asked for
      * (exact by default), plus the event log's mount and unmount markers when
      * the agent runs the log; with the log (probe=, probes=, out=, ring=) and
@@ -101,10 +107,21 @@ final class VirtualThreadSetup {
             // this thread, under its own id, which no virtual thread has,
             // does all of it now (the log does not run yet: no marker is written),
             // on a continuation of its own when the accounts are in them.
+            // Not one round trip but WARM_UP_ROUNDS: a method handle called
+            // where it is not a constant (an interpreted hook) rebuilds itself
+            // at its 128th call, defining a class ("customization"; the JDK
+            // caps the threshold at 127), and inside a mount that deadlocked
+            // too (JDK 21, 1 run in 7 under load: a carrier in unmount()
+            // waiting in MethodHandle.customize, found by a test that hung CI).
             Thread self = Thread.currentThread();
-            VtHooks.mount(self, self, warmUp);
-            VtHooks.unmount(self, warmUp);
+            for (int i = 0; i < WARM_UP_ROUNDS; i++) {
+                VtHooks.mount(self, self, warmUp);
+                VtHooks.unmount(self, warmUp);
+            }
             VtHooks.end(self, warmUp);
+            if (o.runsLog()) {
+                ThreadNames.warmUp(WARM_UP_ROUNDS);
+            }
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             AgentLog.warn("could not set up the clock (" + e + "); the agent stays passive");
             VtConfig.state(VtConfig.PASSIVE);
