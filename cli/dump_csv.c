@@ -6,7 +6,7 @@
 
 void csv_header(sink *s)
 {
-    puts_(s, "tid,thread,vthread,index,t_ns,delta_ns,kind,id,name,value,text,cpu_user_ns,cpu_system_ns,thrown\n");
+    puts_(s, "tid,thread,vthread,index,t_ns,delta_ns,kind,id,name,value,text,cpu_user_ns,cpu_system_ns,thrown,vthread_name\n");
 }
 
 void csv_thread(sink *row, const tt__trace_thread *th)
@@ -60,5 +60,10 @@ void csv_event(sink *s, const tt__trace *t, const sink *row, const tt__trace_eve
     put(s, ",", 1);
     if (ev->thrown)
         put(s, "1", 1);
+    put(s, ",", 1);
+    /* Last, so that a reader by position keeps its columns (format 1.2). */
+    const char *vname = vthread ? tt__trace_vthread_name(t, vthread, &len) : NULL;
+    if (vname)
+        put_csv_str(s, vname, len);
     put(s, "\n", 1);
 }

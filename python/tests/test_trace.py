@@ -51,7 +51,8 @@ def as_csv_rows(trace: threadtime.Trace) -> list[list[str]]:
                          str(ev.t_ns), str(ev.t_ns - prev if prev is not None else 0), ev.kind, str(ev.id),
                          escaped(ev.name or ""), "" if ev.value is None else str(ev.value), escaped(ev.text or ""),
                          "" if ev.cpu_user_ns is None else str(ev.cpu_user_ns),
-                         "" if ev.cpu_system_ns is None else str(ev.cpu_system_ns), "1" if ev.thrown else ""])
+                         "" if ev.cpu_system_ns is None else str(ev.cpu_system_ns), "1" if ev.thrown else "",
+                         escaped(trace.vthread_names.get(ev.vthread, "")) if ev.vthread is not None else ""])
             prev = ev.t_ns
     return rows
 
@@ -168,6 +169,16 @@ def test_java_names_trace():
     assert list(trace.vthread_names.values()) == ["worker-v"]
     (vthread,) = trace.vthread_names
     assert any(e.vthread == vthread for th in trace for e in th.events)
+
+
+@needs_cli
+def test_java_names_trace_matches_the_c_tool():
+    """The virtual thread's name is in the CLI's CSV on each of its events."""
+    path = DATA / "java_names.trace"
+    assert_same_as_cli(path, threadtime.read_trace(path))
+    _, rows, _ = dump_csv(path)
+    assert {r[-1] for r in rows if r[2]} == {"worker-v"}
+    assert {r[-1] for r in rows if not r[2]} == {""}
 
 
 @needs_cli
