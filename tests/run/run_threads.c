@@ -2,9 +2,11 @@
  *
  *   run_threads short N   starts N threads, each alive 1-5 ms (a little
  *                         CPU, then a sleep), joined; each prints
- *                         "tid user_ns system_ns" as its last act, read with
- *                         getrusage(RUSAGE_THREAD): the truth the report
- *                         is checked against.
+ *                         "tid user_ns system_ns before_ns" as its last
+ *                         act: its split read with getrusage(RUSAGE_THREAD),
+ *                         the truth the report is checked against, and the
+ *                         wall time from its start to the end of its
+ *                         sleep's requested length.
  *   run_threads kill      ends 10 threads, starts 2 that keep burning, then
  *                         kills the whole process with SIGKILL.
  *   run_threads clone     starts a thread with clone() directly (as Go's
@@ -14,6 +16,7 @@
  *                         timeslices), so a round must have seen it.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -37,17 +40,28 @@ static void burn_us(long us)
     while ((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 < us);
 }
 
+static long long mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
 static void *short_life(void *arg)
 {
     long i = (long)arg;
+    long long born = mono_ns();
     burn_us(200 + 100 * (i % 5));
-    struct timespec d = {0, (1 + i % 4) * 1000000L};
-    nanosleep(&d, NULL);
+    long long asleep = mono_ns(), sleep_ns = (1 + i % 4) * 1000000LL;
+    /* At least sleep_ns off the CPU, a signal or not. */
+    struct timespec until = {(asleep + sleep_ns) / 1000000000LL, (asleep + sleep_ns) % 1000000000LL};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+        ;
     struct rusage ru;
     getrusage(RUSAGE_THREAD, &ru);
     pthread_mutex_lock(&g_print);
-    printf("%d %lld %lld\n", gettid(), (long long)ru.ru_utime.tv_sec * 1000000000LL + ru.ru_utime.tv_usec * 1000LL,
-           (long long)ru.ru_stime.tv_sec * 1000000000LL + ru.ru_stime.tv_usec * 1000LL);
+    printf("%d %lld %lld %lld\n", gettid(), (long long)ru.ru_utime.tv_sec * 1000000000LL + ru.ru_utime.tv_usec * 1000LL,
+           (long long)ru.ru_stime.tv_sec * 1000000000LL + ru.ru_stime.tv_usec * 1000LL, asleep - born + sleep_ns);
     fflush(stdout);
     pthread_mutex_unlock(&g_print);
     return NULL;
