@@ -548,7 +548,10 @@ TT_TEST(foreign_rseq_cs_left_alone)
         uint64_t now = *cs;
         int64_t r2 = tt_self_total_ns();
         CHECK_OP(f, >=, r1);
-        CHECK_OP(f, <=, r2);
+        /* A real read is never above the one after it; an anchor the read
+         * armed once the kernel had cleared the field may run ahead of it
+         * by the documented bound (179 ns seen under load). */
+        CHECK_OP(f, <=, r2 + (anchor == UINT64_MAX ? 0 : TT_FAST_BOUND_NS));
         if (now == foreign) {
             kept++;
             CHECK(anchor == UINT64_MAX); /* a real read, no anchor armed */
