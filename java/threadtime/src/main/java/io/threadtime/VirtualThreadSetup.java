@@ -111,7 +111,7 @@ final class VirtualThreadSetup {
             // where it is not a constant (an interpreted hook) rebuilds itself
             // at its 128th call, defining a class ("customization"; the JDK
             // caps the threshold at 127), and inside a mount that deadlocked
-            // too (JDK 21, 1 run in 7 under load: a carrier in unmount()
+            // too (JDK 21, 3 of 80 runs of a probe test: a carrier in unmount()
             // waiting in MethodHandle.customize, found by a test that hung CI).
             Thread self = Thread.currentThread();
             for (int i = 0; i < WARM_UP_ROUNDS; i++) {

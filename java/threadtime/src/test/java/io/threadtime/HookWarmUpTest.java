@@ -9,10 +9,10 @@ import org.junit.jupiter.api.Test;
 /**
  * Nothing a virtual-thread hook calls may be defined for the first time
  * inside a mount: with HotSpot's transition path on, that can deadlock the
- * carrier (it did, on JDK 21, in 1 run of 7 under load). A method handle
- * called where it is not a constant defines a class of its own at its 128th
- * call (its "customization"), so the agent's warm-up must carry every
- * handle the hooks call past that before the hooks go in.
+ * carrier (it did, on JDK 21, in 3 of 80 runs of a probe test's child). A
+ * method handle called where it is not a constant defines a class of its
+ * own at its 128th call (its "customization"), so the agent's warm-up must
+ * carry every handle the hooks call past that before the hooks go in.
  */
 class HookWarmUpTest {
     @Test
