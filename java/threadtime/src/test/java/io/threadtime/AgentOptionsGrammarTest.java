@@ -58,8 +58,8 @@ class AgentOptionsGrammarTest {
     /** A JVM that only prints its version, with the agent given these options:
      * exit 0 (on JDK 17 the agent then stays passive), or 1 once it refused them. */
     private static boolean jvmtiAgentAccepts(String agentOption) throws Exception {
-        ChildJvm r = ChildJvm.finish(new ProcessBuilder(ProcessHandle.current().info().command().orElseThrow(),
-                "-Xshare:auto", agentOption, "-version").redirectErrorStream(true).start(), "java " + agentOption);
+        ChildJvm r = ChildJvm.runMerged(List.of(ProcessHandle.current().info().command().orElseThrow(),
+                "-Xshare:auto", agentOption, "-version"));
         String out = r.out();
         int exit = r.exit();
         assertTrue(exit == 0 || out.contains("threadtime-vthreads: unknown or conflicting option"),

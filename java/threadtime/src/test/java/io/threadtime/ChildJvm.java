@@ -42,6 +42,11 @@ record ChildJvm(int exit, String out, String err) {
         return finish(pb.start(), String.join(" ", pb.command()));
     }
 
+    /** command run to its end, standard error merged into out(). */
+    static ChildJvm runMerged(List<String> command) throws Exception {
+        return finish(new ProcessBuilder(command).redirectErrorStream(true).start(), String.join(" ", command));
+    }
+
     /** How long a child may run before it counts as hung. */
     static final long HUNG_SECONDS = 180;
 

@@ -16,21 +16,15 @@ public final class HookHandlesChild {
         System.out.println("backend " + ThreadTime.backend());
         Class<?> config = Class.forName("io.threadtime.boot.VtConfig", false, null);
         for (String name : new String[] {"clock", "mountMark", "unmountMark", "mountName"}) {
-            print(name, field(config, name));
+            print(name, field(config, name, null));
         }
-        print("ThreadNames.IS_VIRTUAL", field(ThreadNames.class, "IS_VIRTUAL"));
+        print("ThreadNames.IS_VIRTUAL", field(ThreadNames.class, "IS_VIRTUAL", null));
         if (ThreadTime.backend().equals("ffm")) {
             Class<?> h = Class.forName("io.threadtime.FfmBackend$H");
             for (String name : new String[] {"EVENT_MOUNT", "EVENT_UNMOUNT", "LOG_VTHREAD_NAME", "LOG_THREAD_NAME"}) {
-                print("FfmBackend." + name, field(h, name));
+                print("FfmBackend." + name, field(h, name, null));
             }
         }
-    }
-
-    private static Object field(Class<?> c, String name) throws ReflectiveOperationException {
-        Field f = c.getDeclaredField(name);
-        f.setAccessible(true);
-        return f.get(null);
     }
 
     /** A handle is customized once its LambdaForm was made for it alone. */
@@ -44,6 +38,7 @@ public final class HookHandlesChild {
         System.out.println(name + "=" + (owner == handle ? "customized" : "not customized"));
     }
 
+    /** Field name of class c in object of (null: a static field), whatever its access. */
     private static Object field(Class<?> c, String name, Object of) throws ReflectiveOperationException {
         Field f = c.getDeclaredField(name);
         f.setAccessible(true);

@@ -7,7 +7,6 @@ import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -92,8 +91,7 @@ class LogOptionsLayoutTest {
 
     /** The command's output (stdout and stderr); it must exit 0. */
     private static String run(List<String> cmd) throws Exception {
-        ChildJvm r = ChildJvm.finish(new ProcessBuilder(new ArrayList<>(cmd)).redirectErrorStream(true).start(),
-                cmd.toString());
+        ChildJvm r = ChildJvm.runMerged(cmd);
         assertEquals(0, r.exit(), cmd + ": " + r.out());
         return r.out();
     }

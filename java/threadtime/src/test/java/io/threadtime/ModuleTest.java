@@ -29,16 +29,9 @@ class ModuleTest {
         return ProcessHandle.current().info().command().orElseThrow();
     }
 
-    private static ProcessResult run(List<String> command) throws Exception {
-        ChildJvm r = ChildJvm.finish(new ProcessBuilder(command).redirectErrorStream(true).start(), command.toString());
-        return new ProcessResult(r.exit(), r.out());
-    }
-
-    record ProcessResult(int exit, String out) {}
-
     @Test
     void onlyTheApiIsExported() throws Exception {
-        ProcessResult r = run(List.of(java(), "--module-path", jar().toString(), "--describe-module", "io.threadtime"));
+        ChildJvm r = ChildJvm.runMerged(List.of(java(), "--module-path", jar().toString(), "--describe-module", "io.threadtime"));
         assertEquals(0, r.exit(), r.out());
         List<String> exports = r.out().lines().filter(l -> l.startsWith("exports ")).toList();
         assertEquals(List.of("exports io.threadtime"), exports, r.out());
@@ -57,7 +50,7 @@ class ModuleTest {
         if (Runtime.version().feature() < 22) {
             cmd.remove("--enable-native-access=io.threadtime"); // JNI there; the flag came with FFM
         }
-        ProcessResult r = run(cmd);
+        ChildJvm r = ChildJvm.runMerged(cmd);
         assertEquals(0, r.exit(), r.out());
         assertTrue(r.out().contains("module=io.threadtime"), r.out());
         String cpu = r.out().lines().filter(l -> l.startsWith("cpu=")).findFirst().orElseThrow();
@@ -72,7 +65,7 @@ class ModuleTest {
         int rc = jlink.get().run(System.out, System.err, "--module-path", jar().toString(), "--add-modules",
                 "io.threadtime", "--output", image.toString());
         assertEquals(0, rc, "jlink failed (see the test's stderr)");
-        ProcessResult r = run(List.of(image.resolve("bin" + File.separator + "java").toString(), "--list-modules"));
+        ChildJvm r = ChildJvm.runMerged(List.of(image.resolve("bin" + File.separator + "java").toString(), "--list-modules"));
         assertTrue(r.out().contains("io.threadtime"), r.out());
         assertTrue(Files.exists(image.resolve("bin/java")));
     }
