@@ -238,5 +238,6 @@ int ttpy_clocks_init(PyObject *mod)
             return -1;
     }
     return PyModule_AddFunctions(mod, clocks_methods) || ttpy_add_type(mod, "Times", times_type) ||
-           ttpy_add_type(mod, "ProcStat", procstat_type);
+           ttpy_add_type(mod, "ProcStat", procstat_type) ||
+           PyModule_AddIntConstant(mod, "FAST_BOUND_NS", (long)TT_FAST_BOUND_NS) != 0;
 }

@@ -12,9 +12,13 @@ import pytest
 import threadtime
 from conftest import burn_cpu_ns
 
-# TT_FAST_BOUND_NS (include/threadtime/cpu.h): how far a fast read may run
-# ahead of a real read taken after it.
-BOUND_NS = 1_000_000
+# How far a fast read may run ahead of a real read taken after it (the core's
+# TT_FAST_BOUND_NS).
+BOUND_NS = threadtime.FAST_BOUND_NS
+
+
+def test_the_bound_is_the_cores():
+    assert BOUND_NS == 1_000_000  # include/threadtime/cpu.h
 
 
 @pytest.fixture

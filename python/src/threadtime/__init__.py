@@ -36,6 +36,7 @@ from types import TracebackType
 from typing import Any, Literal, ParamSpec, TypeVar
 
 from ._core import (
+    FAST_BOUND_NS,
     LogInfo,
     LogRunningError,
     ProcStat,
@@ -81,6 +82,7 @@ __all__ = [
     "TraceError",
     "TraceThread",
     "read_trace",
+    "FAST_BOUND_NS",
     "LogInfo",
     "LogRunningError",
     "ProcStat",
