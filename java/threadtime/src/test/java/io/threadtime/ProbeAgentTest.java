@@ -298,7 +298,9 @@ class ProbeAgentTest {
         assertEquals(0, summaryField(trace, method, "cpu_apart"));
         long cpu = summaryField(trace, method, figure + "_ns");
         long wall = summaryField(trace, method, "total_ns");
-        assertTrue(cpu >= burned, "CPU " + cpu + " ns below the " + burned + " ns the burns took");
+        // The agents read the fast clock, which may run ahead of the kernel's
+        // by its bound where a call began on such a read and ended on a fresh one.
+        assertTrue(cpu >= burned - Work.FAST_BOUND_NS, "CPU " + cpu + " ns below the " + burned + " ns the burns took");
         assertTrue(cpu <= wall, "CPU " + cpu + " ns above the calls' wall time " + wall + " ns");
         return c;
     }

@@ -28,7 +28,7 @@ class ExactModeTest {
     }
 
     static void assertCharged(long burned, long charged, String what) {
-        assertTrue(charged >= burned, what + ": charged " + charged + " ns < burned " + burned);
+        assertTrue(charged >= burned - Work.FAST_BOUND_NS, what + ": charged " + charged + " ns < burned " + burned);
         assertTrue(charged <= burned + slack(burned), what + ": charged " + charged + " ns, burned only " + burned);
     }
 
@@ -268,7 +268,7 @@ class ExactModeTest {
             taskAcrossParks();
             long[] task = taskAcrossParks();
             long burned = task[0], charged = task[1];
-            assertTrue(charged >= burned, "task: charged " + charged + " ns < burned " + burned);
+            assertTrue(charged >= burned - Work.FAST_BOUND_NS, "task: charged " + charged + " ns < burned " + burned);
             assertTrue(charged <= burned + TASK_SLACK, "task: charged " + charged + " ns, burned only " + burned
                     + "; a figure that counted the park would be " + MOVE_BURN + " ns over");
         });
