@@ -20,6 +20,15 @@ _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
 _PR_SET_NAME = 15
 
 
+def core_header(name: str) -> str:
+    """The text of the core's public header include/threadtime/NAME; skips
+    the test where the suite runs from an installed wheel, without them."""
+    header = Path(__file__).resolve().parents[2] / "include" / "threadtime" / name
+    if not header.is_file():
+        pytest.skip("no core headers here (the suite runs from an installed wheel)")
+    return header.read_text()
+
+
 def burn_cpu_ns(ns: int) -> None:
     """Spins in Python until the calling thread has used ns more CPU.
 

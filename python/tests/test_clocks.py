@@ -6,22 +6,18 @@ import re
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
 
 import threadtime
-from conftest import assert_not_before, assert_raw_clocks_are_the_kernels, assert_split, burn_cpu_ns
+from conftest import assert_not_before, assert_raw_clocks_are_the_kernels, assert_split, burn_cpu_ns, core_header
 
 READS = 2000
 
 
 def test_version_is_the_core_version():
     assert threadtime.__version__ == importlib.metadata.version("threadtime")
-    header = Path(__file__).resolve().parents[2] / "include" / "threadtime" / "common.h"
-    if not header.is_file():
-        pytest.skip("no core headers here (the suite runs from an installed wheel)")
-    (core,) = re.findall(r'#define TT_VERSION_STRING "([^"]+)"', header.read_text())
+    (core,) = re.findall(r'#define TT_VERSION_STRING "([^"]+)"', core_header("common.h"))
     assert threadtime.__version__ == core
 
 

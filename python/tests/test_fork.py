@@ -105,7 +105,8 @@ def test_a_fork_pools_tasks_read_their_own_cpu_time():
         # Not ~0: the whole burn shows in the total, and no more than the
         # kernel's clock saw around it plus the fast clock's bound; times()
         # lags by at most one tick of getrusage's accounting at each end.
-        # (ta may run ahead of ka by the bound, so the burn shows less it.)
+        # (ta may run ahead of ka by the bound, so the burn may show that
+        # much less.)
         bound = threadtime.FAST_BOUND_NS
         assert ms * 1_000_000 - bound <= total_ns <= kernel_ns + bound, (ms, total_ns, kernel_ns)
         assert times_ns >= ms * 1_000_000 // 2, (ms, times_ns)

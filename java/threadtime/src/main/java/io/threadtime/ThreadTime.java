@@ -43,15 +43,25 @@ public final class ThreadTime {
     private ThreadTime() {}
 
     /**
+     * How far {@link #currentThreadCpuTime()} may be above a read of the
+     * kernel's clock taken after it, ns: the counter time one anchor serves
+     * ({@code TT_FAST_BOUND_NS}, include/threadtime/cpu.h). The counter runs
+     * ahead of the thread's clock only while the CPU serves interrupts or the
+     * hypervisor runs another guest, time a kernel may leave out of the
+     * thread's clock; so a figure made of two such reads may also come out
+     * this much short of the kernel's. Compare with another clock allowing it.
+     */
+    public static final long FAST_CLOCK_BOUND_NANOS = 1_000_000;
+
+    /**
      * Precise CPU time of the calling thread; -1 on a virtual thread. The
      * kernel's clock, read without a system call where it can be: from the
      * cycle counter while the kernel's rseq area shows that this thread has
      * not been switched out since the last real read (see
      * {@link #currentThreadCpuClock()}). Monotonic; never below a real read
      * of the kernel's clock taken before it (by anyone, the JDK included),
-     * never above one taken after it by more than the bound
-     * {@code tt_self_fast_ns} documents (1 ms, include/threadtime/cpu.h;
-     * docs/fast-clock.md). The user/system split
+     * never above one taken after it by more than
+     * {@link #FAST_CLOCK_BOUND_NANOS} (docs/fast-clock.md). The user/system split
      * ({@link #currentThreadTimes()} and the other {@code User}/{@code System}
      * calls) still costs a system call.
      */

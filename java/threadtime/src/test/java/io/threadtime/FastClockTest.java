@@ -6,8 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.nio.channels.Pipe;
+import java.nio.file.Files;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,6 +25,15 @@ class FastClockTest {
     /** A blocking wait inside an interval: if it were counted as CPU, the
      * interval would exceed the JDK's by this much, far beyond the bound. */
     private static final long BLOCKED_NS = 20 * MS;
+
+    /** The bound the API states is the core's (include/threadtime/cpu.h). */
+    @Test
+    void boundIsTheCores() throws Exception {
+        String text = Files.readString(SourceTree.file("include/threadtime/cpu.h"));
+        Matcher bound = Pattern.compile("#define TT_FAST_BOUND_NS INT64_C\\((\\d+)\\)").matcher(text);
+        assertTrue(bound.find(), "TT_FAST_BOUND_NS not found");
+        assertEquals(Long.parseLong(bound.group(1)), ThreadTime.FAST_CLOCK_BOUND_NANOS);
+    }
 
     @Test
     void theClockInUseIsNamed() {
@@ -52,7 +64,7 @@ class FastClockTest {
                     String what = "round " + round + ": JDK " + jdkBefore + " .. " + jdkAfter + ", fast " + fastBefore
                             + " .. " + fastAfter;
                     assertTrue(jdkBefore <= fastBefore && fastBefore <= fastAfter, what);
-                    assertTrue(fastAfter <= jdkAfter + Work.FAST_BOUND_NS, what);
+                    assertTrue(fastAfter <= jdkAfter + ThreadTime.FAST_CLOCK_BOUND_NANOS, what);
                     assertTrue(fastAfter - fastBefore >= MS, "the burn was counted: " + what);
                 }
             }

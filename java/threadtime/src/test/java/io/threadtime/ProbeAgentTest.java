@@ -300,7 +300,7 @@ class ProbeAgentTest {
         long wall = summaryField(trace, method, "total_ns");
         // The agents read the fast clock, which may run ahead of the kernel's
         // by its bound where a call began on such a read and ended on a fresh one.
-        assertTrue(cpu >= burned - Work.FAST_BOUND_NS, "CPU " + cpu + " ns below the " + burned + " ns the burns took");
+        assertTrue(cpu >= burned - ThreadTime.FAST_CLOCK_BOUND_NANOS, "CPU " + cpu + " ns below the " + burned + " ns the burns took");
         assertTrue(cpu <= wall, "CPU " + cpu + " ns above the calls' wall time " + wall + " ns");
         return c;
     }

@@ -168,7 +168,7 @@ class ThreadTimeMXBeanTest {
             assertEquals(-1, cpu[2]);
             assertEquals(-1, cpu[3]);
             // self: the fast clock, up to its bound above a later real read
-            assertTrue(before <= cpu[4] && cpu[4] <= after + Work.FAST_BOUND_NS, before + " <= " + cpu[4] + " <= " + after);
+            assertTrue(before <= cpu[4] && cpu[4] <= after + ThreadTime.FAST_CLOCK_BOUND_NANOS, before + " <= " + cpu[4] + " <= " + after);
             assertEquals(cpu[0], cpu[5]);
             long[] user = bean.getThreadUserTime(ids);
             assertEquals(-1, user[2]);

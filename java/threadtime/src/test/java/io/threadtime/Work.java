@@ -135,24 +135,15 @@ final class Work {
         };
     }
 
-    /**
-     * How far a current-thread CPU read may be above a read of the kernel's
-     * clock taken after it: the cycle-counter time one anchor of the core's
-     * fast read serves before a real read (TT_FAST_BOUND_NS in
-     * include/threadtime/cpu.h), which the counter can run ahead of the
-     * thread's clock only while the CPU serves interrupts or another guest.
-     */
-    static final long FAST_BOUND_NS = 1_000_000;
-
     /** Asserts that a current-thread CPU time read falls between two platform
-     * reads (the later one plus {@link #FAST_BOUND_NS}). */
+     * reads (the later one plus {@link ThreadTime#FAST_CLOCK_BOUND_NANOS}). */
     static void assertBetweenPlatformReads(LongSupplier currentThreadCpuTime) {
         burn(10_000_000);
         for (int i = 0; i < 100; i++) {
             long before = PLATFORM.getCurrentThreadCpuTime();
             long ours = currentThreadCpuTime.getAsLong();
             long after = PLATFORM.getCurrentThreadCpuTime();
-            assertTrue(before <= ours && ours <= after + FAST_BOUND_NS, before + " <= " + ours + " <= " + after);
+            assertTrue(before <= ours && ours <= after + ThreadTime.FAST_CLOCK_BOUND_NANOS, before + " <= " + ours + " <= " + after);
         }
     }
 

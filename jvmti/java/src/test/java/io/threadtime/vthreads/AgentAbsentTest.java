@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.threadtime.TaskCpu;
+import io.threadtime.ThreadTime;
 import io.threadtime.ThreadTimeMXBean;
 import io.threadtime.VirtualThreadCpu;
 import org.junit.jupiter.api.Test;
@@ -35,7 +36,7 @@ class AgentAbsentTest {
         assertTrue(unrun == null || unrun == -1, "a started thread not yet run, nothing charging: " + unrun);
         // The core's fast clock: never above a later real read plus its bound.
         long mine = VirtualThreadCpu.currentThreadCpuTime();
-        assertTrue(mine > 0 && mine <= Work.MX.getCurrentThreadCpuTime() + Work.FAST_BOUND_NS, "platform thread read " + mine);
+        assertTrue(mine > 0 && mine <= Work.MX.getCurrentThreadCpuTime() + ThreadTime.FAST_CLOCK_BOUND_NANOS, "platform thread read " + mine);
     }
 
     @Test

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.threadtime.TaskCpu;
+import io.threadtime.ThreadTime;
 import io.threadtime.ThreadTimeMXBean;
 import io.threadtime.VirtualThreadCpu;
 import java.net.Socket;
@@ -28,7 +29,7 @@ class ExactModeTest {
     }
 
     static void assertCharged(long burned, long charged, String what) {
-        assertTrue(charged >= burned - Work.FAST_BOUND_NS, what + ": charged " + charged + " ns < burned " + burned);
+        assertTrue(charged >= burned - ThreadTime.FAST_CLOCK_BOUND_NANOS, what + ": charged " + charged + " ns < burned " + burned);
         assertTrue(charged <= burned + slack(burned), what + ": charged " + charged + " ns, burned only " + burned);
     }
 
@@ -268,7 +269,7 @@ class ExactModeTest {
             taskAcrossParks();
             long[] task = taskAcrossParks();
             long burned = task[0], charged = task[1];
-            assertTrue(charged >= burned - Work.FAST_BOUND_NS, "task: charged " + charged + " ns < burned " + burned);
+            assertTrue(charged >= burned - ThreadTime.FAST_CLOCK_BOUND_NANOS, "task: charged " + charged + " ns < burned " + burned);
             assertTrue(charged <= burned + TASK_SLACK, "task: charged " + charged + " ns, burned only " + burned
                     + "; a figure that counted the park would be " + MOVE_BURN + " ns over");
         });

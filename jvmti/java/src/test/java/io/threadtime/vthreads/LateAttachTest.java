@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.tools.attach.VirtualMachine;
+import io.threadtime.ThreadTime;
 import io.threadtime.VirtualThreadCpu;
 import java.io.BufferedReader;
 import java.io.File;
@@ -55,7 +56,7 @@ class LateAttachTest {
             assertEquals("EXACT", f[0]);
             long before = Long.parseLong(f[1]), after = Long.parseLong(f[2]), early = Long.parseLong(f[3]);
             long burnedNew = Long.parseLong(f[4]), chargedNew = Long.parseLong(f[5]);
-            assertTrue(early >= after - Work.FAST_BOUND_NS && early < before, "the thread alive at the attach was charged " + early
+            assertTrue(early >= after - ThreadTime.FAST_CLOCK_BOUND_NANOS && early < before, "the thread alive at the attach was charged " + early
                     + " ns: burned " + before + " before the attach, " + after + " after");
             ExactModeTest.assertCharged(burnedNew, chargedNew, "a thread started after the attach");
             String stderr = Files.readString(err);

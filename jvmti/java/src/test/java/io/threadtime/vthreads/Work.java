@@ -29,12 +29,6 @@ import java.util.function.BooleanSupplier;
 final class Work {
     static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
     static final long MS = 1_000_000L;
-    /** How far the agents' clock, the core's fast clock, may run ahead of the
-     * kernel's (TT_FAST_BOUND_NS, include/threadtime/cpu.h): steal time on a
-     * virtual machine, which the kernel leaves out and the cycle counter does
-     * not. A figure that began on a read that far ahead and ended on a fresh
-     * one is that much below what the carrier's clock saw. */
-    static final long FAST_BOUND_NS = 1_000_000L;
     private static final Field CARRIER;
     static volatile long sink;
 
