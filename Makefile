@@ -136,7 +136,7 @@ bench-fast-clock: build
 RUN_BENCH_MB ?= 40
 .PHONY: bench-run
 bench-run: build
-	python3 bench/run_bench.py $(THREADTIME) $(BUILD)/preload/run_bench $(BUILD)/preload/libthreadtime_run.so $(RUN_BENCH_MB)
+	python3 bench/run_bench.py $(THREADTIME) $(BUILD)/preload/run_bench $(firstword $(wildcard $(BUILD)/lib*/libthreadtime_run.so $(BUILD)/lib*/*/libthreadtime_run.so)) $(RUN_BENCH_MB)
 
 -include java/java.mk
 -include python/python.mk

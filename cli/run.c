@@ -184,14 +184,38 @@ static void forward(int sig, siginfo_t *si, void *uc)
 
 static int64_t tv_ns(struct timeval tv) { return (int64_t)tv.tv_sec * 1000000000 + (int64_t)tv.tv_usec * 1000; }
 
-static const char *preload_path(void)
+/* The preload library: THREADTIME_RUN_LIB when set, else TT_RUN_LIB from
+ * the directory of this executable as the kernel names it (symlinks to it
+ * resolved), so an installed threadtime loads the library installed beside
+ * it and a build tree's the one built beside it. NULL with *why set when
+ * there is none to load or its path cannot travel in LD_PRELOAD (which the
+ * loader splits at spaces and colons). */
+static char *preload_path(const char **why)
 {
     const char *env = getenv("THREADTIME_RUN_LIB");
-    if (env && *env)
-        return env;
-    if (access(TT_RUN_LIB_BUILD, R_OK) == 0)
-        return TT_RUN_LIB_BUILD;
-    return TT_RUN_LIB_INSTALL;
+    char buf[PATH_MAX + sizeof TT_RUN_LIB + 1];
+    if (env && *env) {
+        snprintf(buf, sizeof buf, "%s", env);
+    } else {
+        ssize_t n = readlink("/proc/self/exe", buf, PATH_MAX);
+        char *slash = n > 0 ? memrchr(buf, '/', (size_t)n) : NULL;
+        if (!slash) {
+            *why = "cannot read /proc/self/exe to find it";
+            return NULL;
+        }
+        snprintf(slash + 1, sizeof buf - (size_t)(slash + 1 - buf), "%s", TT_RUN_LIB);
+    }
+    char *lib = realpath(buf, NULL);
+    if (!lib) {
+        *why = strerror(errno);
+        return NULL;
+    }
+    if (strpbrk(lib, " :\t")) {
+        *why = "its path holds a space or a colon, which LD_PRELOAD cannot carry";
+        free(lib);
+        return NULL;
+    }
+    return lib;
 }
 
 static int rm_dir(const char *dir)
@@ -281,24 +305,33 @@ int tt_cli_run(int argc, char **argv)
     }
 
     /* Everything CMD needs is prepared before the fork: the child only execs. */
-    const char *lib = preload_path();
-    const char *old = getenv("LD_PRELOAD");
-    size_t plen = strlen(lib) + (old ? strlen(old) : 0) + 2;
-    char *preload = malloc(plen);
+    const char *why_lib = NULL;
+    char *lib = blocked ? NULL : preload_path(&why_lib);
+    if (!blocked && !lib) {
+        const char *env = getenv("THREADTIME_RUN_LIB");
+        fprintf(stderr, "threadtime run: no preload library (%s): %s\n",
+                env && *env ? env : TT_RUN_LIB " from this executable's directory", why_lib);
+        rm_dir(dir);
+        return 2;
+    }
     char interval[32];
-    if (!preload) {
-        rm_dir(dir);
-        return 2;
-    }
-    snprintf(preload, plen, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "", lib);
     snprintf(interval, sizeof interval, "%llu", (unsigned long long)interval_ns);
-    if (!blocked && (setenv("LD_PRELOAD", preload, 1) || setenv(TT_RUN_ENV_DIR, dir, 1) ||
-                     setenv(TT_RUN_ENV_INTERVAL, interval, 1))) {
-        fprintf(stderr, "threadtime run: %s\n", strerror(errno));
-        rm_dir(dir);
-        return 2;
+    if (lib) {
+        const char *old = getenv("LD_PRELOAD");
+        size_t plen = strlen(lib) + (old ? strlen(old) : 0) + 2;
+        char *preload = malloc(plen);
+        if (preload)
+            snprintf(preload, plen, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "", lib);
+        if (!preload || setenv("LD_PRELOAD", preload, 1) || setenv(TT_RUN_ENV_DIR, dir, 1) ||
+            setenv(TT_RUN_ENV_INTERVAL, interval, 1)) {
+            fprintf(stderr, "threadtime run: %s\n", strerror(errno));
+            free(preload);
+            free(lib);
+            rm_dir(dir);
+            return 2;
+        }
+        free(preload);
     }
-    free(preload);
 
     struct sigaction sa = {0};
     sa.sa_sigaction = forward;
@@ -335,9 +368,6 @@ int tt_cli_run(int argc, char **argv)
     }
     g_child = pid;
     sigprocmask(SIG_SETMASK, &mask, NULL); /* one that came meanwhile goes on now */
-    unsetenv("LD_PRELOAD");
-    if (old)
-        setenv("LD_PRELOAD", old, 1);
 
     outside o = {0};
     if (blocked && tt_run_file_create(dir, pid, getpid(), 16384, 65536, &o.f) == 0) {
@@ -385,6 +415,7 @@ int tt_cli_run(int argc, char **argv)
         fprintf(stderr, "threadtime run: %s left no recording: the preload library %s did not load (check that "
                         "it exists and matches the program's architecture)\n",
                 cmd[0], lib);
+    free(lib);
     tt_run_report(&set, fmt, group, rep);
     if (keep) {
         int rc = tt_run_set_save(&set, keep);
