@@ -7,6 +7,18 @@
  *                         the truth the report is checked against, and the
  *                         wall time from its start to the end of its
  *                         sleep's requested length.
+ *   run_threads exact N   starts N threads one after another, each burning
+ *                         1-5 ms of pure computation (no system call: its
+ *                         runtime is as of its last tick when it ends),
+ *                         and prints "tid lo_ns hi_ns": the kernel's own
+ *                         figure of the whole thread's CPU time, read by
+ *                         the main thread through the process CPU clock
+ *                         around the thread's life, once the thread is
+ *                         gone from /proc (its runtime is then in the
+ *                         process's); the main thread's own clock read
+ *                         around the same window takes its part out, so
+ *                         the thread used between lo and hi. Run with no
+ *                         sampler: another thread would count in it.
  *   run_threads kill      ends 10 threads, starts 2 that keep burning, then
  *                         kills the whole process with SIGKILL.
  *   run_threads clone     starts a thread with clone() directly (as Go's
@@ -65,6 +77,48 @@ static void *short_life(void *arg)
     fflush(stdout);
     pthread_mutex_unlock(&g_print);
     return NULL;
+}
+
+static _Atomic int g_tid;
+
+static long long clock_ns(clockid_t c)
+{
+    struct timespec t;
+    clock_gettime(c, &t);
+    return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Burns for us of wall time (the vDSO's clock: no system call, so nothing
+ * brings the thread's runtime up to date before its end does). */
+static void *burn_plain(void *arg)
+{
+    g_tid = gettid();
+    long long until = mono_ns() + (long)arg * 1000;
+    volatile unsigned long x = 0;
+    while (mono_ns() < until)
+        for (int i = 0; i < 1000; i++)
+            x += (unsigned long)i;
+    return NULL;
+}
+
+static int run_exact(long n)
+{
+    for (long i = 0; i < n; i++) {
+        long long m0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), p0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+        pthread_t t;
+        if (pthread_create(&t, NULL, burn_plain, (void *)(1000 + 1000 * (i % 5))) != 0)
+            return 1;
+        pthread_join(t, NULL);
+        /* The join returns when the thread let go of its stack; its last
+         * CPU lands in the process's figure when the kernel releases it. */
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/task/%d", g_tid);
+        while (access(path, F_OK) == 0)
+            sched_yield();
+        long long p1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), m1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+        printf("%d %lld %lld\n", g_tid, (p1 - p0) - (m1 - m0), p1 - p0);
+    }
+    return 0;
 }
 
 static void *forever(void *arg)
@@ -150,6 +204,8 @@ int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "clone") == 0)
         return run_clone();
+    if (argc == 3 && strcmp(argv[1], "exact") == 0)
+        return run_exact(atol(argv[2]));
     if (argc == 3 && strcmp(argv[1], "short") == 0) {
         long n = atol(argv[2]);
         pthread_t *t = calloc((size_t)n, sizeof *t);
@@ -174,6 +230,6 @@ int main(int argc, char **argv)
         burn_us(300000); /* the sampler (100 ms) has sampled by now */
         kill(getpid(), SIGKILL);
     }
-    fprintf(stderr, "usage: run_threads short N | kill | clone\n");
+    fprintf(stderr, "usage: run_threads short N | exact N | kill | clone\n");
     return 2;
 }
