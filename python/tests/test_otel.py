@@ -1,0 +1,236 @@
+"""threadtime.otel on the real OpenTelemetry SDK with its in-memory exporter
+and metric reader. Truth: the kernel's clock of the thread
+(time.thread_time_ns(), CLOCK_THREAD_CPUTIME_ID) read by the test around the
+work, never threadtime's."""
+import gc
+import threading
+import time
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import threadtime
+from threadtime import otel
+from conftest import burn_cpu_ns
+
+MS = 1_000_000
+BOUND = threadtime.FAST_BOUND_NS
+
+
+@pytest.fixture
+def traced():
+    """(tracer, exporter, processor) on a provider of their own."""
+    processor = otel.ThreadTimeSpanProcessor()
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield provider.get_tracer("test"), exporter, processor
+    provider.shutdown()
+
+
+def finished(exporter, name):
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == name]
+    return span.attributes
+
+
+def assert_between(attrs, inner, outer):
+    """total_ns lies between the thread's CPU over an interval inside the
+    span and one around it (the fast clock may read FAST_BOUND_NS short or
+    long at either end); a split, when given, adds up to it."""
+    total = attrs[otel.TOTAL]
+    assert inner - BOUND <= total <= outer + BOUND, (inner, total, outer)
+    assert (otel.USER in attrs) == (otel.SYSTEM in attrs)
+    if otel.USER in attrs:
+        assert attrs[otel.USER] >= 0 and attrs[otel.SYSTEM] >= 0
+        assert attrs[otel.USER] + attrs[otel.SYSTEM] == total
+
+
+def test_span_on_a_thread_gets_the_threads_cpu(traced):
+    tracer, exporter, _ = traced
+    before = time.thread_time_ns()
+    with tracer.start_as_current_span("work"):
+        inside = time.thread_time_ns()
+        burn_cpu_ns(30 * MS)
+        time.sleep(0.02)  # wall time, not CPU time
+        inside = time.thread_time_ns() - inside
+    outer = time.thread_time_ns() - before
+    attrs = finished(exporter, "work")
+    assert_between(attrs, inside, outer)
+    assert attrs[otel.TOTAL] < 30 * MS + 20 * MS  # the sleep is not in it
+
+
+def test_nested_spans_each_get_their_own(traced):
+    tracer, exporter, _ = traced
+    t0 = time.thread_time_ns()
+    with tracer.start_as_current_span("outer"):
+        t1 = time.thread_time_ns()
+        burn_cpu_ns(10 * MS)
+        t2 = time.thread_time_ns()
+        with tracer.start_as_current_span("inner"):
+            t3 = time.thread_time_ns()
+            burn_cpu_ns(20 * MS)
+            t4 = time.thread_time_ns()
+        t5 = time.thread_time_ns()
+    t6 = time.thread_time_ns()
+    assert_between(finished(exporter, "inner"), t4 - t3, t5 - t2)
+    assert_between(finished(exporter, "outer"), t5 - t1, t6 - t0)
+
+
+def test_other_threads_work_is_not_charged(traced):
+    """A span on one thread while another thread burns gets its own
+    thread's CPU only: the burner's 100 ms are not in it."""
+    tracer, exporter, _ = traced
+    go = threading.Event()
+    burner = threading.Thread(target=lambda: (go.wait(), burn_cpu_ns(100 * MS)))
+    burner.start()
+    before = time.thread_time_ns()
+    with tracer.start_as_current_span("waiting"):
+        inside = time.thread_time_ns()
+        go.set()
+        burner.join()
+        inside = time.thread_time_ns() - inside
+    outer = time.thread_time_ns() - before
+    assert_between(finished(exporter, "waiting"), inside, outer)
+
+
+def test_split_off_gives_the_total_alone():
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(otel.ThreadTimeSpanProcessor(split=False))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    before = time.thread_time_ns()
+    with provider.get_tracer("test").start_as_current_span("work"):
+        burn_cpu_ns(20 * MS)
+    outer = time.thread_time_ns() - before
+    attrs = finished(exporter, "work")
+    assert 0 <= attrs[otel.TOTAL] <= outer + BOUND
+    assert otel.USER not in attrs and otel.SYSTEM not in attrs
+    provider.shutdown()
+
+
+def test_a_span_ended_on_another_thread_gets_no_figure(traced):
+    tracer, exporter, processor = traced
+    span = tracer.start_span("handed over")
+    burn_cpu_ns(5 * MS)
+    ender = threading.Thread(target=span.end)
+    ender.start()
+    ender.join()
+    attrs = finished(exporter, "handed over")
+    assert otel.TOTAL not in attrs and otel.USER not in attrs
+    assert processor.unmeasured(otel.OTHER_THREAD) == 1
+    assert processor.unmeasured(otel.NO_CLOCK) == 0
+    with pytest.raises(ValueError, match="reason must be one of"):
+        processor.unmeasured("other")
+
+
+def test_ending_twice_and_explicit_end_time(traced):
+    """end(end_time) keeps the time given; a second end() only warns, as the
+    SDK's does, and changes nothing."""
+    tracer, exporter, _ = traced
+    span = tracer.start_span("timed")
+    span.end(end_time=span.start_time + 5_000)
+    span.end()
+    (done,) = exporter.get_finished_spans()
+    assert done.end_time == done.start_time + 5_000
+    assert otel.TOTAL in done.attributes
+
+
+def test_a_span_leaves_no_cycle_behind(traced):
+    """The wrapper put on a span's end() removes itself: with the cycle
+    collector off, the span is freed as soon as the last reference goes."""
+    tracer, exporter, _ = traced
+    gc.collect()
+    gc.disable()
+    try:
+        span = tracer.start_span("freed")
+        assert "end" in vars(span)
+        span.end()
+        assert "end" not in vars(span)
+        exporter.clear()
+        ref = weakref.ref(span)
+        del span
+        assert ref() is None
+    finally:
+        gc.enable()
+
+
+def test_group_thread_name():
+    cases = {
+        "ThreadPoolExecutor-0_3": "ThreadPoolExecutor-0",
+        "ThreadPoolExecutor-12_0": "ThreadPoolExecutor-12",
+        "Thread-7 (work)": "Thread (work)",
+        "Thread-7": "Thread",
+        "asyncio_2": "asyncio",
+        "MainThread": "MainThread",
+        "worker7": "worker7",
+        "-3": "-3",
+    }
+    assert {name: otel.group_thread_name(name) for name in cases} == cases
+
+
+def thread_cpu(reader):
+    """{(thread.name, cpu.mode): seconds} from one collection."""
+    out = {}
+    for rm in reader.get_metrics_data().resource_metrics:
+        for sm in rm.scope_metrics:
+            for metric in sm.metrics:
+                if metric.name == otel.THREAD_CPU:
+                    assert metric.unit == "s" and metric.data.is_monotonic
+                    for point in metric.data.data_points:
+                        out[point.attributes["thread.name"], point.attributes["cpu.mode"]] = point.value
+    return out
+
+
+def test_thread_cpu_metric_groups_a_pools_threads():
+    """Two pool threads burn 40 ms each and park: their group's user +
+    system is at least what the threads' own clocks said (getrusage's µs
+    resolution allowed), and the series stays when they have exited."""
+    reader = InMemoryMetricReader()
+    otel.register_metrics(MeterProvider(metric_readers=[reader]))
+    barrier = threading.Barrier(2)
+
+    def work(_):
+        burn_cpu_ns(40 * MS)
+        used = time.thread_time_ns()
+        barrier.wait()  # both alive until both are done: two threads
+        return used
+
+    pool = ThreadPoolExecutor(2, thread_name_prefix="ttpool")
+    used = sum(pool.map(work, range(2)))
+    first = thread_cpu(reader)
+    assert ("ttpool_0", "user") not in first
+    grouped = first["ttpool", "user"] + first["ttpool", "system"]
+    assert grouped * 1e9 >= used - 2 * 1000
+    pool.shutdown(wait=True)
+    for t in list(pool._threads):
+        t.join()
+    later = thread_cpu(reader)
+    assert later["ttpool", "user"] >= first["ttpool", "user"]
+    assert later["ttpool", "system"] >= first["ttpool", "system"]
+    main = threading.current_thread().name
+    assert (main, "user") in later
+
+
+def test_unmeasured_metric(traced):
+    tracer, _, processor = traced
+    reader = InMemoryMetricReader()
+    otel.register_metrics(MeterProvider(metric_readers=[reader]), spans=processor)
+    span = tracer.start_span("elsewhere")
+    t = threading.Thread(target=span.end)
+    t.start()
+    t.join()
+    counts = {}
+    for rm in reader.get_metrics_data().resource_metrics:
+        for sm in rm.scope_metrics:
+            for metric in sm.metrics:
+                if metric.name == otel.UNMEASURED:
+                    for point in metric.data.data_points:
+                        counts[point.attributes["reason"]] = point.value
+    assert counts == {otel.OTHER_THREAD: 1, otel.NO_CLOCK: 0}
