@@ -29,6 +29,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -49,6 +50,8 @@ static _Atomic unsigned g_gen;  /* bumped in a fork child: records of the parent
 static _Atomic int g_stop;      /* the sampler stops at exit */
 static _Atomic int g_in_round;  /* the sampler is between its check of g_stop and the end of a round */
 static uint64_t g_fork_ns;      /* a fork child: when it was forked (its start) */
+static pid_t g_owner;           /* the process g_file and the state here belong to */
+static _Atomic int g_exit_done; /* the exit record is written (or being written) */
 
 /* Thread names without a system call per thread. A thread starts with its
  * creator's name, and names change through pthread_setname_np() or
@@ -459,6 +462,8 @@ static void fork_child(void)
     g_fork_ns = tt_run_now(); /* the vDSO clock: no lock, fine here */
     atomic_fetch_add_explicit(&g_gen, 1, memory_order_relaxed);
     atomic_store_explicit(&g_creating, 0, memory_order_relaxed);
+    g_owner = getpid();
+    atomic_store_explicit(&g_exit_done, 0, memory_order_relaxed);
 }
 
 /* ---- threads started through pthread_create ---- */
@@ -558,58 +563,61 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
 
 /* ---- process exit ---- */
 
-typedef struct exit_ctx {
-    uint32_t *tids;
-    uint32_t n, cap;
-} exit_ctx;
-
-static void collect(uint32_t tid, void *p)
-{
-    exit_ctx *c = p;
-    if (c->n == c->cap) {
-        uint32_t *m = realloc(c->tids, (c->cap ? c->cap * 2 : 256) * sizeof *m);
-        if (!m)
-            return;
-        c->tids = m;
-        c->cap = c->cap ? c->cap * 2 : 256;
-    }
-    c->tids[c->n++] = tid;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Reads live thread tid into its record (claimed by the caller). */
 /* Reads a live thread's split into r; 0, or the error when the thread
- * ended since it was listed (r is then left as it was). */
+ * ended since it was listed (r is then left as it was). Another thread's
+ * split is its three clocks, the runtime divided in the proportion of its
+ * raw ticks as the kernel divides it for /proc; no allocation, no lock. */
 static int read_alive(tt_run_thread *r, uint32_t tid, uint64_t now)
 {
     tt_times t;
-    int rc;
-    if (tid == (uint32_t)tt__gettid()) {
-        rc = self_split_now(&t);
+    int self = tid == (uint32_t)tt__gettid();
+    if (self) {
+        int rc = self_split_now(&t);
+        if (rc)
+            return rc;
     } else {
-        tt_thread *h = NULL;
-        rc = tt_thread_open((pid_t)tid, &h);
-        if (rc == 0)
-            rc = tt_thread_times(h, &t);
-        tt_thread_close(h);
+        int64_t virt = tt_tid_user_raw_ns((pid_t)tid), prof = tt_tid_prof_raw_ns((pid_t)tid);
+        int64_t sched = tt_tid_total_ns((pid_t)tid);
+        if (virt < 0 || prof < 0 || sched < 0)
+            return (int)(sched < 0 ? sched : virt < 0 ? virt : prof);
+        t.system_ns = tt__split_propose(virt, prof, sched);
+        t.user_ns = sched - t.system_ns;
     }
-    if (rc)
-        return rc;
-    thread_name(tid == (uint32_t)tt__gettid() ? 0 : (pid_t)tid, r->name_end);
+    thread_name(self ? 0 : (pid_t)tid, r->name_end);
     r->end_ns = now;
     r->user_ns = t.user_ns;
     r->system_ns = t.system_ns;
     return 0;
 }
 
+static void count_task(uint32_t tid, void *p)
+{
+    (void)tid;
+    (*(uint32_t *)p)++;
+}
+
+/* Lists a live tid in the exit handler's map (rec UINT32_MAX: no record
+ * read for it yet). Threads started since the count beyond half the map
+ * are left out: the map is never grown (it is no malloc's). */
+static void list_task(uint32_t tid, void *p)
+{
+    tid_map *m = p;
+    if ((m->used + 1) * 2 <= m->cap)
+        map_put(m, tid, UINT32_MAX);
+}
+
+/* Writes the exit record: every thread alive now, read, and the file
+ * marked EXITED. Run by exit() (an atexit handler) and by _exit() (which
+ * dash, forked children and signal handlers call), so it takes no lock and
+ * calls no malloc: a signal handler may have interrupted either. Scratch
+ * memory comes from mmap. Once per process. */
 static void at_exit(void)
 {
-    if (!have_file(0))
+    /* A vfork child runs on the parent's memory until it execs, and a
+     * child of a raw clone() on a copy with the parent's file mapped: not
+     * a process of ours (no fork handler ran for it). getpid() is a
+     * system call, never a cached value. */
+    if (g_owner != getpid() || atomic_exchange(&g_exit_done, 1) || !have_file(0))
         return;
     /* A round under way would add a SEEN record beside the ones read
      * below: let it end (a round takes ~0.3 ms per 1,000 threads; the
@@ -617,61 +625,58 @@ static void at_exit(void)
     atomic_store(&g_stop, 1);
     for (int i = 0; i < 2000 && atomic_load(&g_in_round); i++)
         nanosleep(&(struct timespec){0, 50000}, NULL);
-    exit_ctx c = {0};
-    each_task(collect, &c);
-    if (c.n)
-        qsort(c.tids, c.n, sizeof *c.tids, cmp_u32);
-    unsigned char *done = calloc(c.n ? c.n : 1, 1);
-    if (!done)
-        c.n = 0; /* out of memory at exit: the records taken so far stand */
+    uint32_t n = 0;
+    each_task(count_task, &n);
+    tid_map m = {NULL, 64, 0, 0};
+    while (m.cap < 4 * (n + 16))
+        m.cap *= 2;
+    m.e = mmap(NULL, m.cap * sizeof *m.e, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m.e == MAP_FAILED)
+        m.e = NULL; /* out of memory at exit: the records taken so far stand */
+    if (m.e)
+        each_task(list_task, &m);
     uint32_t sampler = g_file.hdr->sampler_tid;
     uint64_t now = tt_run_now();
     uint32_t used = atomic_load_explicit(&g_file.hdr->threads_used, memory_order_acquire);
     if (used > g_file.hdr->thread_cap)
         used = g_file.hdr->thread_cap;
-    /* Records of threads alive now: read them and mark their tid done. */
-    for (uint32_t i = 0; i < used; i++) {
+    /* Records of threads alive now: read them and mark their tid done
+     * (seen_round 1). One record per live thread. A SEEN record of a
+     * pthread comes after its own (the sampler listed the thread before
+     * its record was published): the thread's own record, earlier, was
+     * read already. */
+    for (uint32_t i = 0; m.e && i < used; i++) {
         tt_run_thread *r = &g_file.threads[i];
         uint32_t st = atomic_load_explicit(&r->state, memory_order_acquire);
-        uint32_t *hit = c.n ? bsearch(&r->tid, c.tids, c.n, sizeof *c.tids, cmp_u32) : NULL;
-        if (!hit || (st != TT_RUN_LIVE && st != TT_RUN_SEEN && st != TT_RUN_ENDED))
+        tid_entry *e = map_slot(&m, r->tid);
+        if (!e->tid || e->seen_round || (st != TT_RUN_LIVE && st != TT_RUN_SEEN && st != TT_RUN_ENDED))
             continue;
-        /* One record per live thread. A SEEN record of a pthread comes after
-         * its own (the sampler listed the thread before its record was
-         * published): the thread's own record, earlier, was read already. */
-        if (done[hit - c.tids])
-            continue;
-        if (st == TT_RUN_ENDED) {
-            done[hit - c.tids] = 1; /* ended, still listed while it finishes */
-            continue;
-        }
-        if (tt_run_thread_claim(r, st)) {
-            /* Still listed but gone by the read (a thread whose end the
-             * program already waited for can linger in /proc/self/task):
-             * its record stays what it was, the sampler's last figure. */
-            tt_run_thread_publish(r, read_alive(r, *hit, now) == 0 ? TT_RUN_AT_EXIT : st);
-        }
-        done[hit - c.tids] = 1; /* a thread ending right now also counts */
+        e->seen_round = 1; /* an ended thread still listed while it finishes counts too */
+        /* Still listed but gone by the read (a thread whose end the
+         * program already waited for can linger in /proc/self/task): its
+         * record stays what it was, the sampler's last figure. */
+        if (st != TT_RUN_ENDED && tt_run_thread_claim(r, st))
+            tt_run_thread_publish(r, read_alive(r, e->tid, now) == 0 ? TT_RUN_AT_EXIT : st);
     }
-    for (uint32_t i = 0; i < c.n; i++) {
-        uint32_t tid = c.tids[i];
-        if (done[i] || tid == sampler)
+    for (uint32_t i = 0; m.e && i < m.cap; i++) {
+        tid_entry *e = &m.e[i];
+        if (!e->tid || e->seen_round || e->tid == sampler)
             continue;
         tt_run_thread *r = tt_run_thread_take(&g_file);
         if (!r)
             break;
-        r->tid = tid;
+        r->tid = e->tid;
         r->kind = TT_RUN_KIND_OTHER;
-        r->start_ns = tid == g_file.hdr->pid ? g_file.hdr->start_ns : 0; /* 0: start unknown */
-        thread_name((pid_t)tid, r->name_start);
-        if (read_alive(r, tid, now) != 0) {
+        r->start_ns = e->tid == g_file.hdr->pid ? g_file.hdr->start_ns : 0; /* 0: start unknown */
+        thread_name((pid_t)e->tid, r->name_start);
+        if (read_alive(r, e->tid, now) != 0) {
             r->end_ns = now; /* gone by the read: known to have lived, its CPU unknown */
             r->user_ns = r->system_ns = -1;
         }
         tt_run_thread_publish(r, TT_RUN_AT_EXIT);
     }
-    free(c.tids);
-    free(done);
+    if (m.e)
+        munmap(m.e, m.cap * sizeof *m.e);
     if (sampler) {
         int64_t s = tt_tid_total_ns((pid_t)sampler);
         if (s >= 0)
@@ -681,6 +686,21 @@ static void at_exit(void)
     /* Release: a reader that sees EXITED sees every record above. */
     atomic_store_explicit(&g_file.hdr->state, TT_RUN_PROC_EXITED, memory_order_release);
 }
+
+/* _exit() and _Exit() end the process without exit()'s handlers: dash
+ * ends that way, as do forked children (a multiprocessing worker) and
+ * many signal handlers. The record is written first, then the process
+ * ends as libc's _exit() ends it (exit_group, for every thread). Calls
+ * that libc makes to its own _exit inside (exit() itself, posix_spawn's
+ * child) do not come through here. */
+EXPORT __attribute__((noreturn)) void _exit(int status)
+{
+    if (g_dir)
+        at_exit();
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+EXPORT __attribute__((noreturn, alias("_exit"))) void _Exit(int status);
 
 static uint64_t env_u64(const char *name, uint64_t dflt)
 {
@@ -707,6 +727,7 @@ __attribute__((constructor)) static void run_init(void)
     g_interval_ns = env_u64(TT_RUN_ENV_INTERVAL, 100000000);
     g_thread_cap = (uint32_t)env_u64("THREADTIME_RUN_THREADS", g_thread_cap);
     g_sample_cap = (uint32_t)env_u64("THREADTIME_RUN_SAMPLES", g_sample_cap);
+    g_owner = getpid();
     pthread_atfork(NULL, NULL, fork_child);
     if (!have_file(0))
         return;

@@ -19,6 +19,10 @@
  *                         around the same window takes its part out, so
  *                         the thread used between lo and hi. Run with no
  *                         sampler: another thread would count in it.
+ *   run_threads vfork     a vfork child whose exec fails ends with _exit()
+ *                         on the parent's memory; then the parent starts
+ *                         and joins one thread, prints its tid and burns
+ *                         30 ms on its main thread.
  *   run_threads kill      ends 10 threads, starts 2 that keep burning, then
  *                         kills the whole process with SIGKILL.
  *   run_threads clone     starts a thread with clone() directly (as Go's
@@ -38,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -118,6 +123,25 @@ static int run_exact(long n)
         long long p1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), m1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         printf("%d %lld %lld\n", g_tid, (p1 - p0) - (m1 - m0), p1 - p0);
     }
+    return 0;
+}
+
+static int run_vfork(void)
+{
+    pid_t c = vfork();
+    if (c == 0) {
+        execl("/nonexistent/program", "program", (char *)NULL);
+        _exit(9);
+    }
+    int st = 0;
+    if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 9)
+        return 1;
+    pthread_t t;
+    if (pthread_create(&t, NULL, burn_plain, (void *)1000L) != 0)
+        return 1;
+    pthread_join(t, NULL);
+    printf("%d\n", g_tid);
+    burn_plain((void *)30000L);
     return 0;
 }
 
@@ -204,6 +228,8 @@ int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "clone") == 0)
         return run_clone();
+    if (argc == 2 && strcmp(argv[1], "vfork") == 0)
+        return run_vfork();
     if (argc == 3 && strcmp(argv[1], "exact") == 0)
         return run_exact(atol(argv[2]));
     if (argc == 3 && strcmp(argv[1], "short") == 0) {
@@ -230,6 +256,6 @@ int main(int argc, char **argv)
         burn_us(300000); /* the sampler (100 ms) has sampled by now */
         kill(getpid(), SIGKILL);
     }
-    fprintf(stderr, "usage: run_threads short N | exact N | kill | clone\n");
+    fprintf(stderr, "usage: run_threads short N | exact N | vfork | kill | clone\n");
     return 2;
 }

@@ -143,6 +143,44 @@ def test_short_threads_exact():
     check(not bad, f"exact: {len(bad)} threads outside the kernel's figure (tid, lo, hi, report): {bad[:3]}")
 
 
+def test_dash():
+    # dash (Debian's /bin/sh) ends with _exit(), and so does its subshell, a
+    # fork that never execs; neither runs exit()'s handlers. The truth is
+    # wait4()'s rusage of the whole command.
+    loop = "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"
+    rc, out, err, rep = run(["/bin/sh", "-c", f"{loop}; ({loop}); exit 3"])
+    check(rc == 3, f"dash: exit status {rc}: {err}")
+    procs = rep["processes"]
+    check(len(procs) == 2 and all(p["exited"] for p in procs),
+          f"dash: the shell and its subshell both exited: {[(p['pid'], p['state']) for p in procs]}")
+    mains = [t for p in procs for t in p["threads"] if t["tid"] == p["pid"]]
+    check(len(mains) == 2 and all(t["how"] == "at exit" and t["total_ns"] > 0 for t in mains),
+          f"dash: each main thread read at its exit: {mains}")
+    # What no read sees is each process's teardown after its last read
+    # (tens of us for a shell); 2 ms per process is far above it and far
+    # below one loop's CPU (~50 ms here), which a lost main thread misses.
+    total = rep["threads_total_ns"]
+    rus = rep["rusage"]["user_ns"] + rep["rusage"]["system_ns"]
+    print(f"  dash: threads {total / 1e6:.3f} ms, wait4 {rus / 1e6:.3f} ms")
+    check(total <= rus + 1_000_000 and rus - total <= 2_000_000 * len(procs),
+          f"dash: threads sum {total} against wait4 {rus}")
+
+
+def test_vfork_child_exit():
+    # A vfork child runs on its parent's memory: its _exit() must leave the
+    # parent's recording alone (the parent goes on and starts a thread).
+    rc, out, err, rep = run([RUN_THREADS, "vfork"])
+    check(rc == 0, f"vfork: exit status {rc}: {err}")
+    tid = int(out.split()[0]) if out.split() else -1
+    procs = rep["processes"]
+    check(len(procs) == 1 and procs[0]["exited"], f"vfork: one process, exited: {[p['state'] for p in procs]}")
+    check(any(t["tid"] == tid and t["how"] == "ended" for t in threads(rep)), f"vfork: the later thread {tid} ended")
+    # The main thread's 30 ms after the vfork are counted: read at the
+    # parent's exit, not at the child's _exit (2 ms: the teardown, as above).
+    total, rus = rep["threads_total_ns"], rep["rusage"]["user_ns"] + rep["rusage"]["system_ns"]
+    check(rus - total <= 2_000_000, f"vfork: threads sum {total} against wait4 {rus}")
+
+
 def test_clone_thread():
     # A thread started with clone() directly: only the sampler can find it.
     # The program keeps it alive until the sampler ran three more times.
