@@ -40,11 +40,18 @@ static PyObject *raise_log_code(int rc)
 
 /* ---- ids, names, payloads ---- */
 
-/* An int id: 0 to 2**32-1, not a bool. */
+/* An int id: 0 to 2**32-1, not a bool. Anything else that is not an int
+ * (a float, None) is named in the error, with the way to an int id. */
 static int as_int_event_id(PyObject *o, uint32_t *out)
 {
     if (PyBool_Check(o)) {
         PyErr_SetString(PyExc_TypeError, "an event id must be an int or a str, not a bool");
+        return -1;
+    }
+    if (!PyLong_Check(o)) {
+        PyErr_Format(PyExc_TypeError,
+                     "an event id must be an int (0 to %lu) or a str name, not %R (%R)", (unsigned long)UINT32_MAX,
+                     o, (PyObject *)Py_TYPE(o));
         return -1;
     }
     int overflow;

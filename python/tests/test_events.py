@@ -216,6 +216,16 @@ def test_interval_rejects_bad_ids(args, error):
         threadtime.interval(*args)
 
 
+@pytest.mark.parametrize("make", [threadtime.interval, threadtime.event])
+@pytest.mark.parametrize("bad, shown", [(1.5, "1.5 (<class 'float'>)"), (None, "None (<class 'NoneType'>)")])
+def test_an_id_that_is_no_int_says_what_an_id_is(make, bad, shown):
+    """Not Python's "'float' object cannot be interpreted as an integer":
+    what an id may be, and what was given."""
+    with pytest.raises(TypeError) as e:
+        make(bad)
+    assert str(e.value) == f"an event id must be an int (0 to 4294967295) or a str name, not {shown}"
+
+
 def name_table(path: Path) -> dict[int, str]:
     """The name table of a 1.1 trace, read from the documented layout: the
     header's names_offset and names_size (bytes 128..143), then entries of
