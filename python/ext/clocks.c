@@ -116,15 +116,16 @@ static PyObject *py_process_times(PyObject *m, PyObject *const *args, Py_ssize_t
 
 /* ---- the /proc reader ---- */
 
-static PyObject *py_procfs_read(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+/* procfs_read(pid=0, tid=0): by position or by keyword, as the docs write it. */
+static PyObject *py_procfs_read(PyObject *m, PyObject *args, PyObject *kwargs)
 {
+    static char *kwlist[] = {"pid", "tid", NULL};
+    PyObject *given[2] = {NULL, NULL};
     pid_t ids[2] = {0, 0};
-    if (nargs > 2) {
-        PyErr_Format(PyExc_TypeError, "procfs_read() takes at most 2 arguments (%zd given)", nargs);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:procfs_read", kwlist, &given[0], &given[1]))
         return NULL;
-    }
-    for (Py_ssize_t i = 0; i < nargs; i++)
-        if (ttpy_as_id(args[i], &ids[i]))
+    for (int i = 0; i < 2; i++)
+        if (given[i] != NULL && ttpy_as_id(given[i], &ids[i]))
             return NULL;
     tt_procfs_stat st;
     int rc;
@@ -198,7 +199,7 @@ static PyMethodDef clocks_methods[] = {
     {"process_user_raw_ns", (PyCFunction)(void (*)(void))py_process_user_raw_ns, METH_FASTCALL, "process_user_raw_ns($module, pid=0, /)\n--\n\nRaw tick-sampled user time of a process, ns."},
     {"process_prof_raw_ns", (PyCFunction)(void (*)(void))py_process_prof_raw_ns, METH_FASTCALL, "process_prof_raw_ns($module, pid=0, /)\n--\n\nRaw tick-sampled user + system time of a process, ns."},
     {"process_times", (PyCFunction)(void (*)(void))py_process_times, METH_FASTCALL, "process_times($module, pid=0, /)\n--\n\nConsistent split of a process's CPU time."},
-    {"procfs_read", (PyCFunction)(void (*)(void))py_procfs_read, METH_FASTCALL, "procfs_read($module, pid=0, tid=0, /)\n--\n\nParses /proc/<pid>/task/<tid>/stat: ProcStat(user_ns, system_ns, state, name)."},
+    {"procfs_read", (PyCFunction)(void (*)(void))py_procfs_read, METH_VARARGS | METH_KEYWORDS, "procfs_read($module, pid=0, tid=0)\n--\n\nParses /proc/<pid>/task/<tid>/stat: ProcStat(user_ns, system_ns, state, name)."},
     {"set_method", py_set_method, METH_O, "set_method($module, name, /)\n--\n\nHow clocks are read: 'auto', 'clockid', 'getrusage' or 'procfs'."},
     {"set_fast_clock", py_set_fast_clock, METH_O, "set_fast_clock($module, on, /)\n--\n\nTurns the fast clock behind total_ns() off (False: every read a system call) or back on (True; OSError if it cannot work here). For the whole process, as THREADTIME_FAST_CLOCK=0 at start."},
     {"fast_clock", py_fast_clock, METH_NOARGS, "fast_clock($module, /)\n--\n\nWhat total_ns() reads with: 'rseq+tsc' (or 'rseq+cntvct'), or 'syscall: ' and the reason."},

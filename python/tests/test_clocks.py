@@ -150,3 +150,16 @@ def test_procfs_read_of_this_process_and_thread():
     assert own.user_ns + own.system_ns <= threadtime.total_ns()
     with open("/proc/self/comm", "rb") as f:
         assert whole.name == f.read().rstrip(b"\n").decode("utf-8", "surrogateescape")
+
+
+def test_procfs_read_takes_keywords_as_documented():
+    """procfs_read(pid=0, tid=0), as the README writes it: the same thread
+    and process as by position (the kernel's own name for them)."""
+    tid = threading.get_native_id()
+    with open(f"/proc/self/task/{tid}/comm", "rb") as f:
+        comm = f.read().rstrip(b"\n").decode("utf-8", "surrogateescape")
+    assert threadtime.procfs_read(pid=0, tid=tid).name == comm
+    assert threadtime.procfs_read(tid=tid).name == comm
+    assert threadtime.procfs_read(pid=os.getpid()).state == "R"
+    with pytest.raises(TypeError, match="procfs_read"):
+        threadtime.procfs_read(thread=tid)
