@@ -2,7 +2,8 @@
  * user (issue 29): no variable is read by a setuid program, no planted
  * symlink is followed, new files are 0600, a failed start changes nothing
  * on disk, forked children do not fill the disk, and a refused value is
- * named. Every test works in a directory of its own under TMPDIR. */
+ * named. Every test works in a directory of its own under TMPDIR (the
+ * setuid case, when its user cannot reach that, under /var/tmp or /tmp). */
 #include <dirent.h>
 #include <grp.h>
 #include <pwd.h>
@@ -121,26 +122,56 @@ static int copy_file(const char *from, const char *to)
     return ok ? 0 : -1;
 }
 
+/* Whether the user can reach dir, as the kernel answers for that user: a
+ * child takes the user's ids and tries. */
+static int user_can_reach(const char *dir, const struct passwd *pw)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (setgroups(0, NULL) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0)
+            _exit(2);
+        _exit(access(dir, X_OK) == 0 ? 0 : 1);
+    }
+    int status = 0;
+    return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* A new directory, mode 0755, that the user can reach and where a setuid
+ * bit counts: under TMPDIR (the build tree) where it can, else under
+ * /var/tmp or /tmp. A clone under a 0700 directory (root's home, any
+ * `mktemp -d`) hides its build tree from every other user. 0, or -1 after
+ * printing one line that says why there is none. */
+static int make_setuid_dir(char *buf, size_t n, const struct passwd *pw)
+{
+    const char *tmp = getenv("TMPDIR");
+    const char *bases[] = {tmp && *tmp ? tmp : "/tmp", "/var/tmp", "/tmp"};
+    for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++) {
+        snprintf(buf, n, "%s/tt_setuid_XXXXXX", bases[i]);
+        if (!mkdtemp(buf))
+            continue;
+        chmod(buf, 0755);
+        struct statvfs vfs;
+        if (user_can_reach(buf, pw) && statvfs(buf, &vfs) == 0 && !(vfs.f_flag & ST_NOSUID))
+            return 0;
+        rmdir(buf);
+    }
+    printf("skip setuid_program_reads_no_variable: uid %lu can reach no directory under %s, /var/tmp or /tmp "
+           "on a file system that honours setuid\n",
+           (unsigned long)pw->pw_uid, bases[0]);
+    return -1;
+}
+
 TT_TEST(setuid_program_reads_no_variable)
 {
     if (geteuid() != 0) {
         printf("skip setuid_program_reads_no_variable: needs root to install a setuid program\n");
         return;
     }
-    char dir[256], probe[300], crash[300], exit_dump[300];
-    make_dir(dir, sizeof dir, "setuid");
-    struct statvfs vfs;
-    if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_NOSUID)) {
-        printf("skip setuid_program_reads_no_variable: %s is mounted nosuid\n", dir);
-        remove_dir(dir);
-        return;
-    }
     const struct passwd *pw = unprivileged_user();
     CHECK(pw != NULL);
-    if (!pw) {
-        remove_dir(dir);
+    char dir[256], probe[300], crash[300], exit_dump[300];
+    if (!pw || make_setuid_dir(dir, sizeof dir, pw) != 0)
         return;
-    }
     snprintf(probe, sizeof probe, "%s/probe", dir);
     snprintf(crash, sizeof crash, "%s/root-only-crash", dir);
     snprintf(exit_dump, sizeof exit_dump, "%s/root-only-exit", dir);

@@ -6,19 +6,19 @@
 # as an unprivileged user (nobody). Real JVMs of that user (Java 17, 21 and 25,
 # those java/jdks.sh finds) are attached to too when the checkout's JAR is
 # built (make test-java or java-install). Needs root, to run a process as
-# another user; anyone else gets one SKIP line (exit 77). Files go under
-# $TMPDIR only: the fakes that listen and the JVMs get a private tmpfs /tmp
-# in their own mount namespace, which the attacher enters.
+# another user; anyone else gets one SKIP line (exit 77). Files go in one
+# directory that user can reach (tests/reachable_dir.sh: under $TMPDIR, else
+# /var/tmp), never under /tmp: the fakes that listen and the JVMs get a
+# private tmpfs /tmp in their own mount namespace, which the attacher enters.
 set -u
-cli=$(realpath "$1") fake=$(realpath "$2") src=$(realpath "$3")
 if [ "$(id -u)" != 0 ]; then
   echo "SKIP test_attach: needs root (it attaches as root to another user's process)"
   exit 77
 fi
+cli=$(realpath "$1") fake=$(realpath "$2") src=$(realpath "$3")
+. "$src/tests/reachable_dir.sh"
 user=nobody
-uid=$(id -u $user) gid=$(id -g $user)
-work=$(mktemp -d "${TMPDIR:-/tmp}/attach.XXXXXX") || exit 1
-chmod 755 "$work"
+reachable_dir test_attach $user
 pids=()
 cleanup() {
   local p
@@ -121,107 +121,100 @@ if ready "$pid" "$work/unreadable/java" quit; then
   ls -A "$work/unreadable" | grep -q '^\.attach_pid' && fail "unreadable: a trigger file was made"
 fi
 
-# The fakes that listen and the JVMs get a private /tmp, which hides a work
-# directory under /tmp from them (and from the attacher in their namespace).
-case "$(realpath "$work")/" in
-  /tmp/*) echo "test_attach: $work is under /tmp, hidden by the targets' private /tmp; cases 3, 4 and 6 not tried" ;;
-  *)
-    # 3. A listener as a JVM has it, in its own mount namespace with its own /tmp:
-    #    the attacher enters the namespace, makes the trigger and connects as the
-    #    user (not as root), and sends the load request with absolute paths.
-    run_as listen --private-tmp ./java listen 0
-    if ready "$pid" "$work/listen/java" quit; then
-      attach "$pid" dump=now.ttrace
-      [ "$rc" = 0 ] || fail "listen: exit $rc, expected 0: $out"
-      expect "entered the mount namespace of process $pid"
-      expect "acting as uid $uid, gid $gid"
-      expect "threadtime: JVM $pid took dump=$work/now.ttrace"
-      [ "$(cat "$work/listen/trigger-owner" 2>/dev/null)" = "$uid" ] || fail "listen: trigger file not made by uid $uid"
-      [ "$(cat "$work/listen/peer" 2>/dev/null)" = "$uid $gid" ] ||
-        fail "listen: connected as '$(cat "$work/listen/peer" 2>/dev/null)', not as '$uid $gid'"
-      printf '1\0load\0instrument\0false\0%s=dump=%s/now.ttrace\0' "$jar" "$work" >"$work/expected"
-      cmp -s "$work/expected" "$work/listen/request" || fail "listen: the request is not the load request: $(tr '\0' '|' <"$work/listen/request")"
-      # The agent's warnings (threadtime.attach.warnings), a line each; not its error.
-      expect "threadtime: JVM $pid: probe 'a.B::c' matched nothing"
-      expect "threadtime: JVM $pid: probe 'd.E::f' matched nothing"
-      case "$out" in *"failed:"*) fail "listen: a successful attach printed the error property: $out" ;; esac
-    fi
-    never_ran_as_root listen
+# 3. A listener as a JVM has it, in its own mount namespace with its own /tmp:
+#    the attacher enters the namespace, makes the trigger and connects as the
+#    user (not as root), and sends the load request with absolute paths.
+run_as listen --private-tmp ./java listen 0
+if ready "$pid" "$work/listen/java" quit; then
+  attach "$pid" dump=now.ttrace
+  [ "$rc" = 0 ] || fail "listen: exit $rc, expected 0: $out"
+  expect "entered the mount namespace of process $pid"
+  expect "acting as uid $uid, gid $gid"
+  expect "threadtime: JVM $pid took dump=$work/now.ttrace"
+  [ "$(cat "$work/listen/trigger-owner" 2>/dev/null)" = "$uid" ] || fail "listen: trigger file not made by uid $uid"
+  [ "$(cat "$work/listen/peer" 2>/dev/null)" = "$uid $gid" ] ||
+    fail "listen: connected as '$(cat "$work/listen/peer" 2>/dev/null)', not as '$uid $gid'"
+  printf '1\0load\0instrument\0false\0%s=dump=%s/now.ttrace\0' "$jar" "$work" >"$work/expected"
+  cmp -s "$work/expected" "$work/listen/request" || fail "listen: the request is not the load request: $(tr '\0' '|' <"$work/listen/request")"
+  # The agent's warnings (threadtime.attach.warnings), a line each; not its error.
+  expect "threadtime: JVM $pid: probe 'a.B::c' matched nothing"
+  expect "threadtime: JVM $pid: probe 'd.E::f' matched nothing"
+  case "$out" in *"failed:"*) fail "listen: a successful attach printed the error property: $out" ;; esac
+fi
+never_ran_as_root listen
 
-    # 4. The agent's failure (return code 102): the attacher asks for the
-    #    message the agent left in the system properties and prints it decoded,
-    #    with the terminal escape sequence and the C1 control in it made harmless.
-    run_as refuse --private-tmp ./java listen 102
-    if ready "$pid" "$work/refuse/java" quit; then
-      attach "$pid" probe=off
-      [ "$rc" = 1 ] || fail "refuse: exit $rc, expected 1: $out"
-      expect "the agent in JVM $pid failed: threadtime: probe é\\x1b[31m matched nothing\\u0085 𝄞"
-      case "$out" in *$'\e'*) fail "refuse: an escape character reached the terminal" ;; esac
-      [ "$(cat "$work/refuse/peer2" 2>/dev/null)" = "$uid $gid" ] || fail "refuse: the properties were not asked for as '$uid $gid'"
-      printf '1\0properties\0\0\0\0' >"$work/expected2"
-      cmp -s "$work/expected2" "$work/refuse/request2" || fail "refuse: the second request is not 'properties'"
-    fi
+# 4. The agent's failure (return code 102): the attacher asks for the
+#    message the agent left in the system properties and prints it decoded,
+#    with the terminal escape sequence and the C1 control in it made harmless.
+run_as refuse --private-tmp ./java listen 102
+if ready "$pid" "$work/refuse/java" quit; then
+  attach "$pid" probe=off
+  [ "$rc" = 1 ] || fail "refuse: exit $rc, expected 1: $out"
+  expect "the agent in JVM $pid failed: threadtime: probe é\\x1b[31m matched nothing\\u0085 𝄞"
+  case "$out" in *$'\e'*) fail "refuse: an escape character reached the terminal" ;; esac
+  [ "$(cat "$work/refuse/peer2" 2>/dev/null)" = "$uid $gid" ] || fail "refuse: the properties were not asked for as '$uid $gid'"
+  printf '1\0properties\0\0\0\0' >"$work/expected2"
+  cmp -s "$work/expected2" "$work/refuse/request2" || fail "refuse: the second request is not 'properties'"
+fi
 
-    # 6. Real JVMs of the user (Java 17, 21 and 25, those java/jdks.sh finds):
-    #    the agent loads as that user and writes as it.
-    shopt -s nullglob
-    jars=()
-    for j in "$src"/java/threadtime/target/threadtime-[0-9]*.jar; do
-      case $j in *-sources.jar|*-javadoc.jar) ;; *) jars+=("$j") ;; esac # the agent JAR, not its companions
-    done
-    jdk=$("$src/java/jdks.sh" home 17 2>/dev/null || "$src/java/jdks.sh" home 25 2>/dev/null)
-    if [ ${#jars[@]} = 0 ] || [ -z "$jdk" ]; then
-      echo "test_attach: no JAR in $src/java/threadtime/target (make java-install) or no JDK; real JVMs not tried"
+# 6. Real JVMs of the user (Java 17, 21 and 25, those java/jdks.sh finds):
+#    the agent loads as that user and writes as it.
+shopt -s nullglob
+jars=()
+for j in "$src"/java/threadtime/target/threadtime-[0-9]*.jar; do
+  case $j in *-sources.jar|*-javadoc.jar) ;; *) jars+=("$j") ;; esac # the agent JAR, not its companions
+done
+jdk=$("$src/java/jdks.sh" home 17 2>/dev/null || "$src/java/jdks.sh" home 25 2>/dev/null)
+if [ ${#jars[@]} = 0 ] || [ -z "$jdk" ]; then
+  echo "test_attach: no JAR in $src/java/threadtime/target (make java-install) or no JDK; real JVMs not tried"
+else
+  cp "${jars[0]}" "$jar"
+  mkdir "$work/jvm" && chmod 755 "$work/jvm"
+  printf '%s\n' 'public class Wait {' \
+    '    public static void main(String[] args) throws Exception {' \
+    '        System.out.println("ready");' \
+    '        Thread.sleep(600_000);' \
+    '    }' \
+    '}' >"$work/Wait.java"
+  "$jdk/bin/javac" --release 17 -d "$work/jvm" "$work/Wait.java" || fail "javac failed"
+  # A JAR whose agentmain leaves its error and warnings in the properties
+  # threadtime.attach.error and .warnings has them printed; with an older
+  # one the attacher has only the return code.
+  agent_says=
+  (cd "$work" && "$jdk/bin/jar" xf "$jar" io/threadtime/ThreadTimeAgent.class) &&
+    grep -aq threadtime.attach.warnings "$work/io/threadtime/ThreadTimeAgent.class" && agent_says=1
+  chown -R "$user:" "$work/jvm"
+  for v in 17 21 25; do
+    home=$("$src/java/jdks.sh" runtime $v 2>/dev/null) || { echo "test_attach: no Java $v here; not tried"; continue; }
+    # Its own /tmp, as the fakes': the socket and hsperfdata stay out of the host's.
+    unshare -m --propagation private sh -c "mount -t tmpfs -o mode=1777 tmpfs /tmp && cd '$work/jvm' &&
+      exec setpriv --reuid=$uid --regid=$gid --clear-groups '$home/bin/java' -cp . Wait" \
+      >"$work/out$v" 2>"$work/err$v" &
+    pid=$!
+    pids+=("$pid")
+    for _ in $(seq 600); do grep -q ready "$work/out$v" 2>/dev/null && break; sleep 0.1; done
+    grep -q ready "$work/out$v" || { fail "Java $v: the JVM did not start: $(cat "$work/err$v")"; continue; }
+    attach "$pid" "probe=java.lang.Integer::parseInt;java.lang.Integer::parsInt,out=$work/jvm/exit$v.ttrace"
+    [ "$rc" = 0 ] || fail "Java $v: probe attach: exit $rc: $out"
+    expect "threadtime: JVM $pid took probe=java.lang.Integer::parseInt"
+    if [ -n "$agent_says" ]; then
+      expect "threadtime: JVM $pid: probe 'java.lang.Integer::parsInt' matched nothing"
+    fi
+    expect "entered the mount namespace of process $pid"
+    expect "acting as uid $uid, gid $gid"
+    attach "$pid" "dump=$work/jvm/now$v.ttrace"
+    [ "$rc" = 0 ] || fail "Java $v: dump attach: exit $rc: $out"
+    [ "$(stat -c %u "$work/jvm/now$v.ttrace" 2>/dev/null)" = "$uid" ] || fail "Java $v: no trace written by uid $uid"
+    "$cli" dump "$work/jvm/now$v.ttrace" >/dev/null || fail "Java $v: the dumped trace does not read"
+    attach "$pid" "probe=a..b"
+    [ "$rc" = 1 ] || fail "Java $v: a bad option: exit $rc: $out"
+    if [ -n "$agent_says" ]; then
+      expect "the agent in JVM $pid failed: threadtime: bad option 'probe=a..b'"
     else
-      cp "${jars[0]}" "$jar"
-      mkdir "$work/jvm" && chmod 755 "$work/jvm"
-      printf '%s\n' 'public class Wait {' \
-        '    public static void main(String[] args) throws Exception {' \
-        '        System.out.println("ready");' \
-        '        Thread.sleep(600_000);' \
-        '    }' \
-        '}' >"$work/Wait.java"
-      "$jdk/bin/javac" --release 17 -d "$work/jvm" "$work/Wait.java" || fail "javac failed"
-      # A JAR whose agentmain leaves its error and warnings in the properties
-      # threadtime.attach.error and .warnings has them printed; with an older
-      # one the attacher has only the return code.
-      agent_says=
-      (cd "$work" && "$jdk/bin/jar" xf "$jar" io/threadtime/ThreadTimeAgent.class) &&
-        grep -aq threadtime.attach.warnings "$work/io/threadtime/ThreadTimeAgent.class" && agent_says=1
-      chown -R "$user:" "$work/jvm"
-      for v in 17 21 25; do
-        home=$("$src/java/jdks.sh" runtime $v 2>/dev/null) || { echo "test_attach: no Java $v here; not tried"; continue; }
-        # Its own /tmp, as the fakes': the socket and hsperfdata stay out of the host's.
-        unshare -m --propagation private sh -c "mount -t tmpfs -o mode=1777 tmpfs /tmp && cd '$work/jvm' &&
-          exec setpriv --reuid=$uid --regid=$gid --clear-groups '$home/bin/java' -cp . Wait" \
-          >"$work/out$v" 2>"$work/err$v" &
-        pid=$!
-        pids+=("$pid")
-        for _ in $(seq 600); do grep -q ready "$work/out$v" 2>/dev/null && break; sleep 0.1; done
-        grep -q ready "$work/out$v" || { fail "Java $v: the JVM did not start: $(cat "$work/err$v")"; continue; }
-        attach "$pid" "probe=java.lang.Integer::parseInt;java.lang.Integer::parsInt,out=$work/jvm/exit$v.ttrace"
-        [ "$rc" = 0 ] || fail "Java $v: probe attach: exit $rc: $out"
-        expect "threadtime: JVM $pid took probe=java.lang.Integer::parseInt"
-        if [ -n "$agent_says" ]; then
-          expect "threadtime: JVM $pid: probe 'java.lang.Integer::parsInt' matched nothing"
-        fi
-        expect "entered the mount namespace of process $pid"
-        expect "acting as uid $uid, gid $gid"
-        attach "$pid" "dump=$work/jvm/now$v.ttrace"
-        [ "$rc" = 0 ] || fail "Java $v: dump attach: exit $rc: $out"
-        [ "$(stat -c %u "$work/jvm/now$v.ttrace" 2>/dev/null)" = "$uid" ] || fail "Java $v: no trace written by uid $uid"
-        "$cli" dump "$work/jvm/now$v.ttrace" >/dev/null || fail "Java $v: the dumped trace does not read"
-        attach "$pid" "probe=a..b"
-        [ "$rc" = 1 ] || fail "Java $v: a bad option: exit $rc: $out"
-        if [ -n "$agent_says" ]; then
-          expect "the agent in JVM $pid failed: threadtime: bad option 'probe=a..b'"
-        else
-          expect "the agent failed to start (a wrong option, or agentmain threw) (return code 102)"
-        fi
-      done
+      expect "the agent failed to start (a wrong option, or agentmain threw) (return code 102)"
     fi
-    ;;
-esac
+  done
+fi
 
 [ "$fails" = 0 ] && echo "test_attach: all passed"
 exit $((fails > 0))
