@@ -316,8 +316,9 @@ _Atomic unsigned tt__fork_gen;
 /* In the child, on the one thread there: every figure this thread kept
  * describes the parent's thread, whose clock the child's does not continue
  * (the child's starts near 0). Stores only: fork may be called from a
- * signal handler. */
-static void fork_child(void)
+ * signal handler. Also called by the fast clock in a child that skipped the
+ * atfork handlers (_Fork, a raw clone). */
+void tt__fork_child_reset(void)
 {
     memset(&t_self, 0, sizeof t_self);
     atomic_store_explicit(&tt__total_floor, 0, memory_order_relaxed);
@@ -325,7 +326,7 @@ static void fork_child(void)
     tt__fast_fork_child();
 }
 
-__attribute__((constructor)) static void cpu_load(void) { pthread_atfork(NULL, NULL, fork_child); }
+__attribute__((constructor)) static void cpu_load(void) { pthread_atfork(NULL, NULL, tt__fork_child_reset); }
 
 /* getrusage() for RUSAGE_THREAD or RUSAGE_SELF, as a split in ns. */
 static int rusage_times(int who, tt_times *out)

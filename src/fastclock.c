@@ -32,12 +32,14 @@
 #include "internal.h"
 #include "arch.h"
 #include "event_internal.h"
+#include "prim/clockid.h"
 
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #if defined(TT__RSEQ_SIG)
@@ -107,7 +109,17 @@ static const tt__rseq_cs g_desc = {
 #endif
 
 /* Per thread. initial-exec: reachable from a signal handler without
- * __tls_get_addr, which may allocate. 48 bytes of static TLS. */
+ * __tls_get_addr, which may allocate. 48 bytes of static TLS.
+ *
+ * A task other than the one that armed it can find this state: a vfork
+ * child or a clone(CLONE_VM) child shares the parent's memory and TLS; an
+ * _Fork or raw clone child copies them without running the atfork handlers.
+ * None of them is registered for the area's clearing the way the parent
+ * was, or its clock continues the parent's. So the state names its task
+ * (tid), and every real read of the slow path goes through that task's own
+ * clockid: the kernel refuses it (EINVAL) in any other process, which finds
+ * such a child at the first slow path for ~15 ns (the pid lookup) instead of
+ * a gettid() per anchor. */
 enum { THREAD_UNCHECKED = 0, THREAD_OK = 1, THREAD_NO = -1 };
 typedef struct fast_state {
     uint64_t gen;        /* even: the anchor below is whole; odd: a re-arm is writing it */
@@ -116,6 +128,7 @@ typedef struct fast_state {
     uint64_t last;       /* the largest answer given: the monotonic floor */
     tt__rseq_area *area; /* this thread's rseq area, once checked usable */
     int status;          /* THREAD_* */
+    pid_t tid;           /* the task this state belongs to (0: not yet known) */
 } fast_state;
 static __thread fast_state t_fast __attribute__((tls_model("initial-exec")));
 
@@ -193,14 +206,18 @@ static long voluntary_switches(void)
  * sleep, look. A kernel that clears it on every switch clears it here;
  * mainline's rework leaves it set. A sleep counts only if the thread really
  * left its CPU (its voluntary switches went up): under load the timer can
- * expire before the thread gets to sleep, and then nothing switched.
- * Three real blocks must all clear it; one that keeps it decides. */
+ * expire before the thread gets to sleep, and then nothing switched. And
+ * only if it woke on the CPU it slept on (the area's cpu_id, which the
+ * kernel rewrites before the thread runs again): a kernel that clears the
+ * field only on migration would otherwise pass on wake-ups elsewhere, and
+ * then count preemption on one CPU. Three such blocks must all clear it;
+ * one that keeps it decides. */
 static const char *kernel_check(tt__rseq_area *a)
 {
     int blocks = 0;
     int saved = errno;
-    const char *why = "syscall: could not test this kernel (no sleep blocked)";
-    for (int i = 0; i < 12 && blocks < 3; i++) {
+    const char *why = "syscall: could not test this kernel (no sleep blocked and woke on its CPU)";
+    for (int i = 0; i < 16 && blocks < 3; i++) {
         /* Another library's pointer, left after its section, is never
          * overwritten: it serves as the probe itself (the kernel clears
          * any pointer the same way). */
@@ -208,22 +225,24 @@ static const char *kernel_check(tt__rseq_area *a)
         if (probe == 0)
             probe = OURS;
         long before = voluntary_switches();
+        uint32_t cpu_before = __atomic_load_n(&a->cpu_id, __ATOMIC_RELAXED);
         if (probe == OURS)
             __atomic_store_n(&a->rseq_cs, OURS, __ATOMIC_RELAXED);
         compiler_fence();
         /* 20 us, then longer: a timer that expires before the thread
          * sleeps is no block. */
-        struct timespec ts = {0, (long)(20 * 1000) << (i / 3)};
+        struct timespec ts = {0, (long)(20 * 1000) << (i / 4)};
         nanosleep(&ts, NULL);
         compiler_fence();
         int kept = __atomic_load_n(&a->rseq_cs, __ATOMIC_RELAXED) == probe;
+        uint32_t cpu_after = __atomic_load_n(&a->cpu_id, __ATOMIC_RELAXED);
         long after = voluntary_switches();
         if (kept && probe == OURS)
             __atomic_store_n(&a->rseq_cs, 0, __ATOMIC_RELAXED);
-        if (before < 0 || after <= before)
+        if (before < 0 || after <= before || cpu_after != cpu_before)
             continue;
         if (kept) {
-            why = "syscall: this kernel keeps rseq_cs set across a blocking call";
+            why = "syscall: this kernel keeps rseq_cs set across a blocking call (Linux 6.19+)";
             break;
         }
         if (++blocks == 3)
@@ -315,11 +334,82 @@ __attribute__((constructor)) static void fast_load(void)
 
 /* ---- reading ---- */
 
-/* A real read, answered through the floor. */
+/* 1 if the calling task has an rseq area registered (any area), 0 if not,
+ * found without changing anything: the kernel first compares an address
+ * with the one registered (EINVAL when they differ), and only for a task
+ * with none goes on to check that the address is in user space (EFAULT).
+ * The address asked about is 32-aligned and in the kernel's half. */
+static int task_has_rseq(void)
+{
+#if TT__FAST_POSSIBLE
+    int saved = errno;
+    long rc = syscall(TT__NR_RSEQ, (void *)(uintptr_t)-64, 32, 0, TT__RSEQ_SIG);
+    int e = errno;
+    errno = saved;
+    return rc != 0 && e == EINVAL;
+#else
+    return 0;
+#endif
+}
+
+/* The state was written by another task (see fast_state). A child with
+ * memory of its own (_Fork, a raw fork-like clone) inherited the parent's
+ * registration of this very area with glibc's signature: its state is
+ * reset as fork()'s atfork handler would have done (every per-thread
+ * figure of the core), and it becomes the owner. A child that shares the
+ * parent's memory (vfork, clone(CLONE_VM)) has no registration (the kernel
+ * drops it for CLONE_VM): it must not write the parent's state at all, so
+ * it gets its own clock, bare. Returns 1 when the caller now owns the
+ * state, else 0 with the bare read in *bare. Rare: once per such child. */
+__attribute__((noinline, cold)) static int adopt(fast_state *s, pid_t me, int64_t *bare)
+{
+#if TT__FAST_POSSIBLE
+    fast_state probe = {0};
+    if (task_has_rseq() && thread_check(&probe) == NULL) {
+        tt__fork_child_reset(); /* calls tt__fast_fork_child: s is cleared */
+        s->tid = me;
+        return 1;
+    }
+#else
+    (void)s;
+    (void)me;
+#endif
+    *bare = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+    return 0;
+}
+
+/* One real read for the state's owner. *own gets 0 when the caller is not
+ * the owner and may not write the state (the answer is then its own bare
+ * clock). The first read on a thread learns its tid (one gettid()). */
+static int64_t owner_read(fast_state *s, int *own)
+{
+    *own = 1;
+    if (s->tid == 0)
+        s->tid = (pid_t)syscall(SYS_gettid);
+    int saved = errno;
+    int64_t r = tt__read_clock(tt__cpu_clockid(s->tid, 1, TT__CPUCLOCK_SCHED));
+    errno = saved;
+    if (r == -EINVAL) {
+        pid_t me = (pid_t)syscall(SYS_gettid);
+        if (me != s->tid) {
+            int64_t bare = 0;
+            if (!adopt(s, me, &bare)) {
+                *own = 0;
+                return bare;
+            }
+        }
+    }
+    /* Refused clockids (a seccomp filter) and the like: the core's own
+     * read with its fallbacks. */
+    return r < 0 ? tt_self_total_ns() : r;
+}
+
+/* A real read, answered through the floor (the owner's). */
 static int64_t real_answer(fast_state *s)
 {
-    int64_t r = tt_self_total_ns();
-    return r < 0 ? r : answer(s, r);
+    int own;
+    int64_t r = owner_read(s, &own);
+    return r < 0 || !own ? r : answer(s, r);
 }
 
 /* The slow path: decide if needed, then a real read that re-arms. *anchor
@@ -330,43 +420,65 @@ static int64_t real_answer(fast_state *s)
 __attribute__((noinline, cold)) static int64_t slow_read(fast_state *s, uint64_t *anchor)
 {
     *anchor = UINT64_MAX;
-    if (!decided() || !atomic_load_explicit(&g_on, memory_order_relaxed))
-        return real_answer(s);
+    if (!decided() || !atomic_load_explicit(&g_on, memory_order_relaxed)) {
+        int64_t r = tt_self_total_ns();
+        return r < 0 ? r : answer(s, r);
+    }
 #if TT__FAST_POSSIBLE
     if (s->status == THREAD_UNCHECKED)
         s->status = thread_check(s) == NULL ? THREAD_OK : THREAD_NO;
     if (s->status != THREAD_OK)
         return real_answer(s);
+    tt__rseq_area *a = s->area;
+    /* Still registered? Another library that takes the registration over
+     * unregisters this area first, and the kernel then sets its cpu_id to
+     * -1 and stops clearing its rseq_cs: from then on the field proves
+     * nothing, for good on this thread. */
+    if ((int32_t)__atomic_load_n(&a->cpu_id, __ATOMIC_RELAXED) < 0) {
+        s->status = THREAD_NO;
+        return real_answer(s);
+    }
     uint64_t g = load_u64(&s->gen);
     if (g & 1)
         return real_answer(s); /* we interrupted this thread's own re-arm */
-    store_u64(&s->gen, g + 1);
-    compiler_fence();
-    tt__rseq_area *a = s->area;
     uint64_t cs = __atomic_load_n(&a->rseq_cs, __ATOMIC_RELAXED);
     if (cs != 0 && cs != OURS) {
         /* Another library's descriptor (tcmalloc-style per-CPU code): never
          * overwrite it; the kernel clears it at this thread's next switch. */
-        store_u64(&s->gen, g + 2);
         return real_answer(s);
     }
+    store_u64(&s->gen, g + 1);
+    compiler_fence();
     /* Armed before the real read: a switch at any point after this store
      * clears it, so the anchor covers everything after. The anchor's
      * counter value is read before the real read too: every answer from
      * this anchor, r + (now - c0), then also counts the part of the system
      * call before the kernel's sample (~100-300 ns), so it is never below
      * the thread's true CPU time at that counter value, and so never below
-     * any real read taken before it (issue 25). Taking c0 after the read
-     * instead leaves out the part after the sample, and a real read of
-     * another caller just before could then come out above the answer
-     * (Python measured 63,250 of 200,000 reads below an earlier
+     * any real read taken before it. Taking c0 after the read instead
+     * leaves out the part after the sample, and a real read of another
+     * caller just before could then come out above the answer (Python
+     * measured 63,250 of 200,000 reads below an earlier
      * time.thread_time_ns(), by up to 2.5 us). */
     __atomic_store_n(&a->rseq_cs, OURS, __ATOMIC_RELAXED);
     compiler_fence();
     uint64_t c0 = tt__counter_read();
     compiler_fence();
-    int64_t r = tt_self_total_ns();
+    int own;
+    int64_t r = owner_read(s, &own);
     compiler_fence();
+    if (!own) {
+        /* A child sharing the owner's memory: it puts the field back as it
+         * found it (the owner's field, cleared or armed for the owner's
+         * anchor), and the generation forward to even with the owner's
+         * anchor unchanged. A child that runs beside its parent on the
+         * same TLS (clone(CLONE_VM) without CLONE_SETTLS) races the parent
+         * here as it does on glibc's own TLS; a vfork child's parent is
+         * stopped. */
+        __atomic_compare_exchange_n(&a->rseq_cs, &(uint64_t){OURS}, cs, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+        store_u64(&s->gen, g + 2);
+        return r;
+    }
     /* This read's own answer comes from the anchor as later ones will (so
      * the next fast answer continues it without a jump). Unless the thread
      * was switched out during the call (the field is clear: the real read
@@ -376,18 +488,19 @@ __attribute__((noinline, cold)) static int64_t slow_read(fast_state *s, uint64_t
      * carry, could be that long, so the anchor is dropped. */
     uint64_t c1 = tt__counter_read();
     compiler_fence();
-    int keep = r >= 0 && c1 - c0 < g_excess;
+    int keep = r >= 0 && c1 - c0 < g_excess && s->status == THREAD_OK;
     if (!keep)
         __atomic_compare_exchange_n(&a->rseq_cs, &(uint64_t){OURS}, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    g = load_u64(&s->gen) | 1; /* adopt() may have reset the state */
     s->c0 = c0;
     s->t0 = r;
     compiler_fence();
-    store_u64(&s->gen, g + 2);
+    store_u64(&s->gen, g + 1);
     if (r < 0)
         return r;
     if (!keep || __atomic_load_n(&a->rseq_cs, __ATOMIC_RELAXED) != OURS)
         return answer(s, r);
-    *anchor = g + 2;
+    *anchor = g + 1;
     return answer(s, r + (int64_t)(((c1 - c0) * g_mult) >> 32));
 #else
     return real_answer(s);
@@ -414,7 +527,10 @@ __attribute__((always_inline)) static inline int64_t fast_read(const uint64_t *g
          * and this counter value. */
         uint64_t c = given != NULL ? *given : tt__counter_read();
         compiler_fence();
-        if (a != NULL && __atomic_load_n(&a->rseq_cs, __ATOMIC_RELAXED) == OURS && c - c0 < g_span) {
+        /* cpu_id < 0: the area was unregistered (another library took the
+         * registration over), and the kernel no longer clears the field. */
+        if (a != NULL && __atomic_load_n(&a->rseq_cs, __ATOMIC_RELAXED) == OURS &&
+            (int32_t)__atomic_load_n(&a->cpu_id, __ATOMIC_RELAXED) >= 0 && c - c0 < g_span) {
             compiler_fence();
             /* Unchanged and even: no handler re-armed between our loads. */
             if (load_u64(&s->gen) == g && !(g & 1)) {
@@ -502,5 +618,6 @@ void tt__fast_fork_child(void)
     store_u64(&s->gen, (load_u64(&s->gen) | 1) + 1);
     s->c0 = 0;
     s->t0 = 0;
+    s->tid = 0; /* the child's own: learnt at its first slow path */
     store_u64(&s->last, 0);
 }

@@ -132,6 +132,10 @@ int64_t tt__fast_span_set(int64_t ns);
 extern _Atomic unsigned tt__fork_gen;
 /* Resets the fast clock's state of the forking thread, in the child. */
 void tt__fast_fork_child(void);
+/* Resets every per-thread figure of the calling thread and moves
+ * tt__fork_gen on: fork()'s atfork handler in the child, and the fast
+ * clock's when it finds itself in a child that skipped that handler. */
+void tt__fork_child_reset(void);
 
 /* ---- method state and fallbacks (cpu.c) ---- */
 

@@ -1,7 +1,9 @@
-/* The fast CPU clock (tt_self_fast_ns, issue 25): its bounds against the
+/* The fast CPU clock (tt_self_fast_ns): its bounds against the
  * kernel's own clock, time switched out never counted, signals, fork, rseq
- * switched off by glibc's tunable, another library's rseq_cs. Semantics
- * only: no check depends on how fast anything ran. */
+ * switched off by glibc's tunable, another library's rseq_cs or
+ * registration, children that skip the atfork handlers or share the
+ * parent's memory, the kernel self-test on a kernel that clears only on
+ * migration. Semantics only: no check depends on how fast anything ran. */
 #include "tt_test.h"
 #include "threadtime/threadtime.h"
 #include "arch.h"
@@ -19,6 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <stddef.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -566,6 +569,288 @@ TT_TEST(foreign_rseq_cs_left_alone)
 #else
     printf("  skipped: no fast clock on this architecture\n");
 #endif
+}
+
+/* ---- tasks that find another task's state ---- */
+
+/* The calling thread's rseq area as glibc registered it, and its length
+ * (NULL where glibc registered none). */
+static volatile uint32_t *glibc_area(unsigned *len)
+{
+#if defined(TT__RSEQ_SIG)
+    const ptrdiff_t *off = dlsym(RTLD_DEFAULT, "__rseq_offset");
+    const unsigned *size = dlsym(RTLD_DEFAULT, "__rseq_size");
+    if (off == NULL || size == NULL || *size == 0)
+        return NULL;
+    *len = *size > 32 ? *size : 32;
+    return (volatile uint32_t *)(tt__thread_pointer() + *off);
+#else
+    (void)len;
+    return NULL;
+#endif
+}
+
+/* Another library takes the thread's rseq registration over: it
+ * unregisters glibc's area and registers its own. The kernel stops clearing
+ * glibc's area, so its rseq_cs proves nothing from then on, and blocked time
+ * must still not be counted. */
+typedef struct takeover_result {
+    int done, bad, rounds;
+} takeover_result;
+static struct {
+    uint32_t cpu_id_start, cpu_id;
+    uint64_t rseq_cs;
+    uint32_t flags, pad[3];
+} __attribute__((aligned(32))) g_other_area;
+
+static void *takeover_thread(void *arg)
+{
+    takeover_result *res = arg;
+#if defined(TT__RSEQ_SIG)
+    unsigned len = 0;
+    volatile uint32_t *area = glibc_area(&len);
+    if (area == NULL)
+        return NULL;
+    for (int i = 0; i < 100; i++) /* this thread's state checked and armed */
+        tt_self_fast_ns();
+    if (syscall(SYS_rseq, (void *)area, len, 1 /* RSEQ_FLAG_UNREGISTER */, TT__RSEQ_SIG) != 0)
+        return NULL;
+    if (syscall(SYS_rseq, (void *)&g_other_area, 32, 0, TT__RSEQ_SIG) != 0) {
+        syscall(SYS_rseq, (void *)area, len, 0, TT__RSEQ_SIG);
+        return NULL;
+    }
+    res->done = 1;
+    for (int i = 0; i < 100; i++) {
+        int64_t ra = tt_self_total_ns();
+        int64_t f1 = tt_self_fast_ns();
+        block_nanosleep(NULL);
+        int64_t f2 = tt_self_fast_ns();
+        int64_t rb = tt_self_total_ns();
+        res->rounds++;
+        if (f2 - f1 > rb - ra + TT_FAST_EXCESS_NS && res->bad++ < 3)
+            fprintf(stderr, "  after the takeover: fast %lld ns > real %lld ns\n", (long long)(f2 - f1),
+                    (long long)(rb - ra));
+    }
+    /* Give the thread back to glibc before it exits. */
+    syscall(SYS_rseq, (void *)&g_other_area, 32, 1, TT__RSEQ_SIG);
+    syscall(SYS_rseq, (void *)area, len, 0, TT__RSEQ_SIG);
+#endif
+    return NULL;
+}
+
+TT_TEST(registration_taken_over)
+{
+    if (!fast_on()) {
+        printf("  skipped: %s\n", tt_fast_clock_name());
+        return;
+    }
+    /* Anchors serve 1 s: a counted sleep is then counted in full. */
+    int64_t old = tt__fast_span_set(1000 * MS);
+    takeover_result res = {0};
+    pthread_t t;
+    CHECK_OP(pthread_create(&t, NULL, takeover_thread, &res), ==, 0);
+    pthread_join(t, NULL);
+    if (old > 0)
+        tt__fast_span_set(old);
+    CHECK(res.done);
+    CHECK_OP(res.bad, ==, 0);
+    printf("  %d sleeps after the takeover\n", res.rounds);
+}
+
+/* A child whose memory holds the parent's state: its reads, checked against
+ * its own kernel clock (each one's bracket of real reads), and blocked time
+ * not counted. Returns the number of failed checks (its exit status). */
+static int child_reads(void)
+{
+    int bad = 0;
+    int64_t prev = 0;
+    for (int i = 0; i < 20; i++) {
+        int64_t r1 = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+        int64_t f1 = tt_self_fast_ns();
+        struct timespec ts = {0, 300 * US};
+        nanosleep(&ts, NULL);
+        spin(1000);
+        int64_t f2 = tt_self_fast_ns();
+        int64_t r2 = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+        int ok = f1 >= r1 && f1 >= prev && f2 >= f1 && f2 <= r2 + TT_FAST_BOUND_NS &&
+                 f2 - f1 <= r2 - r1 + TT_FAST_EXCESS_NS;
+        if (!ok && bad++ < 3) {
+            /* write(2): async-signal-safe, as a vfork child needs. */
+            char line[160];
+            int n = snprintf(line, sizeof line, "  child: real %lld..%lld fast %lld..%lld\n", (long long)r1,
+                             (long long)r2, (long long)f1, (long long)f2);
+            if (write(2, line, (size_t)n) < 0)
+                bad++;
+        }
+        prev = f2;
+    }
+    return bad;
+}
+
+/* The parent's state is in its memory when the child runs: a parent that
+ * has burnt CPU (its floors far above the child's clock) and whose field
+ * the kernel has just cleared (a sleep), so the child's first read is a
+ * slow one. Returns the parent's real and fast reads before the child. */
+static void parent_before_child(int64_t *ra, int64_t *f0)
+{
+    burn(50 * MS);
+    *ra = tt_self_total_ns();
+    *f0 = tt_self_fast_ns();
+    struct timespec ts = {0, 100 * US};
+    nanosleep(&ts, NULL);
+}
+
+/* After the child: the parent's interval across it counts none of the
+ * child's time (its second read follows a switch: the parent waited). */
+static void parent_after_child(const char *what, int64_t ra, int64_t f0)
+{
+    int64_t f1 = tt_self_fast_ns();
+    int64_t rb = tt_self_total_ns();
+    CHECK_OP(f1, >=, f0);
+    CHECK_OP(f1 - f0, <=, rb - ra + TT_FAST_EXCESS_NS);
+    printf("  %s: parent fast +%lld ns, real +%lld ns\n", what, (long long)(f1 - f0), (long long)(rb - ra));
+}
+
+static void wait_child(pid_t pid)
+{
+    CHECK_OP(pid, >, 0);
+    int status = 0;
+    CHECK_OP(waitpid(pid, &status, __WALL), ==, pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TT_TEST(vfork_child_leaves_the_parent_alone)
+{
+    int64_t ra, f0;
+    parent_before_child(&ra, &f0);
+    /* The child does more than POSIX allows a vfork child (docs/fast-clock.md
+     * says what it may call); Linux runs it on the parent's memory and TLS
+     * while the parent waits. ThreadSanitizer turns vfork into fork. */
+    pid_t pid = vfork();
+    if (pid == 0)
+        _exit(child_reads() == 0 ? 0 : 1);
+    wait_child(pid);
+    parent_after_child("vfork", ra, f0);
+}
+
+#if !defined(__SANITIZE_THREAD__)
+static int clone_child(void *arg)
+{
+    (void)arg;
+    return child_reads() == 0 ? 0 : 1;
+}
+#endif
+
+TT_TEST(clone_vm_child_sharing_tls)
+{
+#if defined(__SANITIZE_THREAD__)
+    /* Its runtime keeps per-thread state in TLS that a second task on the
+     * same TLS corrupts. */
+    printf("  skipped: ThreadSanitizer cannot run a task on its parent's TLS\n");
+#else
+    int64_t ra, f0;
+    parent_before_child(&ra, &f0);
+    size_t size = 256 * 1024;
+    char *stack = malloc(size);
+    CHECK(stack != NULL);
+    if (stack == NULL)
+        return;
+    /* No CLONE_SETTLS: the child runs on the parent's TLS, its fast-clock
+     * state included. The parent waits, as after vfork. */
+    pid_t pid = clone(clone_child, stack + size, CLONE_VM | SIGCHLD, NULL);
+    wait_child(pid);
+    free(stack);
+    parent_after_child("clone(CLONE_VM)", ra, f0);
+#endif
+}
+
+TT_TEST(fork_without_atfork_handlers)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+    int64_t ra, f0;
+    parent_before_child(&ra, &f0);
+    /* _Fork: a copy of the memory, the parent's rseq registration kept,
+     * and none of the atfork handlers that reset the state for fork(). */
+    pid_t pid = _Fork();
+    if (pid == 0)
+        _exit(child_reads() == 0 && tt_self_total_ns() <= tt__read_clock(CLOCK_THREAD_CPUTIME_ID) ? 0 : 1);
+    wait_child(pid);
+    parent_after_child("_Fork", ra, f0);
+#else
+    printf("  skipped: no _Fork before glibc 2.34\n");
+#endif
+}
+
+/* The kernel self-test, on a kernel that clears the field only when the
+ * thread moves to another CPU (reported for arm64 on 6.19.x): a wake-up on
+ * another CPU proves nothing about preemption on one CPU. Simulated here:
+ * while THREADTIME_TEST_MIGRATE_ONLY is set, nanosleep (the self-test's
+ * block) first moves the thread to another CPU, and puts the field back
+ * after the sleep when the thread woke on the CPU it slept on. Every block
+ * of the self-test then wakes elsewhere, and none may count. */
+static int migrate_only(void)
+{
+    static int on = -1;
+    if (on < 0)
+        on = getenv("THREADTIME_TEST_MIGRATE_ONLY") != NULL;
+    return on;
+}
+
+int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+    unsigned len;
+    volatile uint32_t *area = migrate_only() ? glibc_area(&len) : NULL;
+    uint32_t cpu = 0;
+    uint64_t cs = 0;
+    if (area != NULL) {
+        cpu = area[1];
+        cs = *(volatile uint64_t *)(area + 2);
+        static cpu_set_t all; /* the CPUs allowed at the first call */
+        static int have_all;
+        cpu_set_t other;
+        if (!have_all)
+            have_all = sched_getaffinity(0, sizeof all, &all) == 0;
+        if (have_all) {
+            CPU_ZERO(&other);
+            for (int c = 0; c < CPU_SETSIZE; c++)
+                if (c != (int)cpu && CPU_ISSET(c, &all)) {
+                    CPU_SET(c, &other);
+                    break;
+                }
+            if (CPU_COUNT(&other) > 0)
+                sched_setaffinity(0, sizeof other, &other);
+        }
+    }
+    int rc = (int)syscall(SYS_nanosleep, req, rem);
+    if (area != NULL && area[1] == cpu)
+        *(volatile uint64_t *)(area + 2) = cs;
+    return rc;
+}
+
+/* The child side of the test below. */
+TT_TEST(migrate_only_child)
+{
+    if (!migrate_only())
+        return;
+    cpu_set_t all;
+    CHECK_OP(sched_getaffinity(0, sizeof all, &all), ==, 0);
+    int mode = tt_fast_clock();
+    sched_setaffinity(0, sizeof all, &all);
+    CHECK_OP(mode, ==, TT_FAST_SYSCALL);
+    printf("  %s\n", tt_fast_clock_name());
+}
+
+TT_TEST(self_test_needs_wakeups_on_the_same_cpu)
+{
+    cpu_set_t all;
+    CHECK_OP(sched_getaffinity(0, sizeof all, &all), ==, 0);
+    if (!fast_on() || CPU_COUNT(&all) < 2) {
+        printf("  skipped: %s\n", fast_on() ? "one CPU allowed" : tt_fast_clock_name());
+        return;
+    }
+    if (!can_run_self())
+        return;
+    CHECK_OP(run_self("migrate_only_child", "THREADTIME_TEST_MIGRATE_ONLY", "1"), ==, 0);
 }
 
 /* ---- many threads at once (TSan) ---- */

@@ -74,8 +74,11 @@
  * fork: in the child, every figure the forking thread kept (floors, splits,
  * the fast clock's anchor) starts again from the child's own clock, and a
  * tt_thread handle opened before the fork answers -EINVAL for every read
- * (it names a thread of the parent). Only fork() does this: a raw clone()
- * or _Fork() runs no atfork handler.
+ * (it names a thread of the parent). fork() does this in its atfork
+ * handler; after _Fork() or a raw fork-like clone(), which run none, the
+ * first tt_self_fast_ns() that is not answered from the counter does it.
+ * A vfork() child may call nothing of this library (POSIX allows it _exit
+ * and exec only): see docs/fast-clock.md for what happens if it does.
  */
 #ifndef THREADTIME_CPU_H
 #define THREADTIME_CPU_H
