@@ -9,6 +9,7 @@
  *   log.c       the event log: start, stop, dump, events and their names
  *   interval.c  interval(): begin and end events around a block or a call
  *   trace.c     the trace reader
+ *   tasks.c     asyncio: the CPU of each task's own steps
  */
 #ifndef TTPY_CORE_H
 #define TTPY_CORE_H
@@ -75,6 +76,9 @@ int ttpy_event_id(PyObject *o, uint32_t *out);
 
 /* ---- interval.c ---- */
 int ttpy_interval_init(PyObject *mod);
+
+/* ---- tasks.c ---- */
+int ttpy_tasks_init(PyObject *mod);
 
 /* ---- trace.c: the trace reader's types, and two module functions ---- */
 int ttpy_trace_init(PyObject *mod);

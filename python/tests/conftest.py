@@ -149,6 +149,26 @@ def assert_split(t: threadtime.Times) -> None:
     assert t.user_ns + t.system_ns == t.total_ns
 
 
+def in_child(body) -> str:
+    """Runs body() in a forked child; its return value (a str) or its
+    exception's repr comes back through a pipe."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(r)
+        try:
+            out = body()
+        except BaseException as e:  # noqa: BLE001 - reported to the parent
+            out = f"raised {e!r}"
+        os.write(w, out.encode())
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        out = f.read().decode()
+    os.waitpid(pid, 0)
+    return out
+
+
 def assert_not_before(later: threadtime.Times, earlier: threadtime.Times) -> None:
     assert later.user_ns >= earlier.user_ns
     assert later.system_ns >= earlier.system_ns

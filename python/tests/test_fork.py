@@ -2,34 +2,13 @@
 figures (issue 29, item 9)."""
 import errno
 import multiprocessing
-import os
 import threading
 import time
 
 import pytest
 
 import threadtime
-from conftest import burn_cpu_ns
-
-
-def in_child(body) -> str:
-    """Runs body() in a forked child; its return value (a str) or its
-    exception's repr comes back through a pipe."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.close(r)
-        try:
-            out = body()
-        except BaseException as e:  # noqa: BLE001 - reported to the parent
-            out = f"raised {e!r}"
-        os.write(w, out.encode())
-        os._exit(0)
-    os.close(w)
-    with os.fdopen(r, "rb") as f:
-        out = f.read().decode()
-    os.waitpid(pid, 0)
-    return out
+from conftest import burn_cpu_ns, in_child
 
 
 def test_a_thread_clock_from_before_fork_refuses_every_read_alike():

@@ -1,0 +1,444 @@
+"""threadtime.asyncio: each task is charged the CPU of its own steps.
+
+The truth is the kernel's clock of the loop's thread (time.thread_time_ns),
+read by the test itself around the work inside each step. A fast-clock
+interval may come out up to FAST_BOUND_NS short of a real interval inside
+it (docs/fast-clock.md), so each step's figure is allowed that much below.
+"""
+import asyncio
+import contextvars
+import errno
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+import traceback
+from pathlib import Path
+
+import pytest
+
+import threadtime
+import threadtime.asyncio as tta
+from conftest import in_child, interpreters, probe
+
+BOUND = threadtime.FAST_BOUND_NS
+
+
+def burn(ns: int) -> int:
+    """Spins until the calling thread's kernel clock has advanced ns; answers
+    what that clock says the spin used, read around it."""
+    t0 = now = time.thread_time_ns()
+    while now - t0 < ns:
+        for _ in range(200):
+            pass
+        now = time.thread_time_ns()
+    return now - t0
+
+
+def loop_factories():
+    """asyncio's default loop, and uvloop's."""
+    import uvloop
+    return [pytest.param(asyncio.new_event_loop, id="asyncio"), pytest.param(uvloop.new_event_loop, id="uvloop")]
+
+
+def run(main, loop_factory=asyncio.new_event_loop, install=True):
+    """Runs main() on a fresh loop, with threadtime.asyncio installed first."""
+    loop = loop_factory()
+    try:
+        if install:
+            tta.install(loop)
+        return loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+@pytest.mark.parametrize("loop_factory", loop_factories())
+def test_a_sleeping_task_is_not_charged_for_a_burning_one(loop_factory):
+    steps = 8
+
+    async def burner() -> int:
+        burned = 0
+        for _ in range(steps):
+            burned += burn(10_000_000)
+            await asyncio.sleep(0)
+        return burned
+
+    async def sleeper(done: asyncio.Event) -> int:
+        wakes = 0
+        while not done.is_set():
+            await asyncio.sleep(0.0005)
+            wakes += 1
+        return wakes
+
+    async def main():
+        done = asyncio.Event()
+        s = asyncio.create_task(sleeper(done))
+        thread0 = time.thread_time_ns()
+        b = asyncio.create_task(burner())
+        burned = await b
+        done.set()
+        wakes = await s
+        return burned, wakes, time.thread_time_ns() - thread0, tta.task_cpu_ns(b), tta.task_cpu_ns(s)
+
+    burned, wakes, thread, charged_b, charged_s = run(main, loop_factory)
+    # What the loop's thread clock says over the sleeper's life: the burn.
+    assert thread >= burned
+    assert charged_b >= burned - (steps + 1) * BOUND
+    assert charged_s < 0.05 * charged_b, (charged_s, charged_b, wakes)
+
+
+@pytest.mark.parametrize("loop_factory", loop_factories())
+def test_a_tasks_cpu_is_the_sum_of_its_steps(loop_factory):
+    """Two tasks interleave, each burning in every step; each is charged its
+    own burns, within the fast clock's bound per step, and never more than
+    the thread's CPU less the other task's burns."""
+    steps = 6
+
+    async def worker(ns: int, seen: list[int]) -> None:
+        for _ in range(steps):
+            seen.append(burn(ns))
+            await asyncio.sleep(0)
+        seen.append(burn(ns))
+
+    async def main():
+        a_seen, b_seen = [], []
+        thread0 = time.thread_time_ns()
+        a = asyncio.create_task(worker(3_000_000, a_seen))
+        b = asyncio.create_task(worker(5_000_000, b_seen))
+        await asyncio.gather(a, b)
+        thread = time.thread_time_ns() - thread0
+        return thread, sum(a_seen), sum(b_seen), tta.task_cpu_ns(a), tta.task_cpu_ns(b)
+
+    thread, a_burn, b_burn, a_cpu, b_cpu = run(main, loop_factory)
+    n = steps + 1
+    assert a_burn - n * BOUND <= a_cpu <= thread - b_burn + n * BOUND
+    assert b_burn - n * BOUND <= b_cpu <= thread - a_burn + n * BOUND
+
+
+def test_the_current_task_includes_its_step_in_progress():
+    async def work():
+        before = tta.task_cpu_ns()
+        burned = burn(20_000_000)
+        return before, burned, tta.task_cpu_ns()
+
+    async def main():
+        return await asyncio.create_task(work())
+
+    before, burned, after = run(main)
+    assert after - before >= burned - BOUND
+
+
+def test_tasks_cpu_ns_lists_the_live_counted_tasks():
+    async def main():
+        gate = asyncio.Event()
+
+        async def wait():
+            burn(5_000_000)
+            await gate.wait()
+
+        tasks = [asyncio.create_task(wait()) for _ in range(3)]
+        await asyncio.sleep(0)
+        figures = tta.tasks_cpu_ns()
+        gate.set()
+        await asyncio.gather(*tasks)
+        me = asyncio.current_task()
+        return me, tasks, figures, tta.tasks_cpu_ns()
+
+    me, tasks, figures, after = run(main)
+    # run() installs before it makes main()'s task, which is counted too.
+    assert set(figures) == {me, *tasks}
+    assert all(figures[t] >= 5_000_000 - BOUND for t in tasks)
+    assert set(after) == {me}
+
+
+def test_the_task_keeps_what_users_read():
+    seen = {}
+
+    async def work(x):
+        seen["current"] = asyncio.current_task()
+        seen["all"] = asyncio.all_tasks()
+        await asyncio.sleep(0)
+        return x * 2
+
+    async def main():
+        coro = work(21)
+        task = asyncio.create_task(coro, name="worker-1")
+        assert task.get_coro() is coro
+        assert task.get_name() == "worker-1"
+        assert "work()" in repr(task) and "worker-1" in repr(task)
+        unnamed = asyncio.create_task(asyncio.sleep(0))
+        await unnamed
+        result = await task
+        return task, unnamed, result
+
+    task, unnamed, result = run(main)
+    assert result == 42
+    assert isinstance(task, asyncio.Task)
+    assert seen["current"] is task and task in seen["all"]
+    assert unnamed.get_name().startswith("Task-")
+
+
+def outcome(main, install: bool, loop_factory=asyncio.new_event_loop):
+    """What a run shows a user: its result, or its exception's type, text and
+    the function names of its traceback."""
+    try:
+        return ("result", run(main, loop_factory, install))
+    except BaseException as e:  # noqa: BLE001 - compared below
+        frames = [f.name for f in traceback.extract_tb(e.__traceback__)]
+        return ("raised", type(e).__name__, str(e), frames[frames.index("main"):] if "main" in frames else frames)
+
+
+async def raises_inside():
+    await asyncio.sleep(0)
+    raise ValueError("inner failure")
+
+
+async def cancels_with_message():
+    async def sleeper():
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0)  # a step after the cancellation, counted too
+            raise
+
+    task = asyncio.create_task(sleeper())
+    await asyncio.sleep(0)
+    task.cancel("stop now")
+    try:
+        await task
+    except asyncio.CancelledError as e:
+        return ("cancelled", task.cancelled(), e.args, task.cancelling())
+
+
+async def gathers():
+    async def part(i):
+        await asyncio.sleep(0)
+        if i == 3:
+            raise KeyError(i)
+        return i
+
+    results = await asyncio.gather(*(part(i) for i in range(5)), return_exceptions=True)
+    return [repr(r) for r in results]
+
+
+async def task_group():
+    async def part(i):
+        await asyncio.sleep(0)
+        if i % 2:
+            raise ValueError(f"part {i}")
+        return i
+
+    try:
+        async with asyncio.TaskGroup() as tg:
+            for i in range(4):
+                tg.create_task(part(i))
+    except ExceptionGroup as eg:
+        return sorted(str(e) for e in eg.exceptions)
+
+
+async def raises_through_a_task():
+    async def main():  # named for the traceback's start
+        return await asyncio.create_task(raises_inside())
+    return await main()
+
+
+async def context_vars():
+    var = contextvars.ContextVar("var", default="unset")
+    var.set("parent")
+
+    async def child():
+        seen = var.get()
+        var.set("child")
+        await asyncio.sleep(0)
+        return seen, var.get()
+
+    inside = await asyncio.create_task(child())
+    return inside, var.get()
+
+
+@pytest.mark.parametrize("loop_factory", loop_factories())
+@pytest.mark.parametrize("scenario", [raises_through_a_task, cancels_with_message, gathers, task_group,
+                                      context_vars], ids=lambda f: f.__name__)
+def test_behaviour_is_plain_asyncios(scenario, loop_factory):
+    if scenario is task_group and not hasattr(asyncio, "TaskGroup"):
+        pytest.skip("asyncio.TaskGroup is new in 3.11")
+    plain = outcome(scenario, install=False, loop_factory=loop_factory)
+    assert outcome(scenario, install=True, loop_factory=loop_factory) == plain
+
+
+def test_a_cancelled_task_keeps_its_figure():
+    async def main():
+        async def sleeper():
+            try:
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                burned.append(burn(5_000_000))  # a step after the cancellation
+                raise
+
+        burned = []
+        task = asyncio.create_task(sleeper())
+        await asyncio.sleep(0)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return task, burned[0]
+
+    task, burned = run(main)
+    assert task.cancelled()
+    assert tta.task_cpu_ns(task) >= burned - 2 * BOUND
+
+
+def test_a_traceback_has_no_frame_of_threadtime():
+    async def main():
+        return await asyncio.create_task(raises_inside())
+
+    with pytest.raises(ValueError) as info:
+        run(main)
+    files = [f.filename for f in traceback.extract_tb(info.value.__traceback__)]
+    assert not any("threadtime" in f for f in files), files
+
+
+def test_install_composes_with_a_factory_already_set():
+    made = []
+
+    def factory(loop, coro, **kwargs):
+        task = asyncio.Task(coro, loop=loop, **kwargs)
+        made.append(task)
+        return task
+
+    async def work():
+        return burn(5_000_000)
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        loop.set_task_factory(factory)
+        tta.install()
+        tta.install()  # a second call changes nothing
+        task = asyncio.create_task(work(), name="made-by-factory")
+        burned = await task
+        return task, burned
+
+    task, burned = run(main, install=False)
+    assert made == [task] and task.get_name() == "made-by-factory"
+    assert tta.task_cpu_ns(task) >= burned - 2 * BOUND
+
+
+def test_uninstall_restores_the_factory():
+    def factory(loop, coro, **kwargs):
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        loop.set_task_factory(factory)
+        tta.install()
+        counted = asyncio.create_task(asyncio.sleep(0))
+        tta.uninstall()
+        plain = asyncio.create_task(asyncio.sleep(0))
+        await asyncio.gather(counted, plain)
+        return loop.get_task_factory(), counted, plain
+
+    restored, counted, plain = run(main, install=False)
+    assert restored is factory
+    assert isinstance(tta.task_cpu_ns(counted), int)
+    with pytest.raises(LookupError, match="not counted"):
+        tta.task_cpu_ns(plain)
+
+
+def test_errors_name_what_is_wrong():
+    with pytest.raises(RuntimeError, match="without a loop"):
+        tta.install()
+    with pytest.raises(RuntimeError, match="outside a task"):
+        tta.task_cpu_ns()
+
+    async def main():
+        with pytest.raises(TypeError, match="coroutine"):
+            asyncio.get_running_loop().create_task(42)
+        return True
+
+    assert run(main)
+
+
+def test_a_task_counted_before_fork_refuses_reads_in_the_child():
+    async def main():
+        task = asyncio.create_task(asyncio.sleep(0))
+        await task
+        return task
+
+    task = run(main)
+
+    def body() -> str:
+        try:
+            answer = f"answered {tta.task_cpu_ns(task)}"
+        except OSError as e:
+            answer = f"{e.errno} {'fork' in str(e)}"
+
+        async def fresh():
+            t = asyncio.create_task(asyncio.sleep(0))
+            await t
+            return tta.task_cpu_ns(t) >= 0
+
+        return f"{answer};{run(fresh)}"
+
+    assert in_child(body) == f"{errno.EINVAL} True;True"
+    assert tta.task_cpu_ns(task) >= 0  # the parent still reads it
+
+
+EAGER_CHILD = textwrap.dedent("""
+    import asyncio, time
+    import threadtime.asyncio as tta
+
+    def burn(ns):
+        t0 = time.thread_time_ns()
+        while time.thread_time_ns() - t0 < ns:
+            pass
+        return time.thread_time_ns() - t0
+
+    async def child(seen):
+        seen.append(burn(20_000_000))   # the eager first step, inside main's
+        await asyncio.sleep(0)
+        seen.append(burn(5_000_000))
+
+    async def parent():
+        seen = []
+        t = asyncio.create_task(child(seen))
+        first = tta.task_cpu_ns()       # the parent's step so far, the child's step left out
+        own = burn(10_000_000)
+        await t
+        return seen, own, first, tta.task_cpu_ns(), tta.task_cpu_ns(t)
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        loop.set_task_factory(asyncio.eager_task_factory)
+        tta.install()
+        p = asyncio.create_task(parent())
+        return await p
+
+    seen, own, first, mine, theirs = asyncio.run(main())
+    print(*seen, own, first, mine, theirs)
+""")
+
+
+def eager_pythons() -> list[str]:
+    """This interpreter if it is 3.12+, else the 3.12+ ones installed here."""
+    if sys.version_info >= (3, 12):
+        return [sys.executable]
+    return [p for p in interpreters() if probe(p)[1:3] >= (3, 12)]
+
+
+def test_eager_tasks_are_counted_and_the_parent_is_not_charged_for_their_first_step(tmp_path):
+    pythons = eager_pythons()
+    if not pythons:
+        pytest.skip("eager tasks need CPython 3.12+, and none is installed here")
+    # The extension is abi3: the package as installed here loads on any 3.12+.
+    package = Path(threadtime.__file__).parent
+    shutil.copytree(package, tmp_path / "threadtime", ignore=shutil.ignore_patterns("__pycache__"))
+    for python in pythons:
+        out = subprocess.run([python, "-c", EAGER_CHILD], capture_output=True, text=True,
+                             env={**os.environ, "PYTHONPATH": str(tmp_path)}, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        first_step, second_step, own, first, mine, theirs = map(int, out.stdout.split())
+        assert theirs >= first_step + second_step - 2 * BOUND
+        # The child's first step ran inside the parent's: it is not the parent's.
+        assert first < first_step - BOUND
+        assert own - 2 * BOUND <= mine < own + first_step - 2 * BOUND
