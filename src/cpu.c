@@ -240,6 +240,42 @@ static inline void split_merge(tt__split *s, int64_t total, int64_t sys, tt_time
 
 void tt__split_merge(tt__split *s, int64_t total, int64_t sys, tt_times *out) { split_merge(s, total, sys, out, 0); }
 
+/* The kernel's proportion of system time in a split, as a 2^-62 fraction
+ * (tt__split_propose's division, done once per distinct split). */
+static int64_t kernel_share(int64_t user, int64_t sys) { return tt__split_propose(user, user + sys, INT64_C(1) << 62); }
+
+/* A kernel split (user, sys) brought up to total >= user + sys with its
+ * share: the runtime since the kernel's last update divided as the kernel
+ * divided the rest, one 64x64 multiply. Held to [sys, total - user], so
+ * neither part is below the kernel's whatever the fraction's rounding (or
+ * a share that a signal handler's read left for another split). */
+static void with_share(int64_t user, int64_t sys, int64_t total, int64_t share, tt_times *out)
+{
+    int64_t s = (int64_t)(((unsigned __int128)(uint64_t)total * (uint64_t)share) >> 62);
+    if (s < sys)
+        s = sys;
+    if (s > total - user)
+        s = total - user;
+    out->user_ns = total - s;
+    out->system_ns = s;
+    out->total_ns = total;
+}
+
+int tt_times_with_total(const tt_times *kernel, int64_t total, tt_times *out)
+{
+    if (kernel == NULL || out == NULL)
+        return -EFAULT;
+    int64_t user = kernel->user_ns, sys = kernel->system_ns;
+    if (user < 0 || sys < 0 || total < 0 || user > INT64_MAX - sys)
+        return -EINVAL;
+    /* The kernel's figure may be the later one (a total read before it):
+     * it is a runtime the thread has reached, so it stands. */
+    if (total < user + sys)
+        total = user + sys;
+    with_share(user, sys, total, kernel_share(user, sys), out);
+    return 0;
+}
+
 int tt__procfs_times(pid_t pid, pid_t tid, tt_times *out)
 {
     tt_procfs_stat st;
@@ -291,12 +327,15 @@ int64_t tt_clock_ns(pid_t id, int thread, tt_clock clock)
 
 /* What each thread keeps for the calls it makes on itself. initial-exec:
  * reachable from a signal handler without __tls_get_addr, which may
- * allocate. 152 bytes of static TLS, and the SCHED floor apart (the fast
+ * allocate. 200 bytes of static TLS, and the SCHED floor apart (the fast
  * clock reads it on every answer). */
 typedef struct self_state {
     tt__floor raw[2];                    /* tt_self_*_raw_ns, tt_tid_*_raw_ns(0): PROF, VIRT */
     tt__floor process[TT__CPUCLOCK_MAX]; /* tt_process_*(0) called on this thread */
     tt__split times;                     /* tt_self_times */
+    tt__split process_times;             /* tt_process_times(0) called on this thread */
+    int64_t kernel_user, kernel_system;  /* the last getrusage() split tt_self_times saw */
+    int64_t kernel_share;                /* its system share, in 2^-62 */
     tt__split events;                    /* the event log's CPU intervals */
     uint64_t events_anchor;              /* the fast anchor events_share was read for */
     int64_t events_share;                /* the system share of its raw ticks, in 2^-62 */
@@ -440,41 +479,53 @@ int tt__self_split_at(uint64_t counter, tt_times *out)
     return 0;
 }
 
-/* tt_self_times' other paths: a forced CLOCKID or PROCFS, or a refused
- * getrusage(). */
-static int self_times_slow(int forced, tt_times *out)
+int tt__self_kernel_times(tt_times *out)
 {
-    tt_times t;
-    int rc;
-    if (forced == TT_METHOD_CLOCKID) {
-        rc = self_split_clockid(&t_self.times, out);
-        if (rc == 0 || !tt__fall_back(rc))
-            return rc;
+    int rc = tt__own_times(RUSAGE_THREAD, out);
+    /* The kernel's split lags the runtime by up to a tick; the precise
+     * total is read after it, so it is the later figure. Only while
+     * clockids are the method: a forced getrusage or /proc is that
+     * source's figure alone, and without clockids nothing is more precise. */
+    if (rc != 0 || !tt__use_clockid())
+        return rc;
+    uint64_t anchor;
+    int64_t total = tt__fast_ns(&anchor);
+    if (total < 0)
+        return 0;
+    /* tt_times_with_total with the share kept while the kernel's split
+     * stays (it moves at a tick or a switch): the 128-bit division once per
+     * split, not per call (~25 ns of a ~200 ns getrusage here). */
+    int64_t user = out->user_ns, sys = out->system_ns;
+    if (user != t_self.kernel_user || sys != t_self.kernel_system) {
+        t_self.kernel_share = kernel_share(user, sys);
+        t_self.kernel_user = user;
+        t_self.kernel_system = sys;
     }
-    rc = tt__own_times(RUSAGE_THREAD, &t);
-    if (rc == 0)
-        tt__split_merge(&t_self.times, t.total_ns, t.system_ns, out);
-    return rc;
+    with_share(user, sys, total > user + sys ? total : user + sys, t_self.kernel_share, out);
+    return 0;
 }
 
 int tt_self_times(tt_times *out)
 {
     if (out == NULL)
         return -EFAULT;
-    int forced = tt__forced_method();
-    if (forced == TT_METHOD_CLOCKID || forced == TT_METHOD_PROCFS)
-        return self_times_slow(forced, out);
-    /* By default getrusage(RUSAGE_THREAD): one syscall, already scaled and
-     * monotonic per part by the kernel. */
-    int rc = rusage_times(RUSAGE_THREAD, out);
-    if (rc != 0)
-        return forced == TT_METHOD_GETRUSAGE ? rc : self_times_slow(forced, out);
-    /* Every answer is merged into the state. A shortcut that answered a
-     * reading at or above the state without merging it failed under a
-     * signal storm: a handler's answer landed between this reading and the
-     * check, and this call then answered below it (test_signal, TSan). */
-    tt__split_merge(&t_self.times, out->total_ns, out->system_ns, out);
-    return 0;
+    tt_times t;
+    if (tt__forced_method() == TT_METHOD_CLOCKID) {
+        /* Forced, so a refusal is answered as it is (no fall back). */
+        int rc = self_split_clockid(&t_self.times, out);
+        if (rc == 0 || !tt__fall_back(rc))
+            return rc;
+    }
+    /* By default getrusage(RUSAGE_THREAD) then the fast clock: ~1.05 x one
+     * getrusage() while the fast clock is anchored. Every answer is merged
+     * into the state. A shortcut that answered a reading at or above the
+     * state without merging it failed under a signal storm: a handler's
+     * answer landed between this reading and the check, and this call then
+     * answered below it (test_signal, TSan). */
+    int rc = tt__self_kernel_times(&t);
+    if (rc == 0)
+        split_merge(&t_self.times, t.total_ns, t.system_ns, out, 1);
+    return rc;
 }
 
 /* ---- another thread, by tid ---- */
@@ -556,8 +607,21 @@ int tt_process_times(pid_t pid, tt_times *out)
         return -EFAULT;
     if (pid < 0 || pid > TT__CPUCLOCK_PID_MAX)
         return -EINVAL;
-    if (pid == 0 || pid == getpid())
-        return rusage_times(RUSAGE_SELF, out);
+    if (pid == 0 || pid == getpid()) {
+        tt_times t;
+        int rc = rusage_times(RUSAGE_SELF, &t);
+        if (rc != 0)
+            return rc;
+        /* getrusage() truncates each part to us; the process clock read
+         * after it gives the ns total (and never less: both bring the
+         * calling thread up to date, other threads count as of their last
+         * tick in both). Refused: getrusage()'s figure alone. */
+        int64_t total = tt__read_clock(tt__cpu_clockid(0, 0, TT__CPUCLOCK_SCHED));
+        if (total >= 0)
+            tt_times_with_total(&t, total, &t);
+        split_merge(&t_self.process_times, t.total_ns, t.system_ns, out, 1);
+        return 0;
+    }
     int rc = tt__procfs_times(pid, 0, out);
     return rc == -ESRCH ? tt__procfs_missing(pid, 0) : rc;
 }

@@ -155,6 +155,11 @@ int tt__no_source(void);
  * without clockids: getrusage(), then /proc; a forced method alone. 0, or
  * -errno that never claims the caller is missing. */
 int tt__own_times(int who, tt_times *out);
+/* The calling thread's split as tt_self_times reads it, before the merge:
+ * tt__own_times(RUSAGE_THREAD) brought up to the fast clock's precise total
+ * read after it (tt_times_with_total) while clockids are the method. 0 or
+ * -errno as tt__own_times. */
+int tt__self_kernel_times(tt_times *out);
 /* tt_procfs_read() as a split. 0 or -errno. */
 int tt__procfs_times(pid_t pid, pid_t tid, tt_times *out);
 /* Classifies -ESRCH from /proc for thread tid of this process (pid 0) or

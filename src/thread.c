@@ -156,13 +156,14 @@ static int owner_reads(const tt_thread *h)
     return h->life != NULL && pthread_equal(h->owner, pthread_self());
 }
 
-/* The handle's thread without clockids: getrusage() when the caller reads
- * its own thread (cheapest, and needs no /proc), else /proc. */
+/* The kernel's split of the handle's thread: the caller's own as
+ * tt_self_times reads it (getrusage() brought up to the precise total;
+ * needs no /proc), another thread's from /proc. */
 static int fallback_times(const tt_thread *h, tt_times *out)
 {
     int rc;
     if (owner_reads(h) || h->tid == tt__gettid())
-        rc = tt__own_times(RUSAGE_THREAD, out);
+        rc = tt__self_kernel_times(out);
     else if ((rc = tt__procfs_times(0, h->tid, out)) == -ESRCH)
         rc = tt__procfs_missing(0, h->tid);
     return dead(h) ? -ESRCH : rc;
@@ -202,8 +203,8 @@ int tt_thread_times(tt_thread *h, tt_times *out)
         return -EINVAL;
     if (dead(h))
         return -ESRCH;
-    /* The owner reads itself through getrusage() (fallback_times): the
-     * kernel's split in one call (~350 ns against ~1 us for three clock
+    /* The owner reads itself as tt_self_times does (fallback_times): one
+     * getrusage() and the fast clock (~370 ns against ~1 us for three clock
      * reads), merged into the sequence other readers see. */
     if (tt__use_clockid() && !owner_reads(h)) {
         int64_t v[3];
@@ -215,8 +216,9 @@ int tt_thread_times(tt_thread *h, tt_times *out)
         if (!tt__fall_back(r))
             return (int)r;
     }
-    /* The kernel's own split (getrusage or /proc), merged against the last
-     * answer: its rounding differs from the clockid scaling's. */
+    /* The kernel's own split (getrusage or /proc, the former brought up to
+     * the precise total), merged against the last answer: its rounding
+     * differs from the clockid scaling's. */
     tt_times t;
     int rc = fallback_times(h, &t);
     if (rc == 0)

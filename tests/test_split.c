@@ -131,4 +131,68 @@ TT_TEST(a_self_handle_never_reads_below_the_kernels_earlier_split)
     }
 }
 
+/* tt_times_with_total: a lagging kernel split brought up to a later,
+ * precise total. */
+TT_TEST(with_total_divides_the_new_runtime_as_the_kernel_did)
+{
+    tt_times k = {75 * MS, 25 * MS, 100 * MS}, t;
+    CHECK_OP(tt_times_with_total(&k, 104 * MS, &t), ==, 0);
+    CHECK_OP(t.total_ns, ==, 104 * MS);
+    CHECK_OP(t.user_ns, ==, 78 * MS);
+    CHECK_OP(t.system_ns, ==, 26 * MS);
+}
+
+TT_TEST(with_total_never_goes_below_the_kernels_parts)
+{
+    uint64_t seed = 2463534242u;
+    for (int i = 0; i < 100000; i++) {
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        tt_times k = {(int64_t)(seed % (1000 * MS)), (int64_t)((seed >> 20) % (1000 * MS)), 0}, t;
+        k.total_ns = k.user_ns + k.system_ns;
+        int64_t total = k.total_ns + (int64_t)((seed >> 40) % (4 * MS));
+        CHECK_OP(tt_times_with_total(&k, total, &t), ==, 0);
+        CHECK_OP(t.total_ns, ==, total);
+        CHECK_OP(t.user_ns + t.system_ns, ==, total);
+        CHECK_OP(t.user_ns, >=, k.user_ns);
+        CHECK_OP(t.system_ns, >=, k.system_ns);
+    }
+}
+
+TT_TEST(with_total_keeps_the_kernels_figure_when_it_is_later)
+{
+    tt_times k = {3 * MS, 1 * MS, 4 * MS}, t;
+    CHECK_OP(tt_times_with_total(&k, 2 * MS, &t), ==, 0);
+    CHECK_OP(t.user_ns, ==, 3 * MS);
+    CHECK_OP(t.system_ns, ==, 1 * MS);
+    CHECK_OP(t.total_ns, ==, 4 * MS);
+}
+
+TT_TEST(with_total_of_an_empty_split_is_all_user)
+{
+    tt_times k = {0, 0, 0}, t;
+    CHECK_OP(tt_times_with_total(&k, 5 * MS, &t), ==, 0);
+    CHECK_OP(t.user_ns, ==, 5 * MS);
+    CHECK_OP(t.system_ns, ==, 0);
+    k.system_ns = k.total_ns = 2 * MS; /* only system so far: stays so */
+    CHECK_OP(tt_times_with_total(&k, 5 * MS, &t), ==, 0);
+    CHECK_OP(t.system_ns, ==, 5 * MS);
+}
+
+TT_TEST(with_total_refuses_bad_arguments)
+{
+    tt_times k = {MS, MS, 2 * MS}, t = {7, 7, 14};
+    CHECK_OP(tt_times_with_total(NULL, MS, &t), ==, -EFAULT);
+    CHECK_OP(tt_times_with_total(&k, MS, NULL), ==, -EFAULT);
+    CHECK_OP(tt_times_with_total(&k, -1, &t), ==, -EINVAL);
+    tt_times neg = {-1, MS, 0};
+    CHECK_OP(tt_times_with_total(&neg, MS, &t), ==, -EINVAL);
+    tt_times big = {INT64_MAX, 1, 0};
+    CHECK_OP(tt_times_with_total(&big, MS, &t), ==, -EINVAL);
+    CHECK_OP(t.user_ns, ==, 7); /* untouched */
+    /* out may be the input */
+    CHECK_OP(tt_times_with_total(&k, 4 * MS, &k), ==, 0);
+    CHECK_OP(k.user_ns, ==, 2 * MS);
+    CHECK_OP(k.total_ns, ==, 4 * MS);
+}
+
 TT_TEST_MAIN()

@@ -17,9 +17,18 @@
  *                  Cheapest; good for sampling ratios of a quiet run.
  *  - tt_times      A consistent split: user_ns + system_ns == total_ns
  *                  exactly, user and system each never decrease from one read
- *                  to the next (per thread, per handle), and user <= total. This
- *                  is what /proc and getrusage() report, at a fraction of
- *                  /proc's cost.
+ *                  to the next (per thread, per handle), and user <= total.
+ *                  The total is the precise total at the time of the call
+ *                  (never below a CLOCK_THREAD_CPUTIME_ID read taken before
+ *                  the call; never above one taken after it, plus
+ *                  TT_FAST_BOUND_NS where it comes from tt_self_fast_ns), and
+ *                  it is divided in the proportion /proc and getrusage()
+ *                  report. Those two give the runtime as of the thread's last
+ *                  tick or context switch, up to a tick (4 ms at HZ=250)
+ *                  behind; the split does not lag them. Only without any
+ *                  CPU clockid (a seccomp filter refuses them, or
+ *                  tt_method_set forced getrusage or /proc) is the total
+ *                  that source's own, lag included.
  *
  * Every call that returns int64_t returns a value >= 0 on success and a
  * negative errno on failure (see tt_strerror()). Errors common to all:
@@ -58,7 +67,8 @@
  * that interrupted any of them, on the same thread and handle): every
  * tt_self_* (tt_self_fast_ns included), tt_fast_clock, tt_fast_clock_name,
  * tt_tid_*, tt_thread_total_ns, tt_thread_user_raw_ns,
- * tt_thread_times, tt_thread_tid, every tt_process_*, tt_make_clockid,
+ * tt_thread_times, tt_thread_tid, every tt_process_*, tt_times_with_total,
+ * tt_make_clockid,
  * tt_clock_ns, tt_getrusage_thread, tt_procfs_read and tt_method_name. A
  * handler must not close a handle it reads, and like any system call these
  * may change errno: save and restore it in the handler. Not
@@ -193,13 +203,28 @@ TT_API int64_t tt_self_system_raw_ns(void);
 TT_API int64_t tt_self_prof_raw_ns(void);
 
 /* Consistent split for the calling thread. With the default method this is
- * one getrusage(RUSAGE_THREAD): the kernel scales its ticks to the precise
- * runtime, so user + system is the runtime truncated to whole microseconds.
- * With TT_METHOD_CLOCKID it is three clock reads scaled here (ns
- * resolution); with TT_METHOD_PROCFS the kernel's split from /proc. Each
+ * one getrusage(RUSAGE_THREAD) (the kernel's split, as of the last tick or
+ * context switch) brought up to tt_self_fast_ns() read after it
+ * (tt_times_with_total): ~1.05 x one getrusage(), or getrusage() plus one
+ * clock read (~2.5 x) where the fast clock is off. The first call in a
+ * process pays the fast clock's start (~25 ms, see tt_self_fast_ns). With
+ * TT_METHOD_CLOCKID it is three clock reads scaled here; with
+ * TT_METHOD_GETRUSAGE or TT_METHOD_PROCFS that source's split alone. Each
  * part monotonic per thread across changes of method. Returns 0, -EFAULT
  * (out is NULL), -EPERM/-ENOSYS (nothing answers), -ENOTSUP. */
 TT_API int tt_self_times(tt_times *out);
+
+/* Brings a split that lags the thread's (or process's) runtime up to a
+ * precise total read after it: kernel is a split the kernel made as of a
+ * tick or a context switch (getrusage(), a /proc stat line, wait4()),
+ * total_ns the precise CPU time read after it (tt_self_total_ns,
+ * CLOCK_THREAD_CPUTIME_ID, tt_self_fast_ns, CLOCK_PROCESS_CPUTIME_ID). The
+ * answer's total is max(total_ns, kernel's user + system), divided in the
+ * kernel's proportion (all user when the kernel's split is 0), so neither
+ * part is below the kernel's. It keeps no state: merging answers into one
+ * monotonic sequence is the caller's (tt_self_times does). out may be
+ * kernel. Returns 0, -EFAULT (NULL), -EINVAL (a negative figure). */
+TT_API int tt_times_with_total(const tt_times *kernel, int64_t total_ns, tt_times *out);
 
 /* ---- another thread of this process, by kernel tid ---- */
 
@@ -249,8 +274,8 @@ TT_API int64_t tt_thread_total_ns(tt_thread *h);
 TT_API int64_t tt_thread_user_raw_ns(tt_thread *h);
 /* Consistent split: from another thread, three clock reads scaled the way
  * the kernel scales /proc figures (ns resolution); by the thread that
- * opened the handle on itself, one getrusage() (the kernel's split, us),
- * both merged into one sequence. A read that overlaps another read of the
+ * opened the handle on itself, as tt_self_times reads it (one getrusage()
+ * brought up to the fast clock), both merged into one sequence. A read that overlaps another read of the
  * same handle (another thread's, or the one a signal handler interrupted)
  * may return that handle's previous answer rather than wait. Returns 0 or
  * one of the errors above. */
@@ -268,9 +293,14 @@ TT_API int64_t tt_process_total_ns(pid_t pid);
 TT_API int64_t tt_process_user_raw_ns(pid_t pid);
 TT_API int64_t tt_process_prof_raw_ns(pid_t pid);
 /* Consistent split for a process: this process through getrusage(RUSAGE_SELF)
- * (us resolution), another process through its /proc stat line (the kernel's
- * own split, clock-tick resolution). Returns 0, -EFAULT, -EINVAL (pid out of
- * range), -ESRCH, -EPERM/-ENOSYS (/proc missing), -EIO (unparsable). */
+ * brought up to CLOCK_PROCESS_CPUTIME_ID read after it (tt_times_with_total;
+ * two system calls, each part monotonic per calling thread), another process
+ * through its /proc stat line (the kernel's own split, clock-tick resolution,
+ * as of each thread's last tick). The kernel's process clock itself brings
+ * only the calling thread up to date: another thread of the process running
+ * at the time counts as of its last tick, in both. Returns 0, -EFAULT,
+ * -EINVAL (pid out of range), -ESRCH, -EPERM/-ENOSYS (/proc missing), -EIO
+ * (unparsable). */
 TT_API int tt_process_times(pid_t pid, tt_times *out);
 
 /* ---- raw clock ids ---- */

@@ -7,7 +7,8 @@ Three kinds of answer, named so they are not confused:
   read, but a tick is credited whole, so raw user time can exceed the total;
 * ``times()`` / ``thread_times()`` / ``process_times()``: a consistent split,
   ``Times(user_ns, system_ns, total_ns)`` with ``user_ns + system_ns ==
-  total_ns`` and each part monotonic, as /proc and getrusage report it.
+  total_ns`` and each part monotonic, divided as /proc and getrusage divide
+  it; the total is the precise one at the call (they lag up to a tick).
 
 ``total_ns()`` of the calling thread reads the core's fast clock (no system
 call while the thread keeps its CPU); ``fast_clock()`` says what answers,

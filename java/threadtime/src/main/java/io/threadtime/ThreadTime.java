@@ -15,8 +15,8 @@ import java.util.concurrent.ThreadFactory;
  * <li>{@code ...CpuTime}: precise CPU time (the scheduler's runtime, ns
  *     resolution), the same clock as {@code getThreadCpuTime};</li>
  * <li>{@code ...UserTime}, {@code ...SystemTime} and {@code ...Times}: the
- *     consistent split, see {@link CpuTimes}: what {@code /proc} and
- *     {@code getrusage()} report (and what the JDK's bean reports for user
+ *     consistent split, see {@link CpuTimes}: divided as {@code /proc} and
+ *     {@code getrusage()} divide it (and as the JDK's bean reports user
  *     time up to JDK 25), user + system == the precise total, each part
  *     monotonic, user never above the CPU time;</li>
  * <li>{@code ...UserTimeRaw}, {@code ...SystemTimeRaw}: the kernel's raw
@@ -82,7 +82,7 @@ public final class ThreadTime {
 
     /**
      * User time of the calling thread from the consistent split (one
-     * {@code getrusage()}, microsecond resolution; see
+     * {@code getrusage()} brought up to the precise total; see
      * {@link #currentThreadTimes()}); -1 on a virtual thread.
      */
     public static long currentThreadUserTime() {
@@ -117,11 +117,15 @@ public final class ThreadTime {
     }
 
     /**
-     * The consistent split of the calling thread: the kernel's own (one
-     * {@code getrusage()}, microsecond resolution), kept in one monotonic
+     * The consistent split of the calling thread, kept in one monotonic
      * sequence with the reads other threads make of this thread (see
-     * {@link #threadTimes}). Its total trails {@link #currentThreadCpuTime()}
-     * by less than a scheduler tick, as {@code getrusage()} does.
+     * {@link #threadTimes}). Its total is the precise CPU time at the call,
+     * from the same clock as {@link #currentThreadCpuTime()}: never below a
+     * read of the kernel's clock taken before it, never above one taken
+     * after it by more than {@link #FAST_CLOCK_BOUND_NANOS}. The parts are
+     * the kernel's split (one {@code getrusage()}, which counts the runtime
+     * only up to the thread's last scheduler tick or switch) brought up to
+     * that total in the kernel's proportion.
      *
      * @throws UnsupportedOperationException on a virtual thread
      */
@@ -205,7 +209,10 @@ public final class ThreadTime {
         return ThreadTimeException.check(Native.B.processUser());
     }
 
-    /** The consistent split of this process ({@code getrusage(RUSAGE_SELF)}, us resolution). */
+    /**
+     * The consistent split of this process ({@code getrusage(RUSAGE_SELF)}
+     * brought up to the process's precise CPU clock read after it).
+     */
     public static CpuTimes processTimes() {
         long[] v = new long[3];
         ThreadTimeException.check(Native.B.processTimes(v));
