@@ -76,7 +76,8 @@ demo-events: build
 	$(THREADTIME) dump --format chrome -o $(BUILD)/event_demo.json $(BUILD)/event_demo.trace
 	@echo "Chrome trace JSON: $(BUILD)/event_demo.json (open it in https://ui.perfetto.dev)"
 
-# Fuzzes the trace reader for FUZZ_SECONDS (needs clang; .ci/deps.d/fuzz.apt).
+# Fuzzes the trace reader for FUZZ_SECONDS, then the run recordings' readers
+# (test-fuzz-run) as long (needs clang; .ci/deps.d/fuzz.apt).
 # Seeds: a dump and a crash-safe file from the demo, with small rings (names,
 # a probe summary, virtual-thread markers), and the golden 1.0 and 1.1 traces.
 FUZZ_SECONDS ?= 60
@@ -89,6 +90,26 @@ test-fuzz: build
 	cp fuzz/seeds/*.trace build-fuzz/corpus/
 	build-fuzz/fuzz_trace_read -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
 		-artifact_prefix=build-fuzz/ build-fuzz/corpus
+	$(MAKE) test-fuzz-run
+
+# Fuzzes the readers of threadtime run's recordings and every report for
+# FUZZ_SECONDS. Seeds: a recording of sh and its child with small files
+# (THREADTIME_RUN_*), one process's file cut out of it (the reporter reads
+# those from its run directory), and test_run_report's hand-made ones
+# (hostile names, exe[] without its NUL, a cut header).
+.PHONY: test-fuzz-run
+test-fuzz-run: build
+	cmake -S fuzz -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang
+	cmake --build build-fuzz
+	mkdir -p build-fuzz/run-corpus
+	THREADTIME_RUN_THREADS=4 THREADTIME_RUN_SAMPLES=8 $(THREADTIME) run --interval 1 \
+		-o build-fuzz/run-corpus/seed-run.ttrunset --report build-fuzz/seed-run.txt -- sh -c 'sleep 0.01 & wait'
+	python3 -c 'import struct,sys; b=open(sys.argv[1],"rb").read(); o=48+struct.unpack_from("<I",b,20)[0]; \
+		n=struct.unpack_from("<Q",b,o)[0]; open(sys.argv[2],"wb").write(b[o+8:o+8+n])' \
+		build-fuzz/run-corpus/seed-run.ttrunset build-fuzz/run-corpus/seed-proc.ttrun
+	cp fuzz/seeds/*.ttrunset build-fuzz/run-corpus/
+	build-fuzz/fuzz_run_set -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+		-artifact_prefix=build-fuzz/run- build-fuzz/run-corpus
 
 # Dump speed: 10 million events to a binary trace, then to Chrome JSON.
 # BASELINE_CLI=path/to/an/older/threadtime times that one on the same file,

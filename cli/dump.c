@@ -38,17 +38,6 @@ static void usage(FILE *f)
                "2 for a usage error or an unreadable file.\n");
 }
 
-static int parse_format(const char *v, enum dump_format *f)
-{
-    static const char *names[] = {"text", "csv", "json", "chrome"};
-    for (int i = 0; i < 4; i++)
-        if (strcmp(v, names[i]) == 0) {
-            *f = (enum dump_format)i;
-            return 0;
-        }
-    return -1;
-}
-
 /* A pipe's first bytes, read without waiting: 0 (nothing yet, a writer
  * is there), -1 (no process has it open for writing, so it would read as
  * empty or block forever), or how many bytes landed in first[]. */
@@ -125,44 +114,81 @@ static int is_input(const char *out_path, const char *path, const struct stat *i
     return 1;
 }
 
-/* A recording kept by threadtime run -o: its report (cli/run_report.c) in
- * the format asked for. Takes buf. */
-static int dump_run(unsigned char *buf, size_t len, const char *path, const struct stat *in, enum dump_format fmt,
-                    int want_summary, int group, const char *out_path)
+/* Opens the output: out_path (never the input; made as out.h says), or
+ * standard output. 0, or 2 with a message. */
+static int open_output(const char *out_path, const char *path, const struct stat *in, out_file *o)
 {
-    static const enum tt_run_format as_run[] = {
-        [FMT_TEXT] = TT_RUN_TEXT, [FMT_CSV] = TT_RUN_CSV, [FMT_JSON] = TT_RUN_JSON, [FMT_CHROME] = TT_RUN_CHROME};
-    tt_run_set set = {0};
-    int rc = want_summary ? -1 : tt_run_set_parse(buf, len, path, &set);
-    free(buf);
-    if (want_summary)
-        fprintf(stderr, "threadtime dump: --summary is for traces; %s is a recording of threadtime run\n", path);
-    if (rc != 0)
+    *o = (out_file){.f = stdout};
+    if (!out_path)
+        return 0;
+    const char *why;
+    if (is_input(out_path, path, in))
         return 2;
-    FILE *f = stdout;
-    if (out_path && !is_input(out_path, path, in) && !(f = fopen(out_path, "w")))
-        fprintf(stderr, "threadtime dump: %s: %s\n", out_path, strerror(errno));
-    if (out_path && f == stdout) /* refused as the input, or not opened */
-        f = NULL;
-    if (!f) {
-        tt_run_set_free(&set);
-        return 2;
-    }
-    tt_run_report(&set, as_run[fmt], group, f);
-    int bad = ferror(f);
-    if (f != stdout && fclose(f) != 0)
-        bad = 1;
-    tt_run_set_free(&set);
-    if (bad) {
-        fprintf(stderr, "threadtime dump: writing %s failed\n", out_path ? out_path : "standard output");
+    if (out_file_open(out_path, o, &why) != 0) {
+        fprintf(stderr, "threadtime dump: cannot write %s: %s\n", out_path, why);
         return 2;
     }
     return 0;
 }
 
+/* Writes what emit makes of arg to o and closes it. 0, or 2 with a
+ * message. */
+static int write_output(out_file *o, const char *out_path, int (*emit)(sink *, const void *, int, int), const void *arg,
+                        enum out_format fmt, int flag)
+{
+    sink *s = sink_new(o->f);
+    int rc = s ? emit(s, arg, (int)fmt, flag) : -ENOMEM;
+    if (s)
+        sink_flush(s);
+    free(s);
+    if (rc)
+        fprintf(stderr, "threadtime dump: %s\n", strerror(-rc));
+    int wrc = 0;
+    if (out_path)
+        wrc = out_file_close(o, rc == 0);
+    else if (fflush(stdout) != 0 || ferror(stdout))
+        wrc = -EIO;
+    if (wrc)
+        fprintf(stderr, "threadtime dump: writing %s: %s\n", out_path ? out_path : "standard output", strerror(-wrc));
+    return rc || wrc ? 2 : 0;
+}
+
+static int emit_run(sink *s, const void *set, int fmt, int group)
+{
+    return tt_run_report(set, (enum out_format)fmt, group, s);
+}
+
+static int emit_trace(sink *s, const void *t, int fmt, int summary)
+{
+    return dump_write(s, t, (enum out_format)fmt, summary);
+}
+
+/* A recording kept by threadtime run -o: its report (cli/run_report.c) in
+ * the format asked for. Takes buf. */
+static int dump_run(unsigned char *buf, size_t len, const char *path, const struct stat *in, enum out_format fmt,
+                    int want_summary, int group, const char *out_path)
+{
+    tt_run_set set = {0};
+    const char *why = NULL;
+    int rc = want_summary ? -1 : tt_run_set_parse(buf, len, &set, &why);
+    free(buf);
+    if (want_summary)
+        fprintf(stderr, "threadtime dump: --summary is for traces; %s is a recording of threadtime run\n", path);
+    else if (rc)
+        fprintf(stderr, "threadtime dump: %s: damaged run recording: %s\n", path, why);
+    out_file o;
+    if (rc != 0 || open_output(out_path, path, in, &o) != 0) {
+        tt_run_set_free(&set);
+        return 2;
+    }
+    int status = write_output(&o, out_path, emit_run, &set, fmt, group);
+    tt_run_set_free(&set);
+    return status;
+}
+
 int tt_cli_dump(int argc, char **argv)
 {
-    enum dump_format fmt = FMT_TEXT;
+    enum out_format fmt = FMT_TEXT;
     const char *path = NULL, *out_path = NULL;
     int want_summary = 0, group = 0;
     for (int i = 1; i < argc; i++) {
@@ -175,12 +201,12 @@ int tt_cli_dump(int argc, char **argv)
         } else if (strcmp(a, "--group") == 0) {
             group = 1;
         } else if ((strcmp(a, "--format") == 0 || strcmp(a, "-f") == 0) && i + 1 < argc) {
-            if (parse_format(argv[++i], &fmt) != 0) {
+            if (out_parse_format(argv[++i], &fmt) != 0) {
                 fprintf(stderr, "threadtime dump: unknown format '%s'\n", argv[i]);
                 return 2;
             }
         } else if (strncmp(a, "--format=", 9) == 0) {
-            if (parse_format(a + 9, &fmt) != 0) {
+            if (out_parse_format(a + 9, &fmt) != 0) {
                 fprintf(stderr, "threadtime dump: unknown format '%s'\n", a + 9);
                 return 2;
             }
@@ -221,37 +247,10 @@ int tt_cli_dump(int argc, char **argv)
         free(buf);
         return 2;
     }
-    FILE *f = NULL;
-    if (!out_path)
-        f = stdout;
-    else if (!is_input(out_path, path, &in) && !(f = fopen(out_path, "w")))
-        fprintf(stderr, "threadtime dump: %s: %s\n", out_path, strerror(errno));
-    if (!f) {
-        tt__trace_close(&t);
-        free(buf);
-        return 2;
-    }
-    sink *s = malloc(sizeof *s);
-    int status = 0;
-    if (!s) {
-        fprintf(stderr, "threadtime dump: %s\n", strerror(ENOMEM));
-        status = 2;
-    } else {
-        s->f = f;
-        s->used = 0;
-        if (dump_write(s, &t, fmt, want_summary) != 0) {
-            fprintf(stderr, "threadtime dump: %s\n", strerror(ENOMEM));
-            status = 2;
-        }
-        sink_flush(s);
-        free(s);
-    }
-    if (fflush(f) != 0 || ferror(f)) {
-        fprintf(stderr, "threadtime dump: writing %s: %s\n", out_path ? out_path : "output", strerror(errno));
-        status = 2;
-    }
-    if (out_path)
-        fclose(f);
+    out_file o;
+    int status = open_output(out_path, path, &in, &o);
+    if (status == 0)
+        status = write_output(&o, out_path, emit_trace, &t, fmt, want_summary);
     if (t.damaged && status == 0) {
         fprintf(stderr, "threadtime dump: %s is damaged; the intact part was printed: %s\n", path, t.error);
         status = 1;

@@ -1,5 +1,5 @@
-/* threadtime dump's parts: the output sink and its number and string
- * formatting (dump_sink.c), one emitter per format (dump_text.c,
+/* threadtime dump's parts (the sink and the escaping are the command's
+ * output layer, out.h): one emitter per format (dump_text.c,
  * dump_csv.c, dump_json.c, dump_chrome.c), the per-thread walk they share
  * and the dispatch (dump_emit.c), the --summary tables (dump_summary.c),
  * and the command itself (dump.c). What the trace means (owners, tracks,
@@ -11,56 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "out.h"
 #include "trace_model.h"
-
-enum dump_format { FMT_TEXT, FMT_CSV, FMT_JSON, FMT_CHROME };
-
-/* ---- the sink (dump_sink.c) ---- */
-
-/* Buffered output to f, or to nowhere when f is NULL (the fuzz target
- * runs every emitter without writing a file). */
-typedef struct sink {
-    FILE *f;
-    size_t used;
-    char buf[1 << 16];
-} sink;
-
-void sink_flush(sink *s);
-/* put's path when the buffer is full. */
-void sink_put_slow(sink *s, const char *p, size_t n);
-
-/* Inline: the emitters call these for every few bytes of output. */
-static inline void put(sink *s, const char *p, size_t n)
-{
-    if (s->used + n > sizeof s->buf) {
-        sink_put_slow(s, p, n);
-        return;
-    }
-    memcpy(s->buf + s->used, p, n);
-    s->used += n;
-}
-
-static inline void puts_(sink *s, const char *p) { put(s, p, strlen(p)); }
-void put_u64(sink *s, uint64_t v);
-void put_i64(sink *s, int64_t v);
-/* ns as microseconds with exactly three decimals: 1234567 -> 1234.567. */
-void put_us(sink *s, int64_t ns);
-/* A JSON string of bytes that may not be UTF-8 (a text): bytes above 0x7e
- * become \u00XX, so any text yields valid JSON. */
-void put_json_str(sink *s, const char *p, size_t n);
-/* A JSON string of valid UTF-8 (a name), kept as UTF-8 but for control
- * characters (C0, DEL and C1), which are escaped. */
-void put_json_utf8(sink *s, const char *p, size_t n);
-/* Untrusted bytes for a terminal or a spreadsheet (names in text and
- * --summary output): control characters (C0, DEL, C1 in UTF-8) and the
- * backslash become \xNN; everything else stays, UTF-8 included. */
-void put_escaped(sink *s, const char *p, size_t n);
-/* Printable ASCII kept, every other byte and '"' and '\' as \xNN (texts
- * and thread names in the text format). */
-void put_plain_str(sink *s, const char *p, size_t n);
-/* A CSV field (RFC 4180): escaped as put_escaped, then quoted, with quotes
- * doubled, when it holds a comma or a quote. */
-void put_csv_str(sink *s, const char *p, size_t n);
 
 /* ---- emitters ---- */
 
@@ -99,6 +51,6 @@ int summary_emit(sink *s, const tt__trace *t, int json);
 
 /* The whole output of one format, or the summary (dump_emit.c). Returns 0
  * or -ENOMEM. */
-int dump_write(sink *s, const tt__trace *t, enum dump_format fmt, int summary);
+int dump_write(sink *s, const tt__trace *t, enum out_format fmt, int summary);
 
 #endif /* TT_CLI_DUMP_H */

@@ -1,5 +1,5 @@
 /* The CSV format: one row per event, RFC 4180 quoting, control characters
- * escaped (dump_sink.c). */
+ * escaped (out.c). */
 #include <string.h>
 
 #include "dump.h"

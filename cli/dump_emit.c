@@ -13,7 +13,7 @@ static uint64_t count_events(const tt__trace *t, const tt__trace_thread *th)
     return n;
 }
 
-static void emit_thread(row_ctx *c, enum dump_format fmt, const tt__trace_thread *th)
+static void emit_thread(row_ctx *c, enum out_format fmt, const tt__trace_thread *th)
 {
     uint64_t total = th->head - th->first;
     uint64_t events = fmt == FMT_CSV ? 0 : count_events(c->t, th);
@@ -46,7 +46,7 @@ static void emit_thread(row_ctx *c, enum dump_format fmt, const tt__trace_thread
         json_thread_end(c);
 }
 
-int dump_write(sink *s, const tt__trace *t, enum dump_format fmt, int summary)
+int dump_write(sink *s, const tt__trace *t, enum out_format fmt, int summary)
 {
     if (summary)
         return summary_emit(s, t, fmt == FMT_JSON);

@@ -1,5 +1,5 @@
 /* The JSON format: the header's facts, the name table, and per thread its
- * events. Strings escaped per JSON (dump_sink.c). */
+ * events. Strings escaped per JSON (out.c). */
 #include <string.h>
 
 #include "dump.h"

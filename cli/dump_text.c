@@ -1,5 +1,5 @@
 /* The text format: a header, then per thread a table of its events with
- * ns deltas. Names and texts are escaped (dump_sink.c). */
+ * ns deltas. Names and texts are escaped (out.c). */
 #include <string.h>
 #include <time.h>
 

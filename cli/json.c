@@ -1,16 +1,13 @@
+/* JSON strings for bench's stdio report, through the output layer's
+ * escaping (out.c), the one every report of the command uses. */
 #include "json.h"
+#include "out.h"
 
 void tt_cli_json_string(FILE *out, const char *s)
 {
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
+    static sink k; /* bench prints from one thread */
+    k.f = out;
+    k.used = 0;
+    put_json_utf8(&k, s, strlen(s));
+    sink_flush(&k);
 }

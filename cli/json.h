@@ -1,12 +1,11 @@
-/* JSON strings for the command's reports written with stdio (bench, run);
- * the dump's sinks have their own writer (dump_sink.c), which buffers. */
+/* JSON strings for bench's report, written with stdio. */
 #ifndef THREADTIME_CLI_JSON_H
 #define THREADTIME_CLI_JSON_H
 
 #include <stdio.h>
 
-/* s as a quoted JSON string: quote and backslash escaped, control
- * characters (C0 and DEL) as \u00XX, so none reaches a terminal raw. */
+/* s as a quoted JSON string, escaped as put_json_utf8 does (out.h): always
+ * valid UTF-8, no control character raw. */
 void tt_cli_json_string(FILE *out, const char *s);
 
 #endif

@@ -235,7 +235,7 @@ int tt_cli_run(int argc, char **argv)
 {
     double interval_ms = 100;
     int group = 0;
-    enum tt_run_format fmt = TT_RUN_TEXT;
+    enum out_format fmt = FMT_TEXT;
     const char *keep = NULL, *report = NULL;
     int i = 1;
     for (; i < argc; i++) {
@@ -258,8 +258,8 @@ int tt_cli_run(int argc, char **argv)
                 return 2;
             }
         } else if (strcmp(a, "--format") == 0 && i + 1 < argc) {
-            if (tt_run_parse_format(argv[++i], &fmt) != 0) {
-                fprintf(stderr, "threadtime run: unknown format '%s' (text, csv, json, chrome)\n", argv[i]);
+            if (out_parse_format(argv[++i], &fmt) != 0) {
+                fprintf(stderr, "threadtime run: unknown format '%s' (" OUT_FORMAT_NAMES ")\n", argv[i]);
                 return 2;
             }
         } else if (strcmp(a, "-o") == 0 && i + 1 < argc) {
@@ -278,9 +278,10 @@ int tt_cli_run(int argc, char **argv)
         return 2;
     }
     char **cmd = argv + i;
-    FILE *rep = stderr;
-    if (report && !(rep = fopen(report, "w"))) {
-        fprintf(stderr, "threadtime run: cannot write %s: %s\n", report, strerror(errno));
+    out_file rep = {0};
+    const char *why;
+    if (report && out_file_open(report, &rep, &why) != 0) {
+        fprintf(stderr, "threadtime run: cannot write the report to %s: %s\n", report, why);
         return 2;
     }
 
@@ -290,6 +291,7 @@ int tt_cli_run(int argc, char **argv)
     if (!mkdtemp(dir)) {
         fprintf(stderr, "threadtime run: cannot make a directory in %s: %s\n", tmp && *tmp ? tmp : "/tmp",
                 strerror(errno));
+        out_file_close(&rep, 0);
         return 2;
     }
     char *exe = resolve(cmd[0]);
@@ -312,6 +314,7 @@ int tt_cli_run(int argc, char **argv)
         fprintf(stderr, "threadtime run: no preload library (%s): %s\n",
                 env && *env ? env : TT_RUN_LIB " from this executable's directory", why_lib);
         rm_dir(dir);
+        out_file_close(&rep, 0);
         return 2;
     }
     char interval[32];
@@ -328,6 +331,7 @@ int tt_cli_run(int argc, char **argv)
             free(preload);
             free(lib);
             rm_dir(dir);
+            out_file_close(&rep, 0);
             return 2;
         }
         free(preload);
@@ -355,6 +359,7 @@ int tt_cli_run(int argc, char **argv)
         fprintf(stderr, "threadtime run: fork: %s\n", strerror(errno));
         sigprocmask(SIG_SETMASK, &mask, NULL);
         rm_dir(dir);
+        out_file_close(&rep, 0);
         return 2;
     }
     if (pid == 0) {
@@ -416,14 +421,18 @@ int tt_cli_run(int argc, char **argv)
                         "it exists and matches the program's architecture)\n",
                 cmd[0], lib);
     free(lib);
-    tt_run_report(&set, fmt, group, rep);
+    sink *out = sink_new(report ? rep.f : stderr);
+    int rc = out ? tt_run_report(&set, fmt, group, out) : -ENOMEM;
+    free(out);
+    if (rc)
+        fprintf(stderr, "threadtime run: no report: %s\n", strerror(-rc));
+    if (report && (rc = out_file_close(&rep, rc == 0)) != 0)
+        fprintf(stderr, "threadtime run: writing the report to %s: %s\n", report, strerror(-rc));
     if (keep) {
-        int rc = tt_run_set_save(&set, keep);
+        rc = tt_run_set_save(&set, keep);
         if (rc)
             fprintf(stderr, "threadtime run: cannot write %s: %s\n", keep, tt_strerror(rc));
     }
-    if (rep != stderr)
-        fclose(rep);
     tt_run_set_free(&set);
     rm_dir(dir);
     return code;

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "out.h"
+
 /* A kept recording (-o FILE): this header, the command line (cmd_len
  * bytes), then each process's file as a u64 length and its bytes. */
 #define TT_RUNSET_MAGIC "TTRUNSET"
@@ -34,8 +36,6 @@ typedef struct tt_run_set {
     uint32_t nprocs;
 } tt_run_set;
 
-enum tt_run_format { TT_RUN_TEXT, TT_RUN_CSV, TT_RUN_JSON, TT_RUN_CHROME };
-
 /* Loads every .ttrun file of dir. 0 or -errno (message printed). */
 int tt_run_set_load_dir(const char *dir, tt_run_set *s);
 /* The magic a kept recording (threadtime run -o) starts with. */
@@ -44,17 +44,17 @@ static inline int tt_run_set_is(const unsigned char *b, size_t len)
     return len >= 8 && memcmp(b, TT_RUNSET_MAGIC, 8) == 0;
 }
 /* Parses a kept recording already read into memory (threadtime dump reads
- * it). 0, or -EINVAL with a message naming path. */
-int tt_run_set_parse(const unsigned char *b, size_t len, const char *path, tt_run_set *s);
+ * it): every length it states is checked against len, and each process's
+ * file as tt_run_file_check does. 0, or -EINVAL with *why what is wrong
+ * (s then empty). */
+int tt_run_set_parse(const unsigned char *b, size_t len, tt_run_set *s, const char **why);
 /* Writes s as a kept recording. 0 or -errno. */
 int tt_run_set_save(const tt_run_set *s, const char *path);
 void tt_run_set_free(tt_run_set *s);
 
-/* Prints the report. */
-void tt_run_report(const tt_run_set *s, enum tt_run_format fmt, int group, FILE *out);
-
-/* "text", "csv", "json", "chrome"; 0 or -EINVAL. */
-int tt_run_parse_format(const char *name, enum tt_run_format *out);
+/* Writes the report in fmt (names escaped as out.h says) to out, which it
+ * flushes. 0 or -ENOMEM. */
+int tt_run_report(const tt_run_set *s, enum out_format fmt, int group, sink *out);
 
 int tt_cli_run(int argc, char **argv);
 

@@ -1,5 +1,4 @@
 /* Reading a `threadtime run` recording back and printing its report. */
-#include "json.h"
 #include "event_log.h"
 #include "util.h"
 #include "run.h"
@@ -57,43 +56,50 @@ int tt_run_set_load_dir(const char *dir, tt_run_set *s)
     return rc;
 }
 
-int tt_run_set_parse(const unsigned char *b, size_t len, const char *path, tt_run_set *s)
+int tt_run_set_parse(const unsigned char *b, size_t len, tt_run_set *s, const char **why)
 {
-    const char *why = NULL;
-    memcpy(&s->h, b, sizeof s->h);
-    size_t off = sizeof s->h;
-    if (s->h.version != 1)
-        why = "unknown version";
-    else if (s->h.cmd_len > len - off)
-        why = "truncated command line";
-    if (!why) {
-        s->cmd = strndup((const char *)b + off, s->h.cmd_len);
-        off += s->h.cmd_len;
-        for (uint32_t i = 0; i < s->h.files && !why; i++) {
-            uint64_t n;
-            if (len - off < sizeof n) {
-                why = "truncated";
-                break;
-            }
-            memcpy(&n, b + off, sizeof n);
-            off += sizeof n;
-            const char *w;
-            if (n > len - off || tt_run_file_check(b + off, (size_t)n, &w) != 0) {
-                why = n > len - off ? "truncated process file" : w;
-                break;
-            }
-            unsigned char *p = malloc((size_t)n);
-            if (!p || add_proc(s, p, (size_t)n) != 0) {
-                free(p);
-                why = "out of memory";
-                break;
-            }
-            memcpy(p, b + off, (size_t)n);
-            off += (size_t)n;
-        }
+    *why = NULL;
+    memset(s, 0, sizeof *s);
+    if (!tt_run_set_is(b, len) || len < sizeof s->h) {
+        *why = tt_run_set_is(b, len) ? "shorter than its header" : "not a recording of threadtime run";
+        return -EINVAL;
     }
-    if (why) {
-        fprintf(stderr, "threadtime: %s: damaged run recording: %s\n", path, why);
+    memcpy(&s->h, b, sizeof s->h);
+    size_t off = sizeof s->h; /* from here on, off <= len */
+    if (s->h.version != 1)
+        *why = "unknown version";
+    else if (s->h.cmd_len > len - off)
+        *why = "truncated command line";
+    else if (!(s->cmd = strndup((const char *)b + off, s->h.cmd_len)))
+        *why = "out of memory";
+    else
+        off += s->h.cmd_len;
+    for (uint32_t i = 0; i < s->h.files && !*why; i++) {
+        uint64_t n;
+        if (len - off < sizeof n) {
+            *why = "truncated";
+            break;
+        }
+        memcpy(&n, b + off, sizeof n);
+        off += sizeof n;
+        if (n > len - off) {
+            *why = "truncated process file";
+            break;
+        }
+        /* Checked in its own copy: in the recording it follows the
+         * command line, at any alignment. */
+        unsigned char *p = malloc(n ? (size_t)n : 1);
+        if (!p || add_proc(s, p, (size_t)n) != 0) {
+            free(p);
+            *why = "out of memory";
+            break;
+        }
+        memcpy(p, b + off, (size_t)n);
+        off += (size_t)n;
+        if (tt_run_file_check(p, (size_t)n, why) != 0)
+            break;
+    }
+    if (*why) {
         tt_run_set_free(s);
         return -EINVAL;
     }
@@ -159,18 +165,16 @@ void tt_run_set_free(tt_run_set *s)
     memset(s, 0, sizeof *s);
 }
 
-int tt_run_parse_format(const char *name, enum tt_run_format *out)
-{
-    static const char *names[] = {"text", "csv", "json", "chrome"};
-    for (int i = 0; i < 4; i++)
-        if (strcmp(name, names[i]) == 0) {
-            *out = (enum tt_run_format)i;
-            return 0;
-        }
-    return -EINVAL;
-}
-
 /* ---- rows ---- */
+
+/* a + b for figures in ns, a negative one (unknown) counted as 0, at most
+ * INT64_MAX: a damaged file can hold any figure. */
+static int64_t add_ns(int64_t a, int64_t b)
+{
+    a = a > 0 ? a : 0;
+    b = b > 0 ? b : 0;
+    return b > INT64_MAX - a ? INT64_MAX : a + b;
+}
 
 typedef struct row {
     uint32_t tid, count; /* count > 1: a group */
@@ -242,7 +246,7 @@ static void build_rows(proc *p)
             copy_name(r.name_start, sizeof r.name_start, t->name_start);
         r.user = t->user_ns;
         r.sys = t->system_ns;
-        switch (t->state) {
+        switch ((uint32_t)t->state) {
         case TT_RUN_ENDED:
             r.how = "ended";
             break;
@@ -265,7 +269,7 @@ static void build_rows(proc *p)
         default:
             continue; /* taken, never published: killed in between */
         }
-        r.total = r.user >= 0 && r.sys >= 0 ? r.user + r.sys : -1;
+        r.total = r.user >= 0 && r.sys >= 0 ? add_ns(r.user, r.sys) : -1;
         p->rows[p->nrows++] = r;
     }
     if (h->sampler_tid) {
@@ -315,9 +319,9 @@ static void group_rows(proc *p)
         row *q = &p->rows[j];
         q->mixed |= strcmp(q->orig, r.name) != 0;
         q->count++;
-        q->user = q->user >= 0 && r.user >= 0 ? q->user + r.user : -1;
-        q->sys = q->sys >= 0 && r.sys >= 0 ? q->sys + r.sys : -1;
-        q->total += r.total > 0 ? r.total : 0;
+        q->user = q->user >= 0 && r.user >= 0 ? add_ns(q->user, r.user) : -1;
+        q->sys = q->sys >= 0 && r.sys >= 0 ? add_ns(q->sys, r.sys) : -1;
+        q->total = add_ns(q->total, r.total);
         if (r.start && (!q->start || r.start < q->start))
             q->start = r.start;
         if (r.end > q->end)
@@ -335,7 +339,7 @@ static const char *proc_state(const tt_run_header *h)
 {
     if (h->flags & TT_RUN_FLAG_OUTSIDE)
         return "sampled from outside";
-    switch (h->state) {
+    switch ((uint32_t)h->state) {
     case TT_RUN_PROC_EXITED:
         return "exited";
     case TT_RUN_PROC_EXECED:
@@ -379,113 +383,116 @@ static uint32_t order_procs(proc *ps, uint32_t n, uint32_t *order)
 
 /* ---- output ---- */
 
-static void ms(FILE *out, int64_t ns, int width)
+/* The process's exe as it stored it: bounded by its field, NUL or not. */
+static size_t exe_len(const tt_run_header *h) { return strnlen(h->exe, sizeof h->exe); }
+
+static void ms(sink *out, int64_t ns, int width)
 {
     if (ns < 0)
-        fprintf(out, "%*s", width, "-");
+        put_fmt(out, "%*s", width, "-");
     else
-        fprintf(out, "%*.3f", width, (double)ns / 1e6);
-}
-
-
-static void csv_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
+        put_fmt(out, "%*.3f", width, (double)ns / 1e6);
 }
 
 static uint64_t life(const row *r) { return r->start && r->end > r->start ? r->end - r->start : 0; }
 
-static void text_proc(FILE *out, const proc *p, int group)
+/* The name column: the name, and what it was at the start when it
+ * changed, escaped and padded to 24 columns. */
+static void name_cell(sink *out, const row *r)
+{
+    size_t cols = put_escaped(out, r->name, strlen(r->name));
+    if (r->name_start[0]) {
+        puts_(out, " (was ");
+        cols += 7 + put_escaped(out, r->name_start, strlen(r->name_start));
+        puts_(out, ")");
+    }
+    for (; cols < 24; cols++)
+        put(out, " ", 1);
+}
+
+static void text_proc(sink *out, const proc *p, int group)
 {
     const tt_run_header *h = p->h;
     uint64_t wall = h->end_ns > h->start_ns ? h->end_ns - h->start_ns : 0;
-    fprintf(out, "\n%*spid %u (parent %u) %s: %s, %.3f ms\n", (int)p->depth * 2, "", h->pid, h->ppid, h->exe,
-            proc_state(h), (double)wall / 1e6);
+    put_fmt(out, "\n%*spid %u (parent %u) ", (int)p->depth * 2, "", h->pid, h->ppid);
+    put_escaped(out, h->exe, exe_len(h));
+    put_fmt(out, ": %s, %.3f ms\n", proc_state(h), (double)wall / 1e6);
     if (group)
-        fprintf(out, "  %7s  %-24s %12s %12s %12s %12s %7s\n", "threads", "name", "user_ms", "system_ms",
-                "total_ms", "process_ms", "cpu_%");
+        put_fmt(out, "  %7s  %-24s %12s %12s %12s %12s %7s\n", "threads", "name", "user_ms", "system_ms", "total_ms",
+                "process_ms", "cpu_%");
     else
-        fprintf(out, "  %7s  %-24s %12s %12s %12s %12s %7s  %s\n", "tid", "name", "user_ms", "system_ms",
-                "total_ms", "lifetime_ms", "cpu_%", "how");
+        put_fmt(out, "  %7s  %-24s %12s %12s %12s %12s %7s  %s\n", "tid", "name", "user_ms", "system_ms", "total_ms",
+                "lifetime_ms", "cpu_%", "how");
     for (uint32_t i = 0; i < p->nrows; i++) {
         const row *r = &p->rows[i];
-        char name[96];
-        if (r->name_start[0])
-            snprintf(name, sizeof name, "%s (was %s)", r->name, r->name_start);
-        else
-            snprintf(name, sizeof name, "%s", r->name);
-        fprintf(out, "  %7u  %-24s", group ? r->count : r->tid, name);
+        put_fmt(out, "  %7u  ", group ? r->count : r->tid);
+        name_cell(out, r);
         ms(out, r->user, 13);
         ms(out, r->sys, 13);
         ms(out, r->total, 13);
         uint64_t l = group ? wall : life(r);
         ms(out, l ? (int64_t)l : -1, 13);
         if (l && r->total >= 0)
-            fprintf(out, " %7.1f", 100.0 * (double)r->total / (double)l);
+            put_fmt(out, " %7.1f", 100.0 * (double)r->total / (double)l);
         else
-            fprintf(out, " %7s", "-");
-        fprintf(out, group ? "\n" : "  %s\n", r->how);
+            put_fmt(out, " %7s", "-");
+        if (group)
+            puts_(out, "\n");
+        else
+            put_fmt(out, "  %s\n", r->how);
     }
     uint32_t used = h->threads_used;
     if (used > h->thread_cap)
-        fprintf(out, "  %u thread records did not fit the file (THREADTIME_RUN_THREADS)\n", used - h->thread_cap);
+        put_fmt(out, "  %u thread records did not fit the file (THREADTIME_RUN_THREADS)\n", used - h->thread_cap);
     if (h->sampler_tid && wall)
-        fprintf(out, "  sampler: %llu rounds every %.0f ms, %.3f ms CPU (%.3f %% of one CPU)\n",
-                (unsigned long long)h->sampler_rounds, (double)h->interval_ns / 1e6,
-                (double)h->sampler_cpu_ns / 1e6, 100.0 * (double)h->sampler_cpu_ns / (double)wall);
+        put_fmt(out, "  sampler: %llu rounds every %.0f ms, %.3f ms CPU (%.3f %% of one CPU)\n",
+                (unsigned long long)h->sampler_rounds, (double)h->interval_ns / 1e6, (double)h->sampler_cpu_ns / 1e6,
+                100.0 * (double)h->sampler_cpu_ns / (double)wall);
 }
 
-static void json_row(FILE *out, const row *r, int group)
+static void json_row(sink *out, const row *r, int group)
 {
     if (group)
-        fprintf(out, "{\"threads\":%u,\"name\":", r->count);
+        put_fmt(out, "{\"threads\":%u,\"name\":", r->count);
     else
-        fprintf(out, "{\"tid\":%u,\"name\":", r->tid);
-    tt_cli_json_string(out, r->name);
+        put_fmt(out, "{\"tid\":%u,\"name\":", r->tid);
+    put_json_utf8(out, r->name, strlen(r->name));
     if (r->name_start[0]) {
-        fprintf(out, ",\"name_at_start\":");
-        tt_cli_json_string(out, r->name_start);
+        puts_(out, ",\"name_at_start\":");
+        put_json_utf8(out, r->name_start, strlen(r->name_start));
     }
-    fprintf(out, ",\"user_ns\":%lld,\"system_ns\":%lld,\"total_ns\":%lld,\"lifetime_ns\":%llu",
-            (long long)r->user, (long long)r->sys, (long long)r->total, (unsigned long long)life(r));
-    if (!group) {
-        fprintf(out, ",\"how\":");
-        tt_cli_json_string(out, r->how);
-    }
-    fputc('}', out);
+    put_fmt(out, ",\"user_ns\":%lld,\"system_ns\":%lld,\"total_ns\":%lld,\"lifetime_ns\":%llu", (long long)r->user,
+            (long long)r->sys, (long long)r->total, (unsigned long long)life(r));
+    if (!group)
+        put_fmt(out, ",\"how\":\"%s\"", r->how);
+    puts_(out, "}");
 }
 
-static void chrome(FILE *out, proc *ps, const uint32_t *order, uint32_t n)
+static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
 {
     uint64_t t0 = UINT64_MAX;
     for (uint32_t i = 0; i < n; i++)
         if (ps[i].h->start_ns < t0)
             t0 = ps[i].h->start_ns;
-    fprintf(out, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+    puts_(out, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
     int first = 1;
 #define SEP() (first ? (first = 0, "") : ",\n")
     for (uint32_t k = 0; k < n; k++) {
         proc *p = &ps[order[k]];
         const tt_run_header *h = p->h;
-        fprintf(out, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":", SEP(), h->pid);
-        tt_cli_json_string(out, h->exe);
-        fprintf(out, "}}");
+        put_fmt(out, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":", SEP(), h->pid);
+        put_json_utf8(out, h->exe, exe_len(h));
+        puts_(out, "}}");
         for (uint32_t i = 0; i < p->nrows; i++) {
             const row *r = &p->rows[i];
-            fprintf(out, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":", SEP(),
+            put_fmt(out, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":", SEP(),
                     h->pid, r->tid);
-            tt_cli_json_string(out, r->name);
-            fprintf(out, "}}");
+            put_json_utf8(out, r->name, strlen(r->name));
+            puts_(out, "}}");
             uint64_t s = r->start ? r->start : h->start_ns, e = r->end > s ? r->end : s;
-            fprintf(out, "%s{\"ph\":\"X\",\"name\":", SEP());
-            tt_cli_json_string(out, r->name);
-            fprintf(out, ",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"user_ms\":%.3f,"
+            put_fmt(out, "%s{\"ph\":\"X\",\"name\":", SEP());
+            put_json_utf8(out, r->name, strlen(r->name));
+            put_fmt(out, ",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"user_ms\":%.3f,"
                          "\"system_ms\":%.3f,\"total_ms\":%.3f,\"how\":\"%s\"}}",
                     h->pid, r->tid, (double)(s - t0) / 1e3, (double)(e - s) / 1e3, (double)r->user / 1e6,
                     (double)r->sys / 1e6, (double)r->total / 1e6, r->how);
@@ -501,8 +508,10 @@ static void chrome(FILE *out, proc *ps, const uint32_t *order, uint32_t n)
             const char *name;
             const tt_run_sample *s;
         } *m = calloc(cap2, sizeof *m);
+        if (!m)
+            return -ENOMEM;
         uint32_t used = 0;
-        for (uint32_t r = 0; m && r < p->nrows; r++) {
+        for (uint32_t r = 0; r < p->nrows; r++) {
             uint32_t j = (p->rows[r].tid * 2654435761u) & (cap2 - 1);
             while (m[j].tid && m[j].tid != p->rows[r].tid)
                 j = (j + 1) & (cap2 - 1);
@@ -512,7 +521,7 @@ static void chrome(FILE *out, proc *ps, const uint32_t *order, uint32_t n)
         }
         uint64_t head = h->samples_head, cap = h->sample_cap;
         uint64_t from = head > cap ? head - cap + 1 : 0; /* the oldest slot may be half overwritten */
-        for (uint64_t i = from; m && i < head; i++) {
+        for (uint64_t i = from; i < head; i++) {
             const tt_run_sample *a = &p->samples[i % cap];
             if (!a->tid)
                 continue;
@@ -529,121 +538,138 @@ static void chrome(FILE *out, proc *ps, const uint32_t *order, uint32_t n)
             m[j].s = a;
             if (!prev || a->t_ns <= prev->t_ns || a->total_ns < prev->total_ns)
                 continue;
-            fprintf(out, "%s{\"ph\":\"C\",\"name\":\"cpu %% %u ", SEP(), a->tid);
-            for (const char *c = m[j].name; *c; c++)
-                if (*c != '"' && *c != '\\' && (unsigned char)*c >= 0x20)
-                    fputc(*c, out);
-            fprintf(out, "\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"args\":{\"cpu_percent\":%.1f}}", h->pid, a->tid,
+            char name[64];
+            int len = snprintf(name, sizeof name, "cpu %% %u %s", a->tid, m[j].name);
+            put_fmt(out, "%s{\"ph\":\"C\",\"name\":", SEP());
+            put_json_utf8(out, name, len < (int)sizeof name ? (size_t)len : sizeof name - 1);
+            put_fmt(out, ",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"args\":{\"cpu_percent\":%.1f}}", h->pid, a->tid,
                     (double)(prev->t_ns - t0) / 1e3,
-                    100.0 * (double)(a->total_ns - prev->total_ns) / (double)(a->t_ns - prev->t_ns));
+                    100.0 * ((double)a->total_ns - (double)prev->total_ns) / (double)(a->t_ns - prev->t_ns));
         }
         free(m);
     }
-    fprintf(out, "\n]}\n");
+    puts_(out, "\n]}\n");
 #undef SEP
+    return 0;
 }
 
-void tt_run_report(const tt_run_set *s, enum tt_run_format fmt, int group, FILE *out)
+static void report_csv(sink *out, const proc *ps, const uint32_t *order, uint32_t n, int group)
+{
+    puts_(out, group ? "pid,ppid,threads,name,user_ns,system_ns,total_ns\n"
+                     : "pid,ppid,tid,name,name_at_start,user_ns,system_ns,total_ns,lifetime_ns,how\n");
+    for (uint32_t k = 0; k < n; k++) {
+        const proc *p = &ps[order[k]];
+        for (uint32_t i = 0; i < p->nrows; i++) {
+            const row *r = &p->rows[i];
+            put_fmt(out, "%u,%u,%u,", p->h->pid, p->h->ppid, group ? r->count : r->tid);
+            put_csv_str(out, r->name, strlen(r->name));
+            if (!group) {
+                puts_(out, ",");
+                put_csv_str(out, r->name_start, strlen(r->name_start));
+            }
+            put_fmt(out, ",%lld,%lld,%lld", (long long)r->user, (long long)r->sys, (long long)r->total);
+            if (!group)
+                put_fmt(out, ",%llu,%s", (unsigned long long)life(r), r->how);
+            puts_(out, "\n");
+        }
+    }
+}
+
+static void report_json(sink *out, const tt_run_set *s, const proc *ps, const uint32_t *order, uint32_t n, int group,
+                        int64_t sum)
+{
+    puts_(out, "{\"command\":");
+    put_json_utf8(out, s->cmd ? s->cmd : "", s->cmd ? strlen(s->cmd) : 0);
+    put_fmt(out, ",\"exit_status\":%d,\"rusage\":{\"user_ns\":%lld,\"system_ns\":%lld},\"threads_total_ns\":%lld,"
+                 "\"processes\":[",
+            s->h.exit_status, (long long)s->h.rusage_user_ns, (long long)s->h.rusage_system_ns, (long long)sum);
+    for (uint32_t k = 0; k < n; k++) {
+        const proc *p = &ps[order[k]];
+        const tt_run_header *h = p->h;
+        put_fmt(out, "%s\n{\"pid\":%u,\"ppid\":%u,\"depth\":%u,\"exe\":", k ? "," : "", h->pid, h->ppid, p->depth);
+        put_json_utf8(out, h->exe, exe_len(h));
+        put_fmt(out, ",\"state\":\"%s\"", proc_state(h));
+        put_fmt(out, ",\"exited\":%s,\"wall_ns\":%llu,\"dropped_threads\":%u,\"sampler\":{\"tid\":%u,"
+                     "\"interval_ns\":%llu,\"rounds\":%llu,\"cpu_ns\":%llu},\"%s\":[",
+                h->state == TT_RUN_PROC_EXITED ? "true" : "false",
+                (unsigned long long)(h->end_ns > h->start_ns ? h->end_ns - h->start_ns : 0),
+                h->threads_used > h->thread_cap ? h->threads_used - h->thread_cap : 0, h->sampler_tid,
+                (unsigned long long)h->interval_ns, (unsigned long long)h->sampler_rounds,
+                (unsigned long long)h->sampler_cpu_ns, group ? "groups" : "threads");
+        for (uint32_t i = 0; i < p->nrows; i++) {
+            puts_(out, i ? ",\n " : "\n ");
+            json_row(out, &p->rows[i], group);
+        }
+        puts_(out, "]}");
+    }
+    puts_(out, "]}\n");
+}
+
+int tt_run_report(const tt_run_set *s, enum out_format fmt, int group, sink *out)
 {
     uint32_t n = s->nprocs;
     proc *ps = calloc(n ? n : 1, sizeof *ps);
     uint32_t *order = calloc(n ? n : 1, sizeof *order);
-    if (!ps || !order) {
-        fprintf(stderr, "threadtime: out of memory\n");
-        free(ps);
-        free(order);
-        return;
-    }
+    int rc = ps && order ? 0 : -ENOMEM;
     uint32_t m = 0;
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
         proc *p = &ps[m];
         p->h = (const tt_run_header *)s->procs[i].data;
         p->threads = (const tt_run_thread *)(s->procs[i].data + TT_RUN_HEADER_SIZE);
         p->samples = (const tt_run_sample *)((const unsigned char *)p->threads +
                                              (size_t)p->h->thread_cap * TT_RUN_THREAD_SIZE);
         build_rows(p);
+        if (!p->rows) {
+            rc = -ENOMEM;
+            break;
+        }
         if (p->nrows == 0 && p->h->state == TT_RUN_PROC_EXECED) {
             free(p->rows); /* a fork child's image that only called exec */
+            p->rows = NULL;
             continue;
         }
         if (group)
             group_rows(p);
         m++;
     }
-    n = order_procs(ps, m, order);
+    n = rc == 0 ? order_procs(ps, m, order) : 0;
     int64_t sum = 0;
     for (uint32_t k = 0; k < n; k++)
         for (uint32_t i = 0; i < ps[order[k]].nrows; i++)
-            sum += ps[order[k]].rows[i].total > 0 ? ps[order[k]].rows[i].total : 0;
-    int64_t rus = s->h.rusage_user_ns + s->h.rusage_system_ns;
-    switch (fmt) {
-    case TT_RUN_TEXT:
-        fprintf(out, "threadtime run: %s\n", s->cmd ? s->cmd : "");
-        for (uint32_t k = 0; k < n; k++)
-            text_proc(out, &ps[order[k]], group);
-        fprintf(out, "\nall threads: %.3f ms CPU; the command's own rusage (wait4): %.3f ms "
-                     "(user %.3f, system %.3f); exit status %d\n",
-                (double)sum / 1e6, (double)rus / 1e6, (double)s->h.rusage_user_ns / 1e6,
-                (double)s->h.rusage_system_ns / 1e6, s->h.exit_status);
-        if (rus > sum)
-            fprintf(out, "%.3f ms of it no read above saw: after a killed process's last sample, the end of "
-                         "exit() and the kernel's teardown, forked children that ended with _exit()\n",
-                    (double)(rus - sum) / 1e6);
-        break;
-    case TT_RUN_CSV:
-        fprintf(out, group ? "pid,ppid,threads,name,user_ns,system_ns,total_ns\n"
-                           : "pid,ppid,tid,name,name_at_start,user_ns,system_ns,total_ns,lifetime_ns,how\n");
-        for (uint32_t k = 0; k < n; k++) {
-            const proc *p = &ps[order[k]];
-            for (uint32_t i = 0; i < p->nrows; i++) {
-                const row *r = &p->rows[i];
-                fprintf(out, "%u,%u,%u,", p->h->pid, p->h->ppid, group ? r->count : r->tid);
-                csv_str(out, r->name);
-                if (!group) {
-                    fputc(',', out);
-                    csv_str(out, r->name_start);
-                }
-                fprintf(out, ",%lld,%lld,%lld", (long long)r->user, (long long)r->sys, (long long)r->total);
-                if (!group)
-                    fprintf(out, ",%llu,%s", (unsigned long long)life(r), r->how);
-                fputc('\n', out);
-            }
+            sum = add_ns(sum, ps[order[k]].rows[i].total);
+    int64_t rus = add_ns(s->h.rusage_user_ns, s->h.rusage_system_ns);
+    if (rc == 0) {
+        switch (fmt) {
+        case FMT_TEXT:
+            puts_(out, "threadtime run: ");
+            put_escaped(out, s->cmd ? s->cmd : "", s->cmd ? strlen(s->cmd) : 0);
+            puts_(out, "\n");
+            for (uint32_t k = 0; k < n; k++)
+                text_proc(out, &ps[order[k]], group);
+            put_fmt(out, "\nall threads: %.3f ms CPU; the command's own rusage (wait4): %.3f ms "
+                         "(user %.3f, system %.3f); exit status %d\n",
+                    (double)sum / 1e6, (double)rus / 1e6, (double)s->h.rusage_user_ns / 1e6,
+                    (double)s->h.rusage_system_ns / 1e6, s->h.exit_status);
+            if (rus > sum)
+                put_fmt(out, "%.3f ms of it no read above saw: after a killed process's last sample, the end of "
+                             "exit() and the kernel's teardown, forked children that ended with _exit()\n",
+                        (double)(rus - sum) / 1e6);
+            break;
+        case FMT_CSV:
+            report_csv(out, ps, order, n, group);
+            break;
+        case FMT_JSON:
+            report_json(out, s, ps, order, n, group, sum);
+            break;
+        case FMT_CHROME:
+            rc = chrome(out, ps, order, n);
+            break;
         }
-        break;
-    case TT_RUN_JSON:
-        fprintf(out, "{\"command\":");
-        tt_cli_json_string(out, s->cmd ? s->cmd : "");
-        fprintf(out, ",\"exit_status\":%d,\"rusage\":{\"user_ns\":%lld,\"system_ns\":%lld},\"threads_total_ns\":%lld,"
-                     "\"processes\":[",
-                s->h.exit_status, (long long)s->h.rusage_user_ns, (long long)s->h.rusage_system_ns, (long long)sum);
-        for (uint32_t k = 0; k < n; k++) {
-            const proc *p = &ps[order[k]];
-            const tt_run_header *h = p->h;
-            fprintf(out, "%s\n{\"pid\":%u,\"ppid\":%u,\"depth\":%u,\"exe\":", k ? "," : "", h->pid, h->ppid, p->depth);
-            tt_cli_json_string(out, h->exe);
-            fprintf(out, ",\"state\":");
-            tt_cli_json_string(out, proc_state(h));
-            fprintf(out, ",\"exited\":%s,\"wall_ns\":%llu,\"dropped_threads\":%u,\"sampler\":{\"tid\":%u,"
-                         "\"interval_ns\":%llu,\"rounds\":%llu,\"cpu_ns\":%llu},\"%s\":[",
-                    h->state == TT_RUN_PROC_EXITED ? "true" : "false",
-                    (unsigned long long)(h->end_ns > h->start_ns ? h->end_ns - h->start_ns : 0),
-                    h->threads_used > h->thread_cap ? h->threads_used - h->thread_cap : 0, h->sampler_tid,
-                    (unsigned long long)h->interval_ns, (unsigned long long)h->sampler_rounds,
-                    (unsigned long long)h->sampler_cpu_ns, group ? "groups" : "threads");
-            for (uint32_t i = 0; i < p->nrows; i++) {
-                fputs(i ? ",\n " : "\n ", out);
-                json_row(out, &p->rows[i], group);
-            }
-            fprintf(out, "]}");
-        }
-        fprintf(out, "]}\n");
-        break;
-    case TT_RUN_CHROME:
-        chrome(out, ps, order, n);
-        break;
     }
-    for (uint32_t i = 0; i < m; i++)
+    sink_flush(out);
+    for (uint32_t i = 0; ps && i < s->nprocs; i++)
         free(ps[i].rows);
     free(ps);
     free(order);
+    return rc;
 }

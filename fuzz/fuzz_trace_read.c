@@ -71,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         static sink s;
         for (int fmt = FMT_TEXT; fmt <= FMT_CHROME; fmt++) {
             s.used = 0;
-            if (dump_write(&s, &t, (enum dump_format)fmt, 0) != 0)
+            if (dump_write(&s, &t, (enum out_format)fmt, 0) != 0)
                 abort(); /* only -ENOMEM, which a fuzz input cannot cause at this size */
         }
         if (dump_write(&s, &t, FMT_TEXT, 1) != 0 || dump_write(&s, &t, FMT_JSON, 1) != 0)

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Tests of the readers and reports of `threadtime run` recordings, on
+recordings built here byte by byte (the layout of preload/run_file.h and
+cli/run.h), read back through `threadtime dump`. No program is preloaded,
+so this runs in the sanitizer builds too, where an over-read is a report.
+
+Each check's truth is outside the reporter: the bytes written here,
+json.loads, Python's csv module and UTF-8 decoder, the bytes that would
+reach a terminal, the kernel's view of a file (stat).
+
+Usage: test_run_report.py THREADTIME GOLDEN_DIR. TT_UPDATE_GOLDEN=1
+rewrites the golden reports; TT_FUZZ_SEEDS=DIR keeps each recording
+there (fuzz/seeds/)."""
+import csv
+import io
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+TT, GOLDEN = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+FAILED = []
+TMP = tempfile.mkdtemp(prefix="test_run_report.", dir=os.environ.get("TMPDIR"))
+
+# preload/run_file.h
+HEADER_SIZE, THREAD_SIZE, SAMPLE_SIZE = 4096, 96, 32
+EMPTY, LIVE, ENDED, AT_EXIT, SEEN = 0, 1, 2, 3, 4
+PTHREAD, OTHER = 1, 2
+RUNNING, EXITED, EXECED = 0, 1, 2
+
+
+def check(cond, what):
+    if not cond:
+        FAILED.append(what)
+        print("  FAIL:", what)
+
+
+def thread(tid, name, state=ENDED, kind=PTHREAD, start=1_000_000_000, end=1_002_000_000, user=1_000_000,
+           system=500_000, name_start=None, spare=(0, 0)):
+    return struct.pack("<IIII qq qq 16s16s QQ", state, tid, kind, 0, start, end, user, system,
+                       (name_start if name_start is not None else name)[:15], name[:15] if name_start is not None else b"",
+                       *spare)
+
+
+def proc_file(pid, ppid, exe, threads, samples=(), thread_cap=None, sample_cap=4, state=EXITED, threads_used=None,
+              sampler_tid=0, start=1_000_000_000, end=1_010_000_000, pad=b"\0", flags=0):
+    thread_cap = thread_cap or max(len(threads), 1)
+    used = len(threads) if threads_used is None else threads_used
+    h = struct.pack("<8sIIIIIIIIII QQQ II QQQQ", b"TTRUN\0v1", 1, HEADER_SIZE, THREAD_SIZE, SAMPLE_SIZE, thread_cap,
+                    sample_cap, pid, ppid, flags, sampler_tid, start, start, 0, used, state, len(samples), end,
+                    0, 0) + exe[:256].ljust(256, b"\0")
+    body = h + pad * (HEADER_SIZE - len(h))
+    body += b"".join(threads[:thread_cap]).ljust(thread_cap * THREAD_SIZE, b"\0")
+    ring = [struct.pack("<QIIqQ", *s, 0) for s in samples]
+    return body + b"".join(ring[-sample_cap:]).ljust(sample_cap * SAMPLE_SIZE, b"\0")
+
+
+def run_set(procs, cmd=b"prog", exit_status=0, rusage=(0, 0)):
+    h = struct.pack("<8sIIiIqqQ", b"TTRUNSET", 1, len(procs), exit_status, len(cmd), *rusage, 0)
+    return h + cmd + b"".join(struct.pack("<Q", len(p)) + p for p in procs)
+
+
+def write(name, data):
+    path = os.path.join(TMP, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    seeds = os.environ.get("TT_FUZZ_SEEDS")
+    if seeds:
+        shutil.copy(path, os.path.join(seeds, name))
+    return path
+
+
+def dump(path, *args, timeout=120):
+    """threadtime dump ARGS PATH: (status, stdout bytes, stderr text)."""
+    p = subprocess.run([TT, "dump", *args, path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+
+
+def sanitizer_quiet(err, what):
+    check("Sanitizer" not in err and "runtime error" not in err, f"{what}: a sanitizer report: {err[-2000:]}")
+
+
+def test_damaged_headers():
+    # Each is cut or lies about a length; the reader must say which and
+    # print nothing (it read 48 header bytes after checking 8, and `len -
+    # off` wrapped around).
+    good = run_set([proc_file(10, 1, b"a", [thread(10, b"main")])], cmd=b"a b")
+    cases = (
+        (b"TTRUNSET\1\0\0\0", "shorter than its header"),
+        (good[:47], "shorter than its header"),
+        (good[:48] + b"a", "truncated command line"),
+        (good[:51], "truncated"),
+        (good[:51 + 8 + 100], "truncated process file"),
+        (good[:8] + struct.pack("<I", 2) + good[12:], "unknown version"),
+    )
+    for i, (data, why) in enumerate(cases):
+        st, out, err = dump(write(f"cut{i}.ttrunset", data))
+        check(st == 2 and f"damaged run recording: {why}" in err and not out,
+              f"damaged {i}: status {st}, want 2 and '{why}': {err[-300:]} {out[:100]!r}")
+        sanitizer_quiet(err, f"damaged {i}")
+
+
+def test_exe_without_nul():
+    # exe[] filled to its end and the header's padding after it too: the
+    # report shows the 256 bytes the field holds, nothing past them.
+    data = run_set([proc_file(10, 1, b"A" * 256, [thread(10, b"main")], pad=b"B")])
+    path = write("exe256.ttrunset", data)
+    for fmt in ("text", "csv", "json", "chrome"):
+        st, out, err = dump(path, "--format", fmt)
+        check(st == 0 and b"AB" not in out, f"exe {fmt}: status {st}; bytes past exe[] printed: {b'AB' in out}")
+        sanitizer_quiet(err, f"exe {fmt}")
+    st, out, err = dump(path, "--format", "json")
+    check(st == 0 and json.loads(out)["processes"][0]["exe"] == "A" * 256, "exe: JSON holds exe[]'s 256 bytes")
+
+
+# Names as the kernel can hand them over: escape sequences, a newline and
+# a tab, CSV's delimiters, C1 controls in UTF-8 and raw, a multi-byte
+# character cut by the kernel's 15-byte limit, bytes that are not UTF-8.
+HOSTILE = [b"\x1b]0;pwn\x07\\", b"tab\tnl\nq\"c,", b"\xc2\x9bcsi\x9b\x7f",
+           b"a" + "\u65e5\u672c\u8a9e\u65e5".encode() + "\u672c".encode()[:2], b"ok-\xff\xfe", b"caf\xc3\xa9"]
+HOSTILE_EXE = b"/bin/\x1b[2J\xc2\x9b\nexe\xe6\x97"
+
+
+def hostile_set():
+    ts = [thread(100 + i, n, start=1_000_000_000 + i * 1000, end=1_003_000_000, user=1_000_000 + i, system=0)
+          for i, n in enumerate(HOSTILE)]
+    ts.append(thread(200, b"renamed", name_start=b"\x1b[31mred"))
+    return run_set([proc_file(100, 1, HOSTILE_EXE, ts, samples=[(1_001_000_000, 101, 1, 100), (1_002_000_000, 101, 2, 600_100)])],
+                   cmd=b"prog \x1b]0;t\x07 \xff")
+
+
+def escaped(raw):
+    """The text/CSV rule of out.h, written from its description: valid
+    UTF-8 kept but for control characters and the backslash, which become
+    \\xNN per byte, as does every byte that is not part of valid UTF-8."""
+    out = []
+    for ch in raw.decode("utf-8", "surrogateescape"):
+        o = ord(ch)
+        if 0xdc80 <= o <= 0xdcff:
+            out.append(f"\\x{o - 0xdc00:02x}")
+        elif o < 0x20 or 0x7f <= o <= 0x9f or ch == "\\":
+            out.extend(f"\\x{b:02x}" for b in ch.encode())
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def no_raw_controls(out, what):
+    """What a terminal would get: valid UTF-8, and no control character
+    but the newline (no ESC, no C1 such as CSI, raw or in UTF-8)."""
+    try:
+        text = out.decode("utf-8")
+    except UnicodeDecodeError as e:
+        check(False, f"{what}: not UTF-8: {e}")
+        return ""
+    bad = [c for c in text if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f]
+    check(not bad, f"{what}: raw control characters {bad[:5]}")
+    return text
+
+
+def test_hostile_names():
+    path = write("hostile.ttrunset", hostile_set())
+    for group in ((), ("--group",)):
+        st, out, err = dump(path, "--format", "json", *group)
+        no_raw_controls(out, f"json{group}")
+        rep = json.loads(out)
+        rows = rep["processes"][0]["groups" if group else "threads"]
+        names = {r["name"] for r in rows}
+        # json.loads reads back the name: controls escaped and decoded
+        # again, each ill-formed piece one U+FFFD, as Python's decoder has it.
+        want = {n.decode("utf-8", "replace") for n in HOSTILE}
+        check(want <= names, f"json{group}: names {sorted(names)} lack {sorted(want - names)}")
+        check(rep["processes"][0]["exe"] == HOSTILE_EXE.decode("utf-8", "replace") and
+              rep["command"] == "prog \x1b]0;t\x07 \ufffd", f"json{group}: exe and command: {rep['processes'][0]['exe']!r}")
+        if not group:
+            r = [r for r in rows if r["tid"] == 200][0]
+            check(r["name_at_start"] == "\x1b[31mred", f"json: name at start {r}")
+    st, out, err = dump(path, "--format", "chrome")
+    ev = json.loads(no_raw_controls(out, "chrome"))["traceEvents"]
+    names = {e["args"]["name"] for e in ev if e["name"] == "thread_name"}
+    check({n.decode("utf-8", "replace") for n in HOSTILE} <= names, f"chrome: thread names {names}")
+    check(any(e["ph"] == "C" and e["name"] == "cpu % 101 " + HOSTILE[1].decode() for e in ev),
+          f"chrome: the counter names its thread: {[e['name'] for e in ev if e['ph'] == 'C']}")
+    for group in ((), ("--group",)):
+        st, out, err = dump(path, "--format", "csv", *group)
+        rows = list(csv.reader(io.StringIO(no_raw_controls(out, f"csv{group}"), newline="")))
+        check(all(len(r) == len(rows[0]) for r in rows), f"csv{group}: every row has the header's columns")
+        col = rows[0].index("name")
+        got = {r[col] for r in rows[1:]}
+        want = {escaped(n) for n in HOSTILE}
+        check(want <= got, f"csv{group}: names {sorted(got)} lack {sorted(want - got)}")
+    st, out, err = dump(path)
+    text = no_raw_controls(out, "text")
+    lines = text.split("\n")
+    for i, n in enumerate(HOSTILE):
+        row = [l for l in lines if l.startswith(f"  {100 + i:7d}  ")]
+        check(len(row) == 1 and row[0][11:].startswith(escaped(n)), f"text: one row for {n!r}, escaped: {row}")
+    check(escaped(HOSTILE_EXE) in text, "text: the exe escaped")
+    for fmt, ext in (("text", "txt"), ("csv", "csv"), ("json", "json"), ("chrome", "chrome.json")):
+        st, out, err = dump(path, "--format", fmt)
+        golden(out, f"run-hostile.{ext}")
+
+
+def golden(out, name):
+    path = os.path.join(GOLDEN, name)
+    if os.environ.get("TT_UPDATE_GOLDEN"):
+        with open(path, "wb") as f:
+            f.write(out)
+        return
+    with open(path, "rb") as f:
+        want = f.read()
+    if out != want:
+        keep = os.path.join(TMP, name)
+        with open(keep, "wb") as f:
+            f.write(out)
+        print(f"  output differs from {path}; see {keep}")
+    check(out == want, f"golden {name}")
+
+
+if __name__ == "__main__":
+    for name, fn in sorted(globals().items()):
+        if name.startswith("test_") and callable(fn):
+            print(name)
+            fn()
+    if not FAILED:
+        shutil.rmtree(TMP, ignore_errors=True)
+    print("failed:" if FAILED else "all passed", *FAILED, sep="\n  " if FAILED else "")
+    sys.exit(1 if FAILED else 0)
