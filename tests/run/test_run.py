@@ -32,6 +32,7 @@ def run(args, fmt="json", stdin=None, extra=()):
                        stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=TMP)
     with open(rep) as f:
         text = f.read()
+    check(os.stat(rep).st_mode & 0o077 == 0, f"--report: mode {os.stat(rep).st_mode & 0o777:o}, want 600")
     out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
     return p.returncode, out, err, (json.loads(text) if fmt == "json" else text)
 

@@ -204,6 +204,76 @@ def test_hostile_names():
         golden(out, f"run-hostile.{ext}")
 
 
+def refused(args, want, what):
+    """Runs threadtime with args, which must be refused with status 2 and
+    want on stderr, without waiting (a hang is a TimeoutExpired: a
+    failure, not a time asserted)."""
+    try:
+        p = subprocess.run([TT, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, cwd=TMP)
+    except subprocess.TimeoutExpired:
+        check(False, f"{what}: threadtime hung")
+        return
+    err = p.stderr.decode(errors="replace")
+    check(p.returncode == 2 and want in err, f"{what}: status {p.returncode}, want 2 and '{want}': {err}")
+
+
+def test_report_files():
+    # dump -o and run --report create their files as recordings are made:
+    # 0600, never through another user's symlink, never blocked by a FIFO.
+    rec = write("files.ttrunset", run_set([proc_file(10, 1, b"a", [thread(10, b"main")])]))
+    d = os.path.join(TMP, "files")
+    os.mkdir(d)
+    out = os.path.join(d, "new.txt")
+    old = os.umask(0o022)
+    try:
+        st = subprocess.run([TT, "dump", "-o", out, rec], timeout=60).returncode
+    finally:
+        os.umask(old)
+    _, want, _ = dump(rec)
+    check(st == 0 and open(out, "rb").read() == want, "dump -o: the report is written")
+    check(os.stat(out).st_mode & 0o777 == 0o600, f"dump -o: mode {os.stat(out).st_mode & 0o777:o}, want 600")
+    # A FIFO nobody reads: refused at once, for dump and before run starts
+    # its command.
+    fifo = os.path.join(d, "fifo")
+    os.mkfifo(fifo, 0o600)
+    refused(["dump", "-o", fifo, rec], "no process reads", "dump -o FIFO without a reader")
+    marker = os.path.join(d, "ran")
+    refused(["run", "--report", fifo, "--", "touch", marker], "no process reads", "run --report FIFO")
+    check(not os.path.exists(marker), "run --report FIFO: the command did not run")
+    # A FIFO with a reader gets the report.
+    r = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    st = subprocess.run([TT, "dump", "-o", fifo, rec], timeout=60).returncode
+    got = os.read(r, 1 << 20)
+    os.close(r)
+    check(st == 0 and got == want, f"dump -o FIFO with a reader: status {st}, {len(got)} bytes")
+    if os.geteuid() != 0:
+        print("  SKIP another user's symlink and FIFO: needs root to make them")
+        return
+    # In a sticky shared directory, another user's symlink to root's file
+    # and another user's FIFO (with a reader: it would take the report).
+    shared = os.path.join(TMP, "shared")
+    os.mkdir(shared)
+    os.chmod(shared, 0o1777)
+    victim = os.path.join(TMP, "victim")
+    with open(victim, "w") as f:
+        f.write("root's\n")
+    link = os.path.join(shared, "tt-report.txt")
+    os.symlink(victim, link)
+    os.lchown(link, 65534, 65534)
+    theirs = os.path.join(shared, "their-fifo")
+    os.mkfifo(theirs, 0o666)
+    os.chown(theirs, 65534, 65534)
+    r = os.open(theirs, os.O_RDONLY | os.O_NONBLOCK)
+    for args, what in ((["dump", "-o", link, rec], "dump -o"), (["run", "--report", link, "--", "touch", marker], "run --report")):
+        refused(args, "another user's symlink", f"{what} through another user's symlink")
+        check(open(victim).read() == "root's\n" and os.path.islink(link), f"{what}: the symlink's target unchanged")
+    refused(["dump", "-o", theirs, rec], "FIFO another user owns", "dump -o another user's FIFO")
+    refused(["run", "--report", theirs, "--", "touch", marker], "FIFO another user owns", "run --report another user's FIFO")
+    check(os.read(r, 1 << 20) == b"", "another user's FIFO got nothing")
+    os.close(r)
+    check(not os.path.exists(marker), "run --report: the command did not run")
+
+
 def golden(out, name):
     path = os.path.join(GOLDEN, name)
     if os.environ.get("TT_UPDATE_GOLDEN"):
@@ -224,7 +294,10 @@ if __name__ == "__main__":
     for name, fn in sorted(globals().items()):
         if name.startswith("test_") and callable(fn):
             print(name)
-            fn()
+            try:
+                fn()
+            except Exception as e:  # a report that does not parse, say
+                check(False, f"{name}: {type(e).__name__}: {e}")
     if not FAILED:
         shutil.rmtree(TMP, ignore_errors=True)
     print("failed:" if FAILED else "all passed", *FAILED, sep="\n  " if FAILED else "")
