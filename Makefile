@@ -136,6 +136,11 @@ bench-pairing: build
 			-o $(BUILD)/pair_bench.txt $(BUILD)/pair_bench.trace; done
 	rm -f $(BUILD)/pair_bench.trace $(BUILD)/pair_bench.json $(BUILD)/pair_bench.txt
 
+# The consistent split's cost against one getrusage(), interleaved rounds.
+.PHONY: bench-split
+bench-split: build
+	$(BUILD)/cli/split_cost
+
 # How lumpy this host's per-thread CPU clock is, idle and then with a busy
 # loop per CPU beside it (CLOCK_STEPS_SECONDS each).
 CLOCK_STEPS_SECONDS ?= 30

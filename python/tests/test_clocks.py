@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -68,6 +69,28 @@ def test_times_total_is_covered_by_a_later_precise_read():
     for _ in range(READS):
         split = threadtime.times()
         assert split.total_ns <= threadtime.total_ns()
+
+
+def test_times_total_keeps_up_with_the_kernels_clock():
+    # 50 bursts of ~3 ms that read no CPU clock (time.monotonic_ns is the
+    # vDSO), so only ticks and switches bring the kernel's booking of this
+    # thread up to date; getrusage alone lags by up to a tick (4 ms at
+    # HZ=250). The truth is time.thread_time_ns() read around each read.
+    bound = threadtime.FAST_BOUND_NS
+    sample_to_truth = 250_000  # the rest of the call, Python's included
+    threadtime.times()  # the fast clock's start is paid here
+    for _ in range(50):
+        before = time.thread_time_ns()
+        a = threadtime.times()
+        c0 = time.thread_time_ns()
+        end = time.monotonic_ns() + 3_000_000
+        while time.monotonic_ns() < end:
+            pass
+        b = threadtime.times()
+        c1 = time.thread_time_ns()
+        assert before <= a.total_ns <= c0 + bound
+        assert b.total_ns <= c1 + bound
+        assert b.total_ns - a.total_ns >= c1 - c0 - bound - sample_to_truth, (a, b, c0, c1)
 
 
 def test_times_is_a_named_tuple():
