@@ -3,7 +3,8 @@
  * Python face, so Python sees exactly what `threadtime dump` sees, with the
  * same checks, the same pairs and the same messages for a damaged file.
  *
- * _trace_open(path) reads the whole file into memory (a snapshot: a live
+ * _trace_open(path) checks the file's header on its first 64 KiB, then
+ * reads the whole file into memory (a snapshot: a live
  * crash-safe file may grow, shrink or be rewritten meanwhile, which a
  * mapping would turn into SIGBUS) and parses it once. Events are decoded
  * on access by an Events sequence per thread, so opening a 10-million-event
@@ -364,6 +365,77 @@ static PyObject *name_dict(const tt__trace_name *names, uint32_t n)
  *            vthread_names {id: str});
  *   threads: [(tid, name, state, overwritten, incomplete, Events, damaged)];
  *   data: the TraceData the Events read from (for _trace_columns). */
+/* What is read of a file before the rest: enough for any header a writer
+ * makes (128 to 256 bytes), so the reader's header checks run on it. */
+#define HEAD_BYTES 65536
+
+/* Up to n bytes from fd's start (pread on a file, else read: a pipe or a
+ * device), fewer only at its end; the count or -errno. */
+static ssize_t read_head(int fd, int seekable, unsigned char *head, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r;
+        do
+            r = seekable ? pread(fd, head + got, n - got, (off_t)got) : read(fd, head + got, n - got);
+        while (r < 0 && errno == EINTR);
+        if (r < 0)
+            return -errno;
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
+/* The file's bytes into *buf (malloc'd), its header checked first: a file
+ * that is no trace (a multi-GB file, /dev/zero) is refused after its first
+ * HEAD_BYTES, with the reader's text in refused[]. 0, 1 (refused) or -errno. */
+static int read_trace_file(int fd, unsigned char **buf, size_t *len, char *refused, size_t refused_size)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -errno;
+    int seekable = S_ISREG(st.st_mode);
+    unsigned char *head = malloc(HEAD_BYTES);
+    if (head == NULL)
+        return -ENOMEM;
+    ssize_t n = read_head(fd, seekable, head, HEAD_BYTES);
+    if (n < 0) {
+        free(head);
+        return (int)n;
+    }
+    tt__trace probe;
+    int rc = tt__trace_open(&probe, head, (size_t)n);
+    /* A header longer than the head is judged on the whole file, as before. */
+    int refuse = rc == -EINVAL && ((size_t)n < HEAD_BYTES || strncmp(probe.error, "truncated", 9) != 0);
+    if (refuse)
+        snprintf(refused, refused_size, "%s", probe.error);
+    tt__trace_close(&probe);
+    if (rc == -ENOMEM || refuse) {
+        free(head);
+        return rc == -ENOMEM ? rc : 1;
+    }
+    if (seekable) { /* pread left the offset at 0: the whole file, from its start */
+        free(head);
+        return tt__read_all(fd, buf, len);
+    }
+    unsigned char *rest = NULL;
+    size_t rest_len = 0;
+    rc = (size_t)n < HEAD_BYTES ? 0 : tt__read_all(fd, &rest, &rest_len);
+    unsigned char *whole = rc != 0 ? NULL : realloc(head, (size_t)n + rest_len + 1);
+    if (whole != NULL && rest_len)
+        memcpy(whole + n, rest, rest_len);
+    free(rest);
+    if (whole == NULL) {
+        free(head);
+        return rc != 0 ? rc : -ENOMEM;
+    }
+    *buf = whole;
+    *len = (size_t)n + rest_len;
+    return 0;
+}
+
 PyObject *ttpy_trace_open(PyObject *m, PyObject *arg)
 {
     PyObject *path;
@@ -372,15 +444,18 @@ PyObject *ttpy_trace_open(PyObject *m, PyObject *arg)
     const char *p = PyBytes_AsString(path);
     unsigned char *buf = NULL;
     size_t len = 0;
+    char refused[sizeof ((tt__trace *)0)->error];
     int rc;
-    Py_BEGIN_ALLOW_THREADS /* open and read the whole file: I/O */
+    Py_BEGIN_ALLOW_THREADS /* open and read the file: I/O */
     /* O_NONBLOCK only for the open: a FIFO no one writes must not hang it. */
     int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    rc = fd < 0 ? -errno : fcntl(fd, F_SETFL, 0) != 0 ? -errno : tt__read_all(fd, &buf, &len);
+    rc = fd < 0 ? -errno : fcntl(fd, F_SETFL, 0) != 0 ? -errno : read_trace_file(fd, &buf, &len, refused, sizeof refused);
     if (fd >= 0)
         close(fd);
     Py_END_ALLOW_THREADS
     Py_DECREF(path);
+    if (rc == 1)
+        return Py_BuildValue("(sOOO)", refused, Py_None, Py_None, Py_None);
     if (rc != 0)
         return rc == -ENOMEM ? PyErr_NoMemory() : ttpy_raise_errno(-rc, strerror(-rc), arg);
     DataObject *d = (DataObject *)((allocfunc)PyType_GetSlot(data_type, Py_tp_alloc))(data_type, 0);

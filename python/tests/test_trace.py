@@ -271,6 +271,77 @@ def test_files_that_cannot_be_read(tmp_path):
         threadtime.read_trace(5)
 
 
+# Reads sys.argv[1] with at most 512 MiB more address space than it starts
+# with; prints the reader's error, or "read", and how much the peak RSS grew.
+BOUNDED_READ = """
+import resource, sys
+import threadtime
+with open("/proc/self/statm") as f:
+    vm = int(f.read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    threadtime.read_trace(sys.argv[1])
+    print("read")
+except threadtime.TraceError as e:
+    print(e.strerror)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)
+"""
+
+
+@pytest.mark.parametrize("kind", ["sparse", "dev-zero"])
+def test_a_huge_file_that_is_no_trace_is_refused_on_its_header(tmp_path, kind):
+    """A 4 GiB file that is no trace (sparse: no disk used) and /dev/zero,
+    which never ends: the header is checked before the rest is read, so
+    both get the reader's error and memory stays small (the whole file was
+    read first: 4 GiB, and /dev/zero without end)."""
+    if kind == "sparse":
+        path = tmp_path / "big.bin"
+        with open(path, "wb") as f:
+            f.write(b"hello, not a trace")
+            f.truncate(4 << 30)
+    else:
+        path = Path("/dev/zero")  # only read
+    run = subprocess.run([sys.executable, "-c", BOUNDED_READ, str(path)], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    error, grown = run.stdout.splitlines()
+    assert error == "not a threadtime trace file (no TTRACE signature at the start)"
+    assert int(grown) < 64 << 20
+
+
+def test_a_trace_through_a_pipe_reads_whole(tmp_path):
+    """A stream has no size and cannot be read twice: the header's bytes
+    and the rest make one file (a trace larger than the header's read)."""
+    threadtime.start_log(ring_records=8192)
+    try:
+        for i in range(6000):
+            threadtime.event(9, i)
+    finally:
+        threadtime.stop_log()
+    path = tmp_path / "big.trace"
+    threadtime.dump(path)
+    assert path.stat().st_size > 65536
+    # A pipe whose write end is open before the reader opens the read end
+    # again through /proc (a FIFO's writer might come after: an empty read).
+    r, w = os.pipe()
+
+    def feed():
+        with open(w, "wb") as f:
+            f.write(path.read_bytes())
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    try:
+        piped = threadtime.read_trace(f"/proc/self/fd/{r}")
+    finally:
+        os.close(r)  # first: a writer left with a full pipe then fails instead of waiting
+        writer.join()
+    direct = threadtime.read_trace(path)
+    assert piped.damaged is None and piped.events == direct.events
+    assert [list(th.events) for th in piped] == [list(th.events) for th in direct]
+
+
 def test_live_crash_safe_file(tmp_path):
     path = tmp_path / "live.trace"
     threadtime.start_log(crash_file=path, ring_records=64, max_threads=4)
