@@ -7,6 +7,8 @@
 #                           is uploaded)
 #   make bench-python       the binding against the other ways Python reads CPU time
 #   make bench-python-trace read_trace()/to_pandas() against `threadtime dump --format csv`
+#   make bench-python-chart the trace chart against its number of intervals (5,000 to 50,000)
+#   make bench-python-otel  threadtime.otel's span processor against the plain SDK, per span
 #   make chart              `threadtime bench --json` drawn as PNG + HTML
 # Everything lives in a venv under build-python/; nothing touches the
 # system Python. PYTHON3 picks the interpreter the venv is made from.
@@ -19,7 +21,8 @@ CHART_DIR ?= $(BUILD)/chart
 
 TEST_TARGETS += test-python
 LOAD_TARGETS += test-python-clocks
-.PHONY: python-install python-release-tools test-python test-python-clocks wheels bench-python bench-python-trace chart clean-python
+.PHONY: python-install python-release-tools test-python test-python-clocks wheels bench-python bench-python-trace \
+	bench-python-chart bench-python-otel chart clean-python
 
 clean: clean-python
 clean-python:
@@ -78,6 +81,12 @@ bench-python: python-install
 
 bench-python-trace: python-install build
 	$(PY) python/bench/bench_trace.py --threadtime $(THREADTIME) --writer $(BUILD)/cli/event_dump_bench --dir $(BUILD)
+
+bench-python-chart: python-install
+	$(PY) python/bench/bench_chart.py
+
+bench-python-otel: python-install
+	$(PY) python/bench/bench_otel.py
 
 # Delete $(BENCH_JSON) to measure again.
 $(BENCH_JSON):

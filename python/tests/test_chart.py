@@ -206,8 +206,10 @@ def test_trace_figure_structure(trace_file):
     lanes, cpu = chart.trace_figure(trace).axes
     assert [t.get_text() for t in lanes.get_yticklabels()] == [f"{th.name} ({th.tid})" for th in trace]
     # 2 threads x 3 rounds x (outer + inner) bars; 2 x 6 event ticks.
-    bars = [c for c in lanes.collections if type(c).__name__ == "PolyCollection"]
-    assert sum(len(c.get_paths()) for c in bars) == 12
+    # Bars of one colour and level are one path: count its rectangles.
+    from matplotlib.path import Path as MplPath
+    bars = [p.get_path() for p in lanes.patches if type(p).__name__ == "PathPatch"]
+    assert sum(int((path.codes == MplPath.CLOSEPOLY).sum()) for path in bars) == 12
     ticks = [c for c in lanes.collections if type(c).__name__ == "PathCollection"]
     assert sum(len(c.get_offsets()) for c in ticks) == 12
     points = sum(len(c.get_offsets()) for c in cpu.collections)

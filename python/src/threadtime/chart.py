@@ -48,6 +48,8 @@ def _matplotlib() -> ModuleType:
         import matplotlib
         import matplotlib.figure
         import matplotlib.lines
+        import matplotlib.patches
+        import matplotlib.path
     except ImportError as e:
         raise ImportError(NEEDS_MATPLOTLIB) from e
     return matplotlib
@@ -260,6 +262,9 @@ ONE_CPU_COLOUR = "#7f7f7f"
 # Beyond this many events in a thread, the lane shows the first ones only
 # (a chart of millions of marks says nothing more and takes minutes).
 MAX_EVENTS_PER_THREAD = 50_000
+# A collection of more marks than this is drawn into the SVG as an image:
+# one SVG element per bar made the page of 50,000 intervals take ~20 s.
+VECTOR_MAX = 2_000
 MS = 1e6
 
 
@@ -302,6 +307,8 @@ def trace_figure(trace: Trace, max_events: int = MAX_EVENTS_PER_THREAD) -> Figur
     """Lanes of intervals and events over time; CPU against wall time per CPU interval."""
     mpl = _matplotlib()
     Line2D = mpl.lines.Line2D
+    Path = mpl.path.Path
+    RECTANGLE_CODES = [Path.MOVETO, Path.LINETO, Path.LINETO, Path.LINETO, Path.CLOSEPOLY]
     threads = list(trace)
     fig: Figure = mpl.figure.Figure(figsize=(12, 0.5 * max(len(threads), 1) + 5.5), layout="constrained")
     lanes, cpu = fig.subplots(2, 1, height_ratios=[max(len(threads), 1) * 0.5 + 0.8, 3.2])
@@ -312,20 +319,36 @@ def trace_figure(trace: Trace, max_events: int = MAX_EVENTS_PER_THREAD) -> Figur
         events = th.events if len(th.events) <= max_events else th.events[:max_events]
         spans = pair_intervals(events)
         depth: list[int] = []  # end times of the intervals still open, for nesting
+        # The bars of one colour and nesting level make one path of many
+        # rectangles, drawn in one call: a call per bar made the chart
+        # quadratic (each rescaled the axes over every bar so far), and an
+        # object per bar cost ~50 us. Bars of one level never overlap.
+        bars: dict[tuple[str, int], list[tuple[float, float]]] = {}
         for span in spans:
             while depth and depth[-1] <= span.start_ns:
                 depth.pop()
             level = len(depth)
             depth.append(span.end_ns)
             colour = ids.setdefault(span.id, PALETTE[len(ids) % len(PALETTE)])
-            height = 0.7 / (1 + level)
-            lanes.broken_barh([(span.start_ns / MS, max(span.wall_ns / MS, 1e-6))], (y - height / 2, height),
-                              facecolors=colour, edgecolors="none")
+            half = 0.35 / (1 + level)
+            x0, x1 = span.start_ns / MS, span.start_ns / MS + max(span.wall_ns / MS, 1e-6)
+            bars.setdefault((colour, level), []).extend(
+                ((x0, y - half), (x0, y + half), (x1, y + half), (x1, y - half), (x0, y - half)))
             if span.cpu_ns is not None and span.wall_ns > 0:
                 points.setdefault((span.id, y), []).append((span.wall_ns / MS, span.cpu_ns / MS))
+        for (colour, _), corners in bars.items():
+            n = len(corners) // 5
+            path = Path(corners, RECTANGLE_CODES * n)
+            # add_artist, not add_patch: add_patch walks the path segment by
+            # segment in Python to find its limits, which its extents give.
+            lanes.add_artist(mpl.patches.PathPatch(path, facecolor=colour, edgecolor="none", rasterized=n > VECTOR_MAX))
+            extents = path.get_extents()
+            lanes.update_datalim([(extents.x0, extents.y0), (extents.x1, extents.y1)])
         marks = [ev.t_ns / MS for ev in events if ev.kind in ("instant", "text", "value", "literal")]
         if marks:
-            lanes.scatter(marks, [y] * len(marks), marker="|", s=120, color=EVENT_COLOUR, linewidths=1, zorder=3)
+            lanes.scatter(marks, [y] * len(marks), marker="|", s=120, color=EVENT_COLOUR, linewidths=1, zorder=3,
+                          rasterized=len(marks) > VECTOR_MAX)
+    lanes.autoscale_view()
     lanes.set_yticks(range(len(threads)), [_lane_label(th) for th in threads])
     lanes.set_ylim(len(threads) - 0.5, -0.5)
     lanes.set_xlabel("ms since the trace started")
@@ -344,7 +367,8 @@ def trace_figure(trace: Trace, max_events: int = MAX_EVENTS_PER_THREAD) -> Figur
     if points:
         for (i, y), xy in points.items():
             xs, ys = zip(*xy)
-            cpu.scatter(xs, ys, color=ids[i], marker=THREAD_MARKERS[y % len(THREAD_MARKERS)], s=24, zorder=2)
+            cpu.scatter(xs, ys, color=ids[i], marker=THREAD_MARKERS[y % len(THREAD_MARKERS)], s=24, zorder=2,
+                        rasterized=len(xs) > VECTOR_MAX)
         top = max(max(max(x, y) for x, y in xy) for xy in points.values())
         cpu.plot([0, top], [0, top], color=ONE_CPU_COLOUR, linestyle="--", linewidth=1)
         # Colours are the intervals' (as in the lanes), markers the threads'.
