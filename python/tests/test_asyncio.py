@@ -21,20 +21,9 @@ import pytest
 
 import threadtime
 import threadtime.asyncio as tta
-from conftest import in_child, interpreters, probe
+from conftest import burn, in_child, interpreters, probe
 
 BOUND = threadtime.FAST_BOUND_NS
-
-
-def burn(ns: int) -> int:
-    """Spins until the calling thread's kernel clock has advanced ns; answers
-    what that clock says the spin used, read around it."""
-    t0 = now = time.thread_time_ns()
-    while now - t0 < ns:
-        for _ in range(200):
-            pass
-        now = time.thread_time_ns()
-    return now - t0
 
 
 def loop_factories():

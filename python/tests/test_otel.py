@@ -2,6 +2,7 @@
 and metric reader. Truth: the kernel's clock of the thread
 (time.thread_time_ns(), CLOCK_THREAD_CPUTIME_ID) read by the test around the
 work, never threadtime's."""
+import asyncio
 import gc
 import threading
 import time
@@ -16,8 +17,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import threadtime
+import threadtime.asyncio as tta
 from threadtime import otel
-from conftest import burn_cpu_ns
+from conftest import burn, burn_cpu_ns
 
 MS = 1_000_000
 BOUND = threadtime.FAST_BOUND_NS
@@ -40,16 +42,17 @@ def finished(exporter, name):
     return span.attributes
 
 
-def assert_between(attrs, inner, outer):
+def assert_between(attrs, inner, outer, split=True):
     """total_ns lies between the thread's CPU over an interval inside the
     span and one around it (the fast clock may read FAST_BOUND_NS short or
-    long at either end); a split, when given, adds up to it."""
+    long at either end); the split, on a thread, adds up to it."""
     total = attrs[otel.TOTAL]
     assert inner - BOUND <= total <= outer + BOUND, (inner, total, outer)
-    assert (otel.USER in attrs) == (otel.SYSTEM in attrs)
-    if otel.USER in attrs:
+    if split:
         assert attrs[otel.USER] >= 0 and attrs[otel.SYSTEM] >= 0
         assert attrs[otel.USER] + attrs[otel.SYSTEM] == total
+    else:
+        assert otel.USER not in attrs and otel.SYSTEM not in attrs
 
 
 def test_span_on_a_thread_gets_the_threads_cpu(traced):
@@ -234,3 +237,82 @@ def test_unmeasured_metric(traced):
                     for point in metric.data.data_points:
                         counts[point.attributes["reason"]] = point.value
     assert counts == {otel.OTHER_THREAD: 1, otel.NO_CLOCK: 0}
+
+
+def run(main, install=True):
+    """asyncio.run(main()), threadtime.asyncio installed on the loop first."""
+    async def first_install():
+        if install:
+            tta.install()
+        return await main()
+
+    return asyncio.run(first_install())
+
+
+def test_span_in_a_task_gets_the_tasks_own_cpu(traced):
+    """A span around two burns and an await, while another task burns 60 ms
+    on the loop between them: the span gets its own task's CPU (the loop
+    thread's clock read around the span's parts), not the neighbour's, and
+    no split."""
+    tracer, exporter, processor = traced
+
+    async def neighbour(go):
+        await go.wait()
+        return burn(60 * MS)
+
+    async def spanned(go):
+        t0 = time.thread_time_ns()
+        with tracer.start_as_current_span("task span"):
+            t1 = time.thread_time_ns()
+            burn(10 * MS)
+            t2 = time.thread_time_ns()
+            go.set()
+            await asyncio.sleep(0)  # the neighbour's burn runs here
+            t3 = time.thread_time_ns()
+            burn(10 * MS)
+            t4 = time.thread_time_ns()
+        t5 = time.thread_time_ns()
+        return (t2 - t1) + (t4 - t3), (t2 - t0) + (t5 - t3)
+
+    async def main():
+        go = asyncio.Event()
+        other = asyncio.create_task(neighbour(go))
+        inner_outer = await asyncio.create_task(spanned(go))
+        return inner_outer, await other
+
+    (inner, outer), neighbours = run(main)
+    assert neighbours >= 60 * MS
+    assert_between(finished(exporter, "task span"), inner, outer, split=False)
+    assert processor.unmeasured(otel.NO_CLOCK) == 0
+
+
+def test_span_in_an_uncounted_task_gets_no_figure(traced):
+    """Without threadtime.asyncio on the loop a task's CPU is unknown: no
+    attribute (the loop thread's figure would hold the neighbours' work)."""
+    tracer, exporter, processor = traced
+
+    async def main():
+        with tracer.start_as_current_span("uncounted"):
+            await asyncio.sleep(0)
+
+    run(main, install=False)
+    assert otel.TOTAL not in finished(exporter, "uncounted")
+    assert processor.unmeasured(otel.NO_CLOCK) == 1
+
+
+def test_span_ended_in_another_task_gets_no_figure(traced):
+    tracer, exporter, processor = traced
+
+    async def main():  # its own task was made before install(): uncounted
+        async def start_it():
+            return tracer.start_span("handed to a task")
+
+        async def end_it(span):
+            span.end()
+
+        span = await asyncio.create_task(start_it())
+        await asyncio.create_task(end_it(span))
+
+    run(main)
+    assert otel.TOTAL not in finished(exporter, "handed to a task")
+    assert processor.unmeasured(otel.OTHER_THREAD) == 1

@@ -16,13 +16,12 @@ Attributes, named as threadtime's Java module names them:
 * ``threadtime.cpu.total_ns`` (int, ns): the CPU time, exact (the kernel's
   runtime of the thread, read through the fast clock);
 * ``threadtime.cpu.user_ns``, ``threadtime.cpu.system_ns`` (int, ns): its
-  split, on a thread only, and only where the kernel's accounts moved during
-  the span: the total divided in the proportion of the user and system
-  time ``getrusage()`` gained over the span (the kernel's own way of scaling
-  its tick samples). A shorter span, during which the kernel updated nothing
-  (no tick, no switch), and every span in a task, get no split: nothing
-  measured it, so nothing is invented. When both are set, ``user_ns +
-  system_ns == total_ns``.
+  split, on a thread: the difference of two ``times()`` readings, the
+  consistent split (``user_ns + system_ns == total_ns``, neither negative)
+  whose total is the exact clock and whose proportion is the kernel's. A
+  span in a task gets no split: a task's steps are bracketed by the total
+  clock alone, so nothing measured the task's user and system time, and
+  none is invented.
 
 A span that ends on another thread or in another task than the one it
 started in gets none of them (its CPU was spent in two places); nor does a
@@ -55,7 +54,8 @@ try:
 except ImportError as _missing:  # pragma: no cover - depends on the environment
     raise ImportError("threadtime.otel needs the OpenTelemetry SDK: pip install 'threadtime[otel]'") from _missing
 
-from . import __version__, thread_times, times, total_ns
+from . import Times, __version__, thread_times, times, total_ns
+from ._core import _task_cpu_ns
 
 __all__ = [
     "TOTAL",
@@ -91,8 +91,13 @@ def _current_task() -> asyncio.Task[object] | None:
 
 
 def _task_cpu(task: asyncio.Task[object]) -> int | None:
-    """The task's own CPU time so far, ns; None where no accounting knows it."""
-    return None
+    """The task's own CPU time so far, its step in progress included, ns;
+    None for a task threadtime.asyncio does not count (created before
+    install(), or counted in the parent of this forked process)."""
+    try:
+        return _task_cpu_ns(task)
+    except (LookupError, OSError):
+        return None
 
 
 class ThreadTimeSpanProcessor(SpanProcessor):
@@ -100,8 +105,8 @@ class ThreadTimeSpanProcessor(SpanProcessor):
     just before it ends. Add it to a TracerProvider like any processor:
     ``provider.add_span_processor(ThreadTimeSpanProcessor())``.
 
-    split=False leaves out the user/system split on threads, saving two
-    ``getrusage()`` calls (~0.7 us) per span.
+    split=False leaves out the user/system split on threads: two fast-clock
+    reads per span instead of two ``times()`` (a ``getrusage()`` each).
     """
 
     def __init__(self, *, split: bool = True) -> None:
@@ -124,27 +129,26 @@ class ThreadTimeSpanProcessor(SpanProcessor):
         task = _current_task()
         if task is not None:
             owner: object = task
-            start = _task_cpu(task)
+            start: int | Times | None = _task_cpu(task)
             if start is None:
                 self._count(NO_CLOCK)
                 return
-            split = None
         else:
             owner = threading.get_ident()
-            split = times() if self._split else None
-            start = total_ns()  # last: the processor's own work stays outside
+            # Last: the processor's own work stays outside the figure.
+            start = times() if self._split else total_ns()
         end = span.end
 
         def ending(end_time: int | None = None) -> None:
             try:  # measured first, so that the SDK's end() stays outside the figure
-                self._measure(span, owner, start, split)
+                self._measure(span, owner, start)
             finally:
                 del span.end  # the class's end() again; no cycle left behind
             end(end_time)
 
         span.end = ending  # type: ignore[method-assign]
 
-    def _measure(self, span: Span, owner: object, start: int, split: tuple[int, int, int] | None) -> None:
+    def _measure(self, span: Span, owner: object, start: int | Times) -> None:
         if not span.is_recording():  # ended already: end() again only warns
             return
         task = _current_task()
@@ -153,23 +157,16 @@ class ThreadTimeSpanProcessor(SpanProcessor):
             if now is None:
                 self._count(OTHER_THREAD if task is not owner else NO_CLOCK)
                 return
-            span.set_attribute(TOTAL, now - start)
+            span.set_attribute(TOTAL, now - start)  # type: ignore[operator]
             return
         if owner != threading.get_ident():
             self._count(OTHER_THREAD)
             return
-        total = total_ns() - start
-        if split is None:
-            span.set_attribute(TOTAL, total)
-            return
-        after = times()
-        user = after[0] - split[0]
-        system = after[1] - split[1]
-        if user + system <= 0:  # the kernel's accounts did not move: no split to give
-            span.set_attribute(TOTAL, total)
-            return
-        user_part = total * user // (user + system)
-        span.set_attributes({TOTAL: total, USER: user_part, SYSTEM: total - user_part})
+        if isinstance(start, Times):
+            used = times() - start
+            span.set_attributes({TOTAL: used.total_ns, USER: used.user_ns, SYSTEM: used.system_ns})
+        else:
+            span.set_attribute(TOTAL, total_ns() - start)
 
 
 # "ThreadPoolExecutor-0_3" -> "ThreadPoolExecutor-0", "Thread-7 (work)" ->
