@@ -7,6 +7,7 @@
  *
  * Times are CLOCK_MONOTONIC_RAW ns rebased to the trace's start anchor. */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -52,8 +53,70 @@ static ssize_t pipe_probe(int fd, unsigned char *first, size_t n)
     return got < 0 ? 0 : got;
 }
 
-/* Reads the trace at path into *buf. Returns 0, or 2 with a message on
- * stderr. *st: the input's identity, for the output check. */
+/* The most read at a time: an input is never read far past what it said
+ * it holds. */
+#define LOAD_STEP ((size_t)1 << 20)
+
+static uint64_t add_sat(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+
+/* The end of table [off, off + size) of a trace header, when the header is
+ * long enough to hold that field (1.0 headers stop before the name table). */
+static uint64_t table_end(const tt__trace_header *h, size_t field, uint64_t off, uint64_t size)
+{
+    return field + 2 * sizeof(uint64_t) <= h->header_size ? add_sat(off, size) : 0;
+}
+
+/* How many bytes the input may hold by what its first `have` bytes say:
+ * the most a trace's header allows (every section with the largest ring,
+ * every table), a run recording's exact length (its files' lengths read
+ * one by one: then more than `have` until the last is known), or `have`
+ * itself when they start neither: the reader says what the input is not
+ * from those bytes, without reading the rest. */
+static uint64_t stated_end(const unsigned char *b, size_t have)
+{
+    if (have < TT__TRACE_MAGIC_LEN)
+        return TT__TRACE_MAGIC_LEN;
+    if (memcmp(b, TT__TRACE_MAGIC, TT__TRACE_MAGIC_LEN) == 0) {
+        if (have < TT__TRACE_HEADER_SIZE)
+            return TT__TRACE_HEADER_SIZE; /* a 1.0 file may end sooner: the reader judges */
+        tt__trace_header h;
+        memcpy(&h, b, sizeof h);
+        uint64_t section = TT__TRACE_SECTION_SIZE + (uint64_t)TT_LOG_RING_MAX * TT__TRACE_RECORD_SIZE;
+        uint64_t end = add_sat(h.header_size > TT__TRACE_HEADER_SIZE ? h.header_size : TT__TRACE_HEADER_SIZE,
+                               h.sections * section); /* < 2^61: no overflow */
+        uint64_t tables[] = {
+            table_end(&h, offsetof(tt__trace_header, strings_offset), h.strings_offset, h.strings_size),
+            table_end(&h, offsetof(tt__trace_header, names_offset), h.names_offset, h.names_size),
+            table_end(&h, offsetof(tt__trace_header, summary_offset), h.summary_offset, h.summary_size),
+            table_end(&h, offsetof(tt__trace_header, thread_names_offset), h.thread_names_offset,
+                      h.thread_names_size)};
+        for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+            end = tables[i] > end ? tables[i] : end;
+        return end;
+    }
+    if (!tt_run_set_is(b, have))
+        return have;
+    tt_runset_header h;
+    if (have < sizeof h)
+        return sizeof h;
+    memcpy(&h, b, sizeof h);
+    uint64_t off = sizeof h + (uint64_t)h.cmd_len;
+    for (uint32_t i = 0; i < h.files; i++) {
+        uint64_t n;
+        if (have < off + sizeof n)
+            return off + sizeof n;
+        memcpy(&n, b + off, sizeof n);
+        off = add_sat(off + sizeof n, n);
+        if (off == UINT64_MAX)
+            break;
+    }
+    return off;
+}
+
+/* Reads the input at path into *buf: its first bytes, then in steps up to
+ * what they say it holds (stated_end), so that neither a sparse file of
+ * many GB nor an endless pipe is read past that. Returns 0, or 2 with a
+ * message on stderr. *st: the input's identity, for the output check. */
 static int load(const char *path, unsigned char **buf, size_t *len, struct stat *st)
 {
     /* O_NONBLOCK: opening a FIFO that no one writes must not wait. */
@@ -64,40 +127,49 @@ static int load(const char *path, unsigned char **buf, size_t *len, struct stat 
             close(fd);
         return 2;
     }
-    unsigned char first[4096];
+    size_t cap = 4096, got = 0;
+    unsigned char *b = malloc(cap);
     ssize_t nfirst = 0;
     const char *refuse = S_ISDIR(st->st_mode) ? "is a directory, not a trace file"
                          : !S_ISREG(st->st_mode) && !S_ISFIFO(st->st_mode)
                              ? "is neither a regular file nor a pipe; refusing to read it as a trace"
                              : NULL;
-    if (!refuse && S_ISFIFO(st->st_mode) && (nfirst = pipe_probe(fd, first, sizeof first)) < 0)
+    if (!refuse && b && S_ISFIFO(st->st_mode) && (nfirst = pipe_probe(fd, b, cap)) < 0)
         refuse = "is a pipe that no process has open for writing (start the writer first, or pipe the "
                  "trace into threadtime dump /dev/stdin)";
-    int rc = 0;
-    if (!refuse && fcntl(fd, F_SETFL, 0) != 0) /* blocking again: a pipe's writer may be slow */
+    got = nfirst > 0 ? (size_t)nfirst : 0;
+    int rc = b ? 0 : -ENOMEM;
+    if (!refuse && rc == 0 && fcntl(fd, F_SETFL, 0) != 0) /* blocking again: a pipe's writer may be slow */
         rc = -errno;
-    if (!refuse && rc == 0)
-        rc = tt__read_all(fd, buf, len);
-    close(fd);
-    if (refuse) {
-        fprintf(stderr, "threadtime dump: %s %s\n", path, refuse);
-        return 2;
-    }
-    if (rc == 0 && nfirst > 0) { /* the probe's bytes go first */
-        unsigned char *all = *len <= SIZE_MAX - (size_t)nfirst ? malloc((size_t)nfirst + *len) : NULL;
-        if (all) {
-            memcpy(all, first, (size_t)nfirst);
-            memcpy(all + nfirst, *buf, *len);
-            *len += (size_t)nfirst;
+    while (!refuse && rc == 0) {
+        uint64_t want = stated_end(b, got);
+        if (want <= got)
+            break;
+        size_t step = want - got < LOAD_STEP ? (size_t)(want - got) : LOAD_STEP;
+        unsigned char *nb = tt__grow(b, &cap, got + step, 1, 0);
+        if (!nb) {
+            rc = -ENOMEM;
+            break;
         }
-        free(*buf);
-        *buf = all;
-        rc = all ? 0 : -ENOMEM;
+        b = nb;
+        ssize_t n = tt__read_retry(fd, b + got, step);
+        if (n <= 0) {
+            rc = (int)n; /* 0: the end, short of what was stated (the reader says so) */
+            break;
+        }
+        got += (size_t)n;
     }
-    if (rc != 0) {
+    close(fd);
+    if (refuse)
+        fprintf(stderr, "threadtime dump: %s %s\n", path, refuse);
+    else if (rc != 0)
         fprintf(stderr, "threadtime dump: reading %s: %s\n", path, strerror(-rc));
+    if (refuse || rc != 0) {
+        free(b);
         return 2;
     }
+    *buf = b;
+    *len = got;
     return 0;
 }
 

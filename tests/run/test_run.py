@@ -254,6 +254,31 @@ def test_behaves_like_the_program():
     check(r.returncode == 0 and r.stdout == b"abc\n", f"cat: {r.returncode} {r.stdout!r}")
 
 
+def test_planted_run_files():
+    # The command writes into its own run directory (THREADTIME_RUN_DIR): a
+    # symlink to /dev/zero and a FIFO named like process files. The
+    # reporter reads regular files only, each up to the size its header
+    # states: the report comes, with every process the script ran. (Before,
+    # /dev/zero was read until ENOMEM and the processes after it were
+    # lost, and the FIFO blocked the report for good. The address-space
+    # limit keeps such a read from taking the host's memory; a hang is a
+    # TimeoutExpired, a failure.)
+    import resource
+    rep = os.path.join(TMP, "planted.json")
+    script = ('ln -s /dev/zero "$THREADTIME_RUN_DIR/zero.ttrun"; mkfifo "$THREADTIME_RUN_DIR/fifo.ttrun"; '
+              'ln -s "$THREADTIME_RUN_DIR/zero.ttrun" "$THREADTIME_RUN_DIR/link.ttrun"; exit 3')
+    try:
+        p = subprocess.run([TT, "run", "--format", "json", "--report", rep, "--", "sh", "-c", script],
+                           stderr=subprocess.PIPE, timeout=120, cwd=TMP,
+                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30)))
+    except subprocess.TimeoutExpired:
+        check(False, "planted: threadtime hung on a FIFO in its run directory")
+        return
+    check(p.returncode == 3, f"planted: exit status {p.returncode}: {p.stderr[-500:]}")
+    exes = sorted(os.path.basename(x["exe"]) for x in json.load(open(rep))["processes"])
+    check(exes == ["ln", "ln", "mkfifo", "sh"], f"planted: every process the script ran is reported: {exes}")
+
+
 JAVA = r"""
 import java.util.concurrent.*;
 public class Pools {

@@ -274,6 +274,72 @@ def test_report_files():
     check(not os.path.exists(marker), "run --report: the command did not run")
 
 
+def limited():
+    """preexec_fn for a dump child: 1 GiB of address space, so that reading
+    a whole multi-GB input fails instead of taking the host's memory; none
+    for a sanitizer build, whose shadow memory needs more."""
+    with open(TT, "rb") as f:
+        asan = b"libasan" in f.read()
+    if asan:
+        return None
+    import resource
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+def dump_stream(data, endless, *args):
+    """threadtime dump ARGS /dev/stdin with data then endless on a pipe,
+    written until threadtime closes it: (status, stdout, stderr)."""
+    import threading
+    with tempfile.TemporaryFile(dir=TMP) as out, tempfile.TemporaryFile(dir=TMP) as err:
+        p = subprocess.Popen([TT, "dump", *args, "/dev/stdin"], stdin=subprocess.PIPE, stdout=out, stderr=err,
+                             preexec_fn=limited())
+
+        def feed():
+            try:
+                p.stdin.write(data)
+                while endless:
+                    p.stdin.write(endless)
+            except (BrokenPipeError, ValueError):
+                pass
+            try:
+                p.stdin.close()
+            except BrokenPipeError:
+                pass
+
+        threading.Thread(target=feed, daemon=True).start()
+        try:
+            st = p.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            st = p.wait()
+            err.write(b" (threadtime hung)")
+        out.seek(0)
+        err.seek(0)
+        return st, out.read(), err.read().decode(errors="replace")
+
+
+def test_bounded_input():
+    # dump looks at the signature first and reads no further than the input
+    # says it holds: a sparse 3 GB file and an endless pipe of zeros are
+    # refused with the reader's message, and a recording followed by an
+    # endless stream is reported as it is. (Before, each was read whole:
+    # 3 GB of memory, or until ENOMEM.)
+    sparse = os.path.join(TMP, "sparse.trace")
+    with open(sparse, "wb") as f:
+        f.truncate(3 << 30)
+    p = subprocess.run([TT, "dump", sparse], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+                       preexec_fn=limited())
+    err = p.stderr.decode(errors="replace")
+    check(p.returncode == 2 and "no TTRACE signature" in err, f"sparse file: status {p.returncode}: {err}")
+    os.unlink(sparse)
+    st, out, err = dump_stream(b"", b"\0" * 65536)
+    check(st == 2 and "no TTRACE signature" in err, f"endless zeros: status {st}: {err}")
+    rec = run_set([proc_file(10, 1, b"a", [thread(10, b"main")])])
+    _, want, _ = dump(write("prefix.ttrunset", rec), "--format", "json")
+    st, out, err = dump_stream(rec, b"x" * 65536, "--format", "json")
+    check(st == 0 and out == want, f"a recording, then an endless stream: status {st}: {err}")
+
+
 def golden(out, name):
     path = os.path.join(GOLDEN, name)
     if os.environ.get("TT_UPDATE_GOLDEN"):
