@@ -1,6 +1,7 @@
 /* threadtime run [options] -- CMD [ARGS...]: what each thread of a program
  * cost (docs/run.md). Starts CMD with libthreadtime_run.so preloaded, waits
  * for it like a shell would, then reads the recording files back. */
+#include "internal.h"
 #include "run.h"
 #include "run_file.h"
 #include "threadtime/threadtime.h"
@@ -12,8 +13,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,9 +33,12 @@ static void usage(FILE *out)
             "  --group           fold numbered names (GC Thread#0..7 -> GC Thread#*)\n"
             "  --format F        text (default), csv, json or chrome (Perfetto)\n"
             "  -o FILE           keep the recording in FILE ('threadtime dump FILE' reads it)\n"
-            "  --report FILE     write the report to FILE instead of stderr\n\n"
+            "  --report FILE     write the report to FILE instead of stderr\n"
+            "  --wait-all        wait for every process CMD started, not only CMD (else\n"
+            "                    those still running are reported as such)\n\n"
             "CMD's stdin, stdout and stderr are its own; threadtime exits with CMD's\n"
-            "status (128+N when a signal N ended it) and passes SIGTERM/SIGINT on.\n");
+            "status, or dies of the signal that ended it, and passes SIGINT, SIGTERM,\n"
+            "SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGALRM on.\n");
 }
 
 /* ---- where preloading cannot work ---- */
@@ -110,25 +116,82 @@ static const char *preload_blocker(const char *exe)
     return why;
 }
 
-/* ---- sampling from outside (the fallback) ---- */
+/* ---- reading a process from outside ---- */
 
-typedef struct outside {
-    tt_run_file f;
-    uint32_t round;
-} outside;
-
-static tt_run_thread *outside_record(outside *o, uint32_t tid)
+/* Reads a small /proc file of pid (task tid when not 0) into buf; the
+ * byte count, or -1. */
+static ssize_t proc_read(pid_t pid, pid_t tid, const char *what, char *buf, size_t cap)
 {
-    uint32_t used = o->f.hdr->threads_used < o->f.hdr->thread_cap ? o->f.hdr->threads_used : o->f.hdr->thread_cap;
+    char path[96];
+    if (tid)
+        snprintf(path, sizeof path, "/proc/%d/task/%d/%s", (int)pid, (int)tid, what);
+    else
+        snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, what);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, cap - 1);
+    close(fd);
+    if (n >= 0)
+        buf[n] = 0;
+    return n;
+}
+
+/* A thread's runtime in ns: the first field of its schedstat, which the
+ * kernel keeps in ns (its /proc stat line has clock ticks, 10 ms here).
+ * -1 when the thread is gone or the kernel keeps no schedstat. */
+static int64_t task_runtime_ns(pid_t pid, pid_t tid)
+{
+    char buf[96];
+    if (proc_read(pid, tid, "schedstat", buf, sizeof buf) <= 0)
+        return -1;
+    char *end;
+    unsigned long long v = strtoull(buf, &end, 10);
+    return end == buf ? -1 : (int64_t)v;
+}
+
+/* The parent of a running pid, or -1 when it is gone or a zombie. */
+static pid_t parent_of(pid_t pid)
+{
+    char buf[512];
+    if (proc_read(pid, 0, "stat", buf, sizeof buf) <= 0)
+        return -1;
+    char *p = strrchr(buf, ')'); /* the name may hold anything but ends at the last ')' */
+    char state;
+    int ppid;
+    if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2 || state == 'Z' || state == 'X')
+        return -1;
+    return ppid;
+}
+
+/* 1 when pid is running below this process. threadtime is the subreaper of
+ * every descendant, so a live descendant's chain of parents ends here; a
+ * reused pid's ends elsewhere. */
+static int descendant(pid_t pid)
+{
+    for (int depth = 0; depth < 64 && pid > 1; depth++)
+        if ((pid = parent_of(pid)) == getpid())
+            return 1;
+    return 0;
+}
+
+static tt_run_thread *record_of_tid(tt_run_file *f, uint32_t tid)
+{
+    uint32_t used = f->hdr->threads_used < f->hdr->thread_cap ? f->hdr->threads_used : f->hdr->thread_cap;
     for (uint32_t i = 0; i < used; i++)
-        if (o->f.threads[i].tid == tid)
-            return &o->f.threads[i];
+        if (f->threads[i].tid == tid && f->threads[i].kind != TT_RUN_KIND_CHILD &&
+            f->threads[i].state != TT_RUN_ENDED)
+            return &f->threads[i];
     return NULL;
 }
 
-/* One round over /proc/PID/task: each thread's kernel split (tick
- * resolution) through the core's /proc reader. */
-static void outside_round(outside *o, pid_t pid)
+/* One round over /proc/PID/task into f: each live thread's runtime (ns,
+ * from schedstat) as its latest sample. With split set (a process sampled
+ * from outside all along), each record also gets the kernel's user/system
+ * split from its stat line, in clock ticks, scaled to that runtime; else
+ * (a process still running when the report is written) a thread without a
+ * record gets a SEEN one, like those the preload's sampler makes. */
+static void outside_round(tt_run_file *f, pid_t pid, uint32_t round, int split)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
@@ -136,7 +199,6 @@ static void outside_round(outside *o, pid_t pid)
     if (!d)
         return;
     uint64_t now = tt_run_now();
-    o->round++;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         char *end;
@@ -146,43 +208,297 @@ static void outside_round(outside *o, pid_t pid)
         tt_procfs_stat st;
         if (tt_procfs_read(pid, (pid_t)tid, &st) != 0)
             continue;
-        tt_run_thread *t = outside_record(o, (uint32_t)tid);
-        if (!t && (t = tt_run_thread_take(&o->f)) != NULL) {
+        int64_t total = task_runtime_ns(pid, (pid_t)tid);
+        if (total < 0)
+            total = st.user_ns + st.system_ns;
+        tt_run_thread *t = record_of_tid(f, (uint32_t)tid);
+        if (!t && (t = tt_run_thread_take(f)) != NULL) {
             t->tid = (uint32_t)tid;
             t->kind = TT_RUN_KIND_OTHER;
-            t->start_ns = (pid_t)tid == pid ? o->f.hdr->start_ns : now;
+            /* Outside all along: first seen, or the process's start. A
+             * survivor read once: not known (0). */
+            t->start_ns = !split ? 0 : (pid_t)tid == pid ? f->hdr->start_ns : now;
+            t->user_ns = t->system_ns = -1;
             memcpy(t->name_start, st.name, TT_RUN_NAME - 1);
+            if (!split)
+                tt_run_thread_publish(t, TT_RUN_SEEN);
         }
         if (!t)
             continue;
-        /* SEEN with the kernel's split: the last round is what is known. */
-        t->end_ns = now;
-        t->user_ns = st.user_ns;
-        t->system_ns = st.system_ns;
-        t->spare[0] = (uint64_t)(st.user_ns + st.system_ns);
+        t->spare[0] = (uint64_t)total;
         t->spare[1] = now;
-        memcpy(t->name_end, st.name, TT_RUN_NAME - 1);
-        tt_run_thread_publish(t, TT_RUN_AT_EXIT);
-        tt_run_sample_add(&o->f, now, (uint32_t)tid, o->round, st.user_ns + st.system_ns);
+        if (split) {
+            /* The last round is what is known. */
+            t->end_ns = now;
+            t->system_ns = tt__split_propose(st.user_ns, st.user_ns + st.system_ns, total);
+            t->user_ns = total - t->system_ns;
+            memcpy(t->name_end, st.name, TT_RUN_NAME - 1);
+            tt_run_thread_publish(t, TT_RUN_AT_EXIT);
+        }
+        tt_run_sample_add(f, now, (uint32_t)tid, round, total);
     }
     closedir(d);
-    o->f.hdr->end_ns = now;
+    f->hdr->end_ns = now;
 }
 
-/* ---- signals ---- */
+/* ---- after the command: what its processes did not record ---- */
 
-static volatile sig_atomic_t g_child;
+static tt_run_file view(const tt_run_proc_buf *b)
+{
+    tt_run_file f = {(tt_run_header *)b->data, (tt_run_thread *)(b->data + TT_RUN_HEADER_SIZE), NULL, b->len};
+    f.samples = (tt_run_sample *)((unsigned char *)f.threads + (size_t)f.hdr->thread_cap * TT_RUN_THREAD_SIZE);
+    return f;
+}
+
+static uint32_t records(const tt_run_file *f)
+{
+    return f->hdr->threads_used < f->hdr->thread_cap ? f->hdr->threads_used : f->hdr->thread_cap;
+}
+
+static int64_t tv_ns(struct timeval tv) { return (int64_t)tv.tv_sec * 1000000000 + (int64_t)tv.tv_usec * 1000; }
+
+/* A file for a process that left none (a fork that never recorded, then
+ * was killed or is still running): room for cap records and samples,
+ * appended to the set. 0 or -ENOMEM. */
+static int made_file(tt_run_set *s, uint32_t pid, uint32_t ppid, const char *exe, uint32_t cap, tt_run_file *out)
+{
+    size_t n = tt_run_file_bytes(cap, cap);
+    tt_run_proc_buf *p = realloc(s->procs, (s->nprocs + 1) * sizeof *p);
+    unsigned char *b = calloc(1, n);
+    if (!p || !b) {
+        free(b);
+        if (p)
+            s->procs = p;
+        return -ENOMEM;
+    }
+    s->procs = p;
+    s->procs[s->nprocs++] = (tt_run_proc_buf){b, n};
+    tt_run_header *h = (tt_run_header *)b;
+    memcpy(h->magic, TT_RUN_MAGIC, TT_RUN_MAGIC_LEN);
+    h->version = TT_RUN_VERSION;
+    h->header_size = TT_RUN_HEADER_SIZE;
+    h->thread_size = TT_RUN_THREAD_SIZE;
+    h->sample_size = TT_RUN_SAMPLE_SIZE;
+    h->thread_cap = h->sample_cap = cap;
+    h->pid = pid;
+    h->ppid = ppid;
+    snprintf(h->exe, sizeof h->exe, "%s", exe);
+    *out = view(&s->procs[s->nprocs - 1]);
+    return 0;
+}
+
+/* A child its parent reaped (a CHILD record: the kernel's rusage of it)
+ * that wrote no exit record: killed, like a multiprocessing pool's workers
+ * at terminate(), or never recorded at all. Its rusage, less what its own
+ * records hold (threads that ended, children it reaped), is the CPU
+ * nothing else shows: one FROM_PARENT row in its file (made here when it
+ * left none), in place of its threads' last samples. */
+static void settle_one(tt_run_set *s, const tt_run_header *parent, const tt_run_thread *child)
+{
+    uint32_t pid = child->tid;
+    tt_run_file killed = {0};
+    int64_t rest = child->user_ns + child->system_ns;
+    for (uint32_t i = 0; i < s->nprocs; i++) {
+        tt_run_file f = view(&s->procs[i]);
+        if (f.hdr->pid != pid)
+            continue;
+        if (f.hdr->state == TT_RUN_PROC_EXITED || f.hdr->state == TT_RUN_PROC_REAPED)
+            return; /* its own exit record counts it (or this was done) */
+        if (f.hdr->state == TT_RUN_PROC_RUNNING)
+            killed = f;
+        for (uint32_t k = 0; k < records(&f); k++) {
+            const tt_run_thread *t = &f.threads[k];
+            if (t->kind == TT_RUN_KIND_CHILD && t->state == TT_RUN_ENDED)
+                rest -= t->user_ns + t->system_ns;
+            else if ((t->state == TT_RUN_ENDED || t->state == TT_RUN_AT_EXIT) && t->user_ns >= 0 && t->system_ns >= 0)
+                rest -= t->user_ns + t->system_ns;
+            else if ((t->state == TT_RUN_LIVE || t->state == TT_RUN_SEEN) && f.hdr->state == TT_RUN_PROC_EXECED &&
+                     t->tid != pid && t->spare[1])
+                rest -= (int64_t)t->spare[0]; /* shown as the last sample of an earlier image */
+        }
+    }
+    tt_run_file made, *f = &killed;
+    /* A fork runs its parent's program. */
+    if (!killed.hdr && made_file(s, pid, parent->pid, parent->exe, 1, f = &made) != 0)
+        return;
+    /* The killed image's threads without an end: their CPU is in the rest. */
+    tt_run_thread *slot = NULL;
+    for (uint32_t k = 0; k < records(f); k++) {
+        tt_run_thread *t = &f->threads[k];
+        if (t->state == TT_RUN_LIVE || t->state == TT_RUN_SEEN || t->state == TT_RUN_WRITING) {
+            t->state = TT_RUN_EMPTY;
+            slot = slot ? slot : t;
+        }
+    }
+    if (!slot && f->hdr->threads_used < f->hdr->thread_cap)
+        slot = &f->threads[f->hdr->threads_used++];
+    if (!slot)
+        return; /* full of records that ended: the report shows those */
+    int64_t total = child->user_ns + child->system_ns;
+    if (rest < 0)
+        rest = 0;
+    memset(slot, 0, sizeof *slot);
+    slot->tid = pid;
+    slot->kind = TT_RUN_KIND_OTHER;
+    slot->start_ns = f->hdr->start_ns;
+    slot->end_ns = child->end_ns;
+    /* Divided as the kernel divided the whole. */
+    slot->system_ns = total > 0 ? (int64_t)((__int128)child->system_ns * rest / total) : 0;
+    slot->user_ns = rest - slot->system_ns;
+    slot->state = TT_RUN_FROM_PARENT;
+    if (!f->hdr->end_ns || f->hdr->end_ns < child->end_ns)
+        f->hdr->end_ns = child->end_ns;
+    if (!f->hdr->start_ns)
+        f->hdr->start_ns = f->hdr->end_ns;
+    f->hdr->state = TT_RUN_PROC_REAPED;
+}
+
+static void count_entry(void *ctx, uint32_t n)
+{
+    (void)n;
+    (*(uint32_t *)ctx)++;
+}
+
+/* Calls fn for each numeric entry of a /proc directory (pid or tid). */
+static void each_number(const char *path, void (*fn)(void *ctx, uint32_t n), void *ctx)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char *end;
+        unsigned long n = strtoul(e->d_name, &end, 10);
+        if (!*end && n && n <= UINT32_MAX)
+            fn(ctx, (uint32_t)n);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* A process running below threadtime with no file of its own (a fork
+ * that has not needed one yet): one is made, read from outside. */
+static void add_survivor(void *ctx, uint32_t pid)
+{
+    tt_run_set *s = ctx;
+    for (uint32_t i = 0; i < s->nprocs; i++)
+        if (((tt_run_header *)s->procs[i].data)->pid == pid)
+            return;
+    if (!descendant((pid_t)pid))
+        return;
+    char path[64], exe[256] = "?";
+    snprintf(path, sizeof path, "/proc/%u/exe", pid);
+    ssize_t n = readlink(path, exe, sizeof exe - 1);
+    exe[n > 0 ? n : 1] = 0;
+    uint32_t threads = 0;
+    snprintf(path, sizeof path, "/proc/%u/task", pid);
+    each_number(path, count_entry, &threads);
+    tt_run_file f;
+    if (made_file(s, pid, (uint32_t)parent_of((pid_t)pid), exe, threads + 8, &f) != 0)
+        return;
+    f.hdr->start_ns = tt_run_now(); /* its start is not known (wall 0): its figures are */
+    outside_round(&f, (pid_t)pid, 1, 0);
+    f.hdr->state = TT_RUN_PROC_ALIVE;
+}
+
+/* Settles every reaped child (settle_one), marks the processes still
+ * running below threadtime and reads their threads now (making a file for
+ * those that have none), then clears the CHILD records: the report shows
+ * threads. */
+static void settle(tt_run_set *s)
+{
+    uint32_t n = s->nprocs; /* settle_one may append */
+    for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t k = 0;; k++) {
+            tt_run_file f = view(&s->procs[i]); /* again each time: settle_one may move s->procs */
+            if (k >= records(&f))
+                break;
+            if (f.threads[k].kind == TT_RUN_KIND_CHILD && f.threads[k].state == TT_RUN_ENDED) {
+                tt_run_thread child = f.threads[k];
+                tt_run_header parent = *f.hdr;
+                settle_one(s, &parent, &child);
+            }
+        }
+    }
+    for (uint32_t i = 0; i < s->nprocs; i++) {
+        tt_run_file f = view(&s->procs[i]);
+        for (uint32_t k = 0; k < records(&f); k++)
+            if (f.threads[k].kind == TT_RUN_KIND_CHILD)
+                f.threads[k].state = TT_RUN_EMPTY;
+        if (f.hdr->state == TT_RUN_PROC_RUNNING && descendant((pid_t)f.hdr->pid)) {
+            outside_round(&f, (pid_t)f.hdr->pid, UINT32_MAX, 0);
+            f.hdr->state = TT_RUN_PROC_ALIVE;
+        }
+    }
+    each_number("/proc", add_survivor, s);
+}
+
+/* ---- signals and the run directory ---- */
+
+static volatile sig_atomic_t g_child;     /* CMD's pid while it runs */
+static volatile sig_atomic_t g_reporting; /* CMD has ended: a signal now ends threadtime */
+static int g_dirfd = -1;                  /* the run directory, opened when made */
+static char g_dir[4096];                  /* and its path */
+
+/* Empties and removes the run directory through the descriptor opened when
+ * it was made, so a symlink put in its place is never followed; it is made
+ * read-only first, so a process that outlived the command adds no file
+ * meanwhile (root still can: up to three passes). Only system calls: a
+ * signal ends threadtime through it. */
+static void remove_dir(void)
+{
+    int fd = g_dirfd;
+    g_dirfd = -1;
+    if (fd < 0)
+        return;
+    fchmod(fd, 0500);
+    for (int pass = 0; pass < 3; pass++) {
+        char buf[4096];
+        long n;
+        lseek(fd, 0, SEEK_SET);
+        while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+            for (long off = 0; off < n;) {
+                struct dirent64 *d = (struct dirent64 *)(buf + off);
+                off += d->d_reclen;
+                if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
+                    unlinkat(fd, d->d_name, 0);
+            }
+        struct stat a, b;
+        if (fstat(fd, &a) != 0 || lstat(g_dir, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+            break; /* something else is at that path now: left alone */
+        if (rmdir(g_dir) == 0 || errno != ENOTEMPTY)
+            break;
+    }
+    close(fd);
+}
+
+/* Ends threadtime by sig as if it had none of its own handling: the
+ * report's end (or a command's death by that signal) is then the shell's
+ * to see, "Terminated" or "Segmentation fault". No core of threadtime. */
+static void die_of(int sig)
+{
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);
+    signal(sig, SIG_DFL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    sigprocmask(SIG_UNBLOCK, &one, NULL);
+    raise(sig);
+}
 
 /* A signal sent to threadtime itself goes on to CMD. One the terminal sent
- * to the whole foreground group (si_code SI_KERNEL) reached CMD already. */
-static void forward(int sig, siginfo_t *si, void *uc)
+ * to the whole foreground group (si_code SI_KERNEL) reached CMD already.
+ * Once CMD has ended, a signal stops the report: the run directory goes,
+ * then threadtime dies of it. */
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
     if (g_child > 0 && si->si_code != SI_KERNEL)
         kill(g_child, sig);
+    else if (g_reporting) {
+        remove_dir();
+        die_of(sig);
+    }
 }
-
-static int64_t tv_ns(struct timeval tv) { return (int64_t)tv.tv_sec * 1000000000 + (int64_t)tv.tv_usec * 1000; }
 
 /* The preload library: THREADTIME_RUN_LIB when set, else TT_RUN_LIB from
  * the directory of this executable as the kernel names it (symlinks to it
@@ -218,25 +534,26 @@ static char *preload_path(const char **why)
     return lib;
 }
 
-static int rm_dir(const char *dir)
+/* The value of option name given as "name VALUE" or "name=VALUE" at
+ * argv[*i] (advancing *i past a separate value), or NULL. */
+static const char *option(int argc, char **argv, int *i, const char *name)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return -errno;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] != '.')
-            unlinkat(dirfd(d), e->d_name, 0);
-    closedir(d);
-    return rmdir(dir) == 0 ? 0 : -errno;
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] == 0 && *i + 1 < argc)
+        return argv[++*i];
+    return NULL;
 }
 
 int tt_cli_run(int argc, char **argv)
 {
     double interval_ms = 100;
-    int group = 0;
+    int group = 0, wait_all = 0;
     enum out_format fmt = FMT_TEXT;
-    const char *keep = NULL, *report = NULL;
+    const char *keep = NULL, *report = NULL, *v;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -250,22 +567,24 @@ int tt_cli_run(int argc, char **argv)
             return 0;
         } else if (strcmp(a, "--group") == 0) {
             group = 1;
-        } else if (strcmp(a, "--interval") == 0 && i + 1 < argc) {
+        } else if (strcmp(a, "--wait-all") == 0) {
+            wait_all = 1;
+        } else if ((v = option(argc, argv, &i, "--interval")) != NULL) {
             char *end;
-            interval_ms = strtod(argv[++i], &end);
-            if (*end || !(interval_ms >= 0) || interval_ms > 3600e3 || (interval_ms > 0 && interval_ms < 1)) {
-                fprintf(stderr, "threadtime run: --interval wants 0 or 1..3600000 ms, not '%s'\n", argv[i]);
+            interval_ms = strtod(v, &end);
+            if (!*v || *end || !(interval_ms >= 0) || interval_ms > 3600e3 || (interval_ms > 0 && interval_ms < 1)) {
+                fprintf(stderr, "threadtime run: --interval wants 0 or 1..3600000 ms, not '%s'\n", v);
                 return 2;
             }
-        } else if (strcmp(a, "--format") == 0 && i + 1 < argc) {
-            if (out_parse_format(argv[++i], &fmt) != 0) {
-                fprintf(stderr, "threadtime run: unknown format '%s' (" OUT_FORMAT_NAMES ")\n", argv[i]);
+        } else if ((v = option(argc, argv, &i, "--format")) != NULL) {
+            if (out_parse_format(v, &fmt) != 0) {
+                fprintf(stderr, "threadtime run: unknown format '%s' (" OUT_FORMAT_NAMES ")\n", v);
                 return 2;
             }
-        } else if (strcmp(a, "-o") == 0 && i + 1 < argc) {
-            keep = argv[++i];
-        } else if (strcmp(a, "--report") == 0 && i + 1 < argc) {
-            report = argv[++i];
+        } else if ((v = option(argc, argv, &i, "-o")) != NULL) {
+            keep = v;
+        } else if ((v = option(argc, argv, &i, "--report")) != NULL) {
+            report = v;
         } else {
             fprintf(stderr, "threadtime run: unknown option '%s'\n", a);
             usage(stderr);
@@ -286,11 +605,11 @@ int tt_cli_run(int argc, char **argv)
     }
 
     const char *tmp = getenv("TMPDIR");
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/threadtime-run.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
+    snprintf(g_dir, sizeof g_dir, "%s/threadtime-run.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(g_dir) || (g_dirfd = open(g_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         fprintf(stderr, "threadtime run: cannot make a directory in %s: %s\n", tmp && *tmp ? tmp : "/tmp",
                 strerror(errno));
+        rmdir(g_dir);
         out_file_close(&rep, 0);
         return 2;
     }
@@ -313,7 +632,7 @@ int tt_cli_run(int argc, char **argv)
         const char *env = getenv("THREADTIME_RUN_LIB");
         fprintf(stderr, "threadtime run: no preload library (%s): %s\n",
                 env && *env ? env : TT_RUN_LIB " from this executable's directory", why_lib);
-        rm_dir(dir);
+        remove_dir();
         out_file_close(&rep, 0);
         return 2;
     }
@@ -325,85 +644,128 @@ int tt_cli_run(int argc, char **argv)
         char *preload = malloc(plen);
         if (preload)
             snprintf(preload, plen, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "", lib);
-        if (!preload || setenv("LD_PRELOAD", preload, 1) || setenv(TT_RUN_ENV_DIR, dir, 1) ||
+        if (!preload || setenv("LD_PRELOAD", preload, 1) || setenv(TT_RUN_ENV_DIR, g_dir, 1) ||
             setenv(TT_RUN_ENV_INTERVAL, interval, 1)) {
             fprintf(stderr, "threadtime run: %s\n", strerror(errno));
             free(preload);
             free(lib);
-            rm_dir(dir);
+            remove_dir();
             out_file_close(&rep, 0);
             return 2;
         }
         free(preload);
     }
 
+    /* Signals that would end threadtime go on to CMD while it runs (and
+     * stop the report after): none leaves the run directory behind. */
     struct sigaction sa = {0};
-    sa.sa_sigaction = forward;
+    sa.sa_sigaction = on_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    int fwd[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-    struct sigaction saved[4];
+    enum { NFWD = 7 };
+    int fwd[NFWD] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
+    struct sigaction saved[NFWD];
     sigset_t held, mask;
     sigemptyset(&held);
-    for (int k = 0; k < 4; k++) {
-        sigaction(fwd[k], &sa, &saved[k]);
+    for (int k = 0; k < NFWD; k++) {
+        sigaddset(&sa.sa_mask, fwd[k]); /* one handler at a time */
         sigaddset(&held, fwd[k]);
     }
+    for (int k = 0; k < NFWD; k++)
+        sigaction(fwd[k], &sa, &saved[k]);
     /* Held until g_child is set: CMD can exec and be seen (and a SIGTERM
      * sent to us for it) before fork returns here; taken then, with
      * g_child still 0, the signal would reach nobody. */
     sigprocmask(SIG_BLOCK, &held, &mask);
+    /* Every descendant that loses its parent comes to threadtime, not to
+     * init: one that outlives the command is still seen (and reaped). */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    /* The exec's errno, or nothing when it succeeds (close on exec). */
+    int ex[2];
+    if (pipe2(ex, O_CLOEXEC) != 0)
+        ex[0] = ex[1] = -1;
 
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "threadtime run: fork: %s\n", strerror(errno));
         sigprocmask(SIG_SETMASK, &mask, NULL);
-        rm_dir(dir);
+        remove_dir();
         out_file_close(&rep, 0);
         return 2;
     }
     if (pid == 0) {
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < NFWD; k++)
             sigaction(fwd[k], &saved[k], NULL);
         sigprocmask(SIG_SETMASK, &mask, NULL);
         execvp(cmd[0], cmd);
         int e = errno;
         fprintf(stderr, "threadtime run: cannot run %s: %s\n", cmd[0], strerror(e));
+        if (ex[1] >= 0)
+            (void)!write(ex[1], &e, sizeof e);
         _exit(e == ENOENT ? 127 : 126);
     }
     g_child = pid;
     sigprocmask(SIG_SETMASK, &mask, NULL); /* one that came meanwhile goes on now */
+    /* A report written into a closed pipe (| head) must not kill
+     * threadtime before it passes CMD's status on and cleans up. */
+    signal(SIGPIPE, SIG_IGN);
+    int exec_errno = 0;
+    if (ex[1] >= 0) {
+        close(ex[1]);
+        while (read(ex[0], &exec_errno, sizeof exec_errno) < 0 && errno == EINTR)
+            ;
+        close(ex[0]);
+    }
 
-    outside o = {0};
-    if (blocked && tt_run_file_create(dir, pid, getpid(), 16384, 65536, &o.f) == 0) {
-        o.f.hdr->flags = TT_RUN_FLAG_OUTSIDE;
-        o.f.hdr->interval_ns = interval_ns;
-        snprintf(o.f.hdr->exe, sizeof o.f.hdr->exe, "%s", cmd[0]);
+    tt_run_file outside = {0};
+    uint32_t round = 0;
+    if (blocked && tt_run_file_create(g_dir, pid, getpid(), 16384, 65536, &outside) == 0) {
+        outside.hdr->flags = TT_RUN_FLAG_OUTSIDE;
+        outside.hdr->interval_ns = interval_ns;
+        snprintf(outside.hdr->exe, sizeof outside.hdr->exe, "%s", cmd[0]);
     }
     int status = 0;
-    struct rusage ru = {0};
     for (;;) {
-        pid_t r = wait4(pid, &status, o.f.hdr ? WNOHANG : 0, &ru);
+        /* Any child: CMD, or an orphan of its tree that came here. */
+        pid_t r = wait4(-1, &status, outside.hdr ? WNOHANG : 0, NULL);
         if (r == pid)
             break;
         if (r < 0 && errno != EINTR) {
             fprintf(stderr, "threadtime run: wait: %s\n", strerror(errno));
             break;
         }
-        if (o.f.hdr && r == 0) {
-            outside_round(&o, pid);
+        if (outside.hdr && r == 0) {
+            outside_round(&outside, pid, ++round, 1);
             struct timespec ts = {(time_t)(interval_ns / 1000000000u), (long)(interval_ns % 1000000000u)};
             nanosleep(&ts, NULL);
         }
     }
     g_child = 0;
-    if (o.f.hdr)
-        o.f.hdr->state = TT_RUN_PROC_EXITED;
-    tt_run_file_close(&o.f);
+    g_reporting = 1;
+    if (outside.hdr)
+        outside.hdr->state = TT_RUN_PROC_EXITED;
+    tt_run_file_close(&outside);
+    /* Orphans that ended are reaped; with --wait-all every descendant is
+     * waited for, else those still running are reported as such. */
+    while (wait4(-1, NULL, wait_all ? 0 : WNOHANG, NULL) > 0 || (wait_all && errno == EINTR))
+        ;
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+    if (exec_errno) {
+        remove_dir();
+        free(lib);
+        out_file_close(&rep, 0);
+        return code; /* the child said why; nothing ran to report */
+    }
 
     tt_run_set set = {0};
-    tt_run_set_load_dir(dir, &set);
+    char fddir[64];
+    snprintf(fddir, sizeof fddir, "/proc/self/fd/%d", g_dirfd); /* the directory made, wherever its path leads */
+    tt_run_set_load_dir(fddir, &set);
+    settle(&set);
+    /* The command and every descendant reaped here (orphans), with the
+     * children they reaped in turn. */
+    struct rusage ru = {0};
+    getrusage(RUSAGE_CHILDREN, &ru);
     set.h.exit_status = code;
     set.h.rusage_user_ns = tv_ns(ru.ru_utime);
     set.h.rusage_system_ns = tv_ns(ru.ru_stime);
@@ -434,7 +796,10 @@ int tt_cli_run(int argc, char **argv)
             fprintf(stderr, "threadtime run: cannot write %s: %s\n", keep, tt_strerror(rc));
     }
     tt_run_set_free(&set);
-    rm_dir(dir);
+    remove_dir();
+    if (WIFSIGNALED(status)) {
+        fflush(stderr);
+        die_of(WTERMSIG(status));
+    }
     return code;
 }
-

@@ -283,14 +283,20 @@ static void build_rows(proc *p)
         if (h->state == TT_RUN_PROC_EXECED && t->tid == h->pid)
             continue;
         row r = {.tid = t->tid, .count = 1, .rec = t, .start = t->start_ns, .end = t->end_ns};
-        copy_name(r.name, sizeof r.name, t->name_end[0] ? t->name_end : t->name_start);
-        if (t->name_end[0] && strncmp(t->name_start, t->name_end, TT_RUN_NAME) != 0)
+        /* A record read at the thread's end holds its name then, even an
+         * empty one; others the name at its start. */
+        int end_named = t->state == TT_RUN_ENDED || t->state == TT_RUN_AT_EXIT;
+        copy_name(r.name, sizeof r.name, end_named || t->name_end[0] ? t->name_end : t->name_start);
+        if ((end_named || t->name_end[0]) && strncmp(t->name_start, t->name_end, TT_RUN_NAME) != 0)
             copy_name(r.name_start, sizeof r.name_start, t->name_start);
         r.user = t->user_ns;
         r.sys = t->system_ns;
         switch ((uint32_t)t->state) {
         case TT_RUN_ENDED:
             r.how = "ended";
+            break;
+        case TT_RUN_FROM_PARENT:
+            r.how = "parent's wait4";
             break;
         case TT_RUN_AT_EXIT:
             /* From outside, the last round over /proc is what is known. */
@@ -386,6 +392,10 @@ static const char *proc_state(const tt_run_header *h)
         return "exited";
     case TT_RUN_PROC_EXECED:
         return "replaced by exec";
+    case TT_RUN_PROC_REAPED:
+        return "ended without its exit record (killed?): its parent's wait4 counted what its threads did not";
+    case TT_RUN_PROC_ALIVE:
+        return "still running when the report was written: its threads' CPU so far";
     default:
         return "did not exit (killed?): ended threads and the last sample";
     }

@@ -43,6 +43,11 @@ enum {
     TT_RUN_PROC_RUNNING = 0, /* nothing said it ended: killed, or still running */
     TT_RUN_PROC_EXITED = 1,  /* the exit handler finished */
     TT_RUN_PROC_EXECED = 2,  /* the image was replaced by exec (same pid, next file) */
+    /* Set by threadtime run on its copy, never by the process: */
+    TT_RUN_PROC_REAPED = 3,  /* ended without its exit record (killed, or never recorded); its
+                                parent reaped it, and what its threads did not record is its
+                                parent's wait4 figure */
+    TT_RUN_PROC_ALIVE = 4,   /* still running when the report was written (outlived the command) */
 };
 
 /* header.flags */
@@ -56,12 +61,17 @@ enum {
     TT_RUN_AT_EXIT = 3,  /* alive when the process exited; read by the exit handler */
     TT_RUN_SEEN = 4,     /* found by a sampler (not started through pthread_create) */
     TT_RUN_WRITING = 5,  /* being filled; the previous state's fields are stale */
+    TT_RUN_FROM_PARENT = 6, /* set by threadtime run on its copy (TT_RUN_PROC_REAPED): the
+                               process's CPU by its parent's wait4 less what its threads and
+                               children recorded themselves */
 };
 
 /* Thread record kinds. */
 enum {
     TT_RUN_KIND_PTHREAD = 1, /* started through pthread_create */
     TT_RUN_KIND_OTHER = 2,   /* the main thread, or a thread started by clone() */
+    TT_RUN_KIND_CHILD = 3,   /* not a thread: a child process this one reaped (tid: its pid;
+                                user/system: its rusage from wait4, its reaped children's in it) */
 };
 
 typedef struct tt_run_header {

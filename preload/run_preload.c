@@ -16,6 +16,7 @@
  * thread ending while exit() runs the handler below cannot deadlock it.
  */
 #include "internal.h"
+#include "prim/clockid.h"
 #include "prim/thread.h"
 #include "run_file.h"
 #include "threadtime/threadtime.h"
@@ -31,7 +32,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -40,7 +43,7 @@ typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
 typedef int (*setname_fn)(pthread_t, const char *);
 typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long, unsigned long);
 
-static _Atomic(create_fn) g_real_create;
+static _Atomic(void *) g_real_create;
 static const char *g_dir;      /* from the environment; NULL: inert */
 static uint64_t g_interval_ns; /* 0: no sampler */
 static uint32_t g_thread_cap = 16384, g_sample_cap = 32768;
@@ -68,29 +71,27 @@ typedef struct creator_name {
 } creator_name;
 static __thread creator_name t_creator __attribute__((tls_model("initial-exec")));
 
-static create_fn real_create(void)
+/* libc's own definition of a function wrapped here, looked up once into
+ * *cache (a racing first lookup finds the same pointer). */
+static void *real_fn(_Atomic(void *) *cache, const char *name)
 {
-    create_fn f = atomic_load_explicit(&g_real_create, memory_order_acquire);
+    void *f = atomic_load_explicit(cache, memory_order_acquire);
     if (!f) {
-        f = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
-        atomic_store_explicit(&g_real_create, f, memory_order_release);
+        f = dlsym(RTLD_NEXT, name);
+        atomic_store_explicit(cache, f, memory_order_release);
     }
     return f;
 }
 
-static void *real_fn(const char *name)
+static create_fn real_create(void)
 {
-    return dlsym(RTLD_NEXT, name);
+    return (create_fn)real_fn(&g_real_create, "pthread_create");
 }
 
 EXPORT int pthread_setname_np(pthread_t t, const char *name)
 {
-    static _Atomic(setname_fn) real;
-    setname_fn f = atomic_load_explicit(&real, memory_order_acquire);
-    if (!f) {
-        f = (setname_fn)real_fn("pthread_setname_np");
-        atomic_store_explicit(&real, f, memory_order_release);
-    }
+    static _Atomic(void *) real;
+    setname_fn f = (setname_fn)real_fn(&real, "pthread_setname_np");
     atomic_fetch_add_explicit(&g_renames, 1, memory_order_relaxed);
     return f ? f(t, name) : ENOSYS;
 }
@@ -99,12 +100,8 @@ EXPORT int pthread_setname_np(pthread_t t, const char *name)
  * unsigned long, so passing four on is what libc's own wrapper does. */
 EXPORT int prctl(int option, ...)
 {
-    static _Atomic(prctl_fn) real;
-    prctl_fn f = atomic_load_explicit(&real, memory_order_acquire);
-    if (!f) {
-        f = (prctl_fn)real_fn("prctl");
-        atomic_store_explicit(&real, f, memory_order_release);
-    }
+    static _Atomic(void *) real;
+    prctl_fn f = (prctl_fn)real_fn(&real, "prctl");
     va_list ap;
     va_start(ap, option);
     unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
@@ -118,6 +115,59 @@ EXPORT int prctl(int option, ...)
     }
     return f(option, a2, a3, a4, a5);
 }
+
+/* ---- children reaped ---- */
+
+static int have_file(int with_sampler);
+
+/* A child this process reaped, kept with the kernel's rusage of it (its
+ * own CPU and that of the children it reaped in turn): threadtime run
+ * counts through it a child that wrote no exit record of its own (killed,
+ * like a multiprocessing pool's workers at terminate()). */
+static void note_reaped(pid_t pid, int status, const struct rusage *ru)
+{
+    if (!g_dir || !(WIFEXITED(status) || WIFSIGNALED(status)) || !have_file(0))
+        return;
+    tt_run_thread *t = tt_run_thread_take(&g_file);
+    if (!t)
+        return;
+    t->tid = (uint32_t)pid;
+    t->kind = TT_RUN_KIND_CHILD;
+    t->start_ns = t->end_ns = tt_run_now();
+    t->user_ns = (int64_t)ru->ru_utime.tv_sec * 1000000000 + (int64_t)ru->ru_utime.tv_usec * 1000;
+    t->system_ns = (int64_t)ru->ru_stime.tv_sec * 1000000000 + (int64_t)ru->ru_stime.tv_usec * 1000;
+    tt_run_thread_publish(t, TT_RUN_ENDED);
+}
+
+/* wait(), waitpid() and wait3() come here too: each is wait4() with
+ * arguments fixed, and libc's own wait4 keeps them cancellation points.
+ * (waitid() gives no rusage and is left alone; so are libc's calls to
+ * itself, in system() for one.) */
+EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
+{
+    static _Atomic(void *) real;
+    typedef pid_t (*wait4_fn)(pid_t, int *, int, struct rusage *);
+    wait4_fn f = (wait4_fn)real_fn(&real, "wait4");
+    if (!f) {
+        errno = ENOSYS;
+        return -1;
+    }
+    struct rusage own;
+    int st = 0;
+    pid_t r = f(pid, &st, options, ru ? ru : &own);
+    if (r > 0) {
+        int e = errno;
+        note_reaped(r, st, ru ? ru : &own);
+        errno = e;
+        if (status)
+            *status = st;
+    }
+    return r;
+}
+
+EXPORT pid_t waitpid(pid_t pid, int *status, int options) { return wait4(pid, status, options, NULL); }
+EXPORT pid_t wait(int *status) { return wait4(-1, status, 0, NULL); }
+EXPORT pid_t wait3(int *status, int options, struct rusage *ru) { return wait4(-1, status, options, ru); }
 
 static void thread_name(pid_t tid, char name[TT_RUN_NAME])
 {
@@ -212,6 +262,8 @@ static uint32_t record_of(tid_map *m, uint32_t tid, uint64_t now)
         uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
         if (st == TT_RUN_EMPTY)
             break; /* taken, not yet published: look again next round */
+        if (t->kind == TT_RUN_KIND_CHILD)
+            continue; /* a reaped child's pid, not a thread */
         if (map_put(m, t->tid, m->cursor) != 0)
             return UINT32_MAX;
         if (t->tid == tid && (st == TT_RUN_LIVE || st == TT_RUN_SEEN))
@@ -338,6 +390,8 @@ static void sample_new_records(round_ctx *c)
         uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
         if (st == TT_RUN_EMPTY)
             break; /* taken, not yet published: next round */
+        if (t->kind == TT_RUN_KIND_CHILD)
+            continue;
         if (map_put(m, t->tid, m->cursor) != 0)
             return;
         if (st == TT_RUN_LIVE)
@@ -357,7 +411,6 @@ static void *sampler_main(void *arg)
     (void)arg;
     prctl(PR_SET_NAME, "tt-sampler");
     uint32_t self = (uint32_t)tt__gettid();
-    g_file.hdr->sampler_tid = self;
     tid_map map = {calloc(1024, sizeof(tid_entry)), 1024, 0, 0};
     tid_list lists[2] = {{0}};
     if (!map.e)
@@ -417,8 +470,14 @@ static void start_sampler(void)
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&a, 128 * 1024);
-    if (real_create() && real_create()(&t, &a, sampler_main, NULL) != 0)
+    /* The creator learns the sampler's tid (libc's clock id for a thread
+     * holds it), so the thread is never taken for one of the program's
+     * before it has run. */
+    clockid_t c;
+    if (!real_create() || real_create()(&t, &a, sampler_main, NULL) != 0)
         g_file.hdr->sampler_tid = 0;
+    else if (pthread_getcpuclockid(t, &c) == 0)
+        g_file.hdr->sampler_tid = (uint32_t)tt__cpu_clockid_pid(c);
     pthread_attr_destroy(&a);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -648,6 +707,8 @@ static void at_exit(void)
     for (uint32_t i = 0; m.e && i < used; i++) {
         tt_run_thread *r = &g_file.threads[i];
         uint32_t st = atomic_load_explicit(&r->state, memory_order_acquire);
+        if (r->kind == TT_RUN_KIND_CHILD)
+            continue; /* its pid may be a thread's tid by now */
         tid_entry *e = map_slot(&m, r->tid);
         if (!e->tid || e->seen_round || (st != TT_RUN_LIVE && st != TT_RUN_SEEN && st != TT_RUN_ENDED))
             continue;
@@ -672,6 +733,7 @@ static void at_exit(void)
         if (read_alive(r, e->tid, now) != 0) {
             r->end_ns = now; /* gone by the read: known to have lived, its CPU unknown */
             r->user_ns = r->system_ns = -1;
+            memcpy(r->name_end, r->name_start, TT_RUN_NAME);
         }
         tt_run_thread_publish(r, TT_RUN_AT_EXIT);
     }

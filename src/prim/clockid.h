@@ -42,6 +42,13 @@ static inline clockid_t tt__cpu_clockid(pid_t pid, int per_thread, unsigned whic
     return (clockid_t)(int32_t)bits;
 }
 
+/* The pid or tid a clock id names (0: the caller), as
+ * pthread_getcpuclockid() makes one from a thread's tid. */
+static inline pid_t tt__cpu_clockid_pid(clockid_t id)
+{
+    return (pid_t)(~((uint32_t)id >> TT__CPUCLOCK_PID_SHIFT) & (UINT32_MAX >> TT__CPUCLOCK_PID_SHIFT));
+}
+
 /* The calling thread's clocks, resolved by the kernel without any lookup. */
 #define TT__SELF_THREAD_CLOCK(which) tt__cpu_clockid(0, 1, (which))
 

@@ -23,6 +23,8 @@
  *                         on the parent's memory; then the parent starts
  *                         and joins one thread, prints its tid and burns
  *                         30 ms on its main thread.
+ *   run_threads noname    a thread renames itself to "" (the kernel keeps an
+ *                         empty name) and ends; prints its tid.
  *   run_threads kill      ends 10 threads, starts 2 that keep burning, then
  *                         kills the whole process with SIGKILL.
  *   run_threads clone     starts a thread with clone() directly (as Go's
@@ -145,6 +147,13 @@ static int run_vfork(void)
     return 0;
 }
 
+static void *unnamed(void *arg)
+{
+    g_tid = gettid();
+    pthread_setname_np(pthread_self(), "");
+    return arg;
+}
+
 static void *forever(void *arg)
 {
     (void)arg;
@@ -228,6 +237,14 @@ int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "clone") == 0)
         return run_clone();
+    if (argc == 2 && strcmp(argv[1], "noname") == 0) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, unnamed, NULL) != 0)
+            return 1;
+        pthread_join(t, NULL);
+        printf("%d\n", g_tid);
+        return 0;
+    }
     if (argc == 2 && strcmp(argv[1], "vfork") == 0)
         return run_vfork();
     if (argc == 3 && strcmp(argv[1], "exact") == 0)
@@ -256,6 +273,6 @@ int main(int argc, char **argv)
         burn_us(300000); /* the sampler (100 ms) has sampled by now */
         kill(getpid(), SIGKILL);
     }
-    fprintf(stderr, "usage: run_threads short N | exact N | vfork | kill | clone\n");
+    fprintf(stderr, "usage: run_threads short N | exact N | vfork | noname | kill | clone\n");
     return 2;
 }
