@@ -233,6 +233,7 @@ static void outside_round(tt_run_file *f, pid_t pid, uint32_t round, int split)
             t->system_ns = tt__split_propose(st.user_ns, st.user_ns + st.system_ns, total);
             t->user_ns = total - t->system_ns;
             memcpy(t->name_end, st.name, TT_RUN_NAME - 1);
+            t->flags |= TT_RUN_NAME_END;
             tt_run_thread_publish(t, TT_RUN_AT_EXIT);
         }
         tt_run_sample_add(f, now, (uint32_t)tid, round, total);
@@ -492,9 +493,14 @@ static void die_of(int sig)
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
-    if (g_child > 0 && si->si_code != SI_KERNEL)
-        kill(g_child, sig);
-    else if (g_reporting) {
+    /* CMD may have ended (a zombie takes no signal) or been reaped before
+     * the wait here has said so: that is the time after CMD too. */
+    pid_t child = g_child;
+    siginfo_t ended = {0};
+    if (child > 0 && waitid(P_PID, (id_t)child, &ended, WEXITED | WNOHANG | WNOWAIT) == 0 && ended.si_pid == 0) {
+        if (si->si_code != SI_KERNEL)
+            kill(child, sig);
+    } else if (child > 0 || g_reporting) {
         remove_dir();
         die_of(sig);
     }
@@ -740,8 +746,8 @@ int tt_cli_run(int argc, char **argv)
             nanosleep(&ts, NULL);
         }
     }
+    g_reporting = 1; /* first: a signal in between finds one of the two */
     g_child = 0;
-    g_reporting = 1;
     if (outside.hdr)
         outside.hdr->state = TT_RUN_PROC_EXITED;
     tt_run_file_close(&outside);

@@ -283,9 +283,9 @@ static void build_rows(proc *p)
         if (h->state == TT_RUN_PROC_EXECED && t->tid == h->pid)
             continue;
         row r = {.tid = t->tid, .count = 1, .rec = t, .start = t->start_ns, .end = t->end_ns};
-        /* A record read at the thread's end holds its name then, even an
-         * empty one; others the name at its start. */
-        int end_named = t->state == TT_RUN_ENDED || t->state == TT_RUN_AT_EXIT;
+        /* The name at its end when one was read, even an empty one; else
+         * the name at its start. */
+        int end_named = (t->flags & TT_RUN_NAME_END) != 0;
         copy_name(r.name, sizeof r.name, end_named || t->name_end[0] ? t->name_end : t->name_start);
         if ((end_named || t->name_end[0]) && strncmp(t->name_start, t->name_end, TT_RUN_NAME) != 0)
             copy_name(r.name_start, sizeof r.name_start, t->name_start);

@@ -66,6 +66,9 @@ enum {
                                children recorded themselves */
 };
 
+/* tt_run_thread.flags */
+#define TT_RUN_NAME_END 1u
+
 /* Thread record kinds. */
 enum {
     TT_RUN_KIND_PTHREAD = 1, /* started through pthread_create */
@@ -97,7 +100,7 @@ typedef struct tt_run_thread {
     _Atomic uint32_t state;
     uint32_t tid;
     uint32_t kind;
-    uint32_t reserved;
+    uint32_t flags;            /* TT_RUN_NAME_END: name_end is the name at its end, even "" */
     uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC; for SEEN: first and last seen */
     int64_t user_ns, system_ns; /* the consistent split; -1: unknown (SEEN from inside) */
     char name_start[TT_RUN_NAME];

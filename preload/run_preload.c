@@ -570,6 +570,7 @@ static void thread_end(void *p)
     l->rec->user_ns = rc ? -1 : t.user_ns;
     l->rec->system_ns = rc ? -1 : t.system_ns;
     memcpy(l->rec->name_end, renamed ? name : l->rec->name_start, TT_RUN_NAME);
+    l->rec->flags |= TT_RUN_NAME_END;
     tt_run_thread_publish(l->rec, TT_RUN_ENDED);
 }
 
@@ -643,6 +644,7 @@ static int read_alive(tt_run_thread *r, uint32_t tid, uint64_t now)
         t.user_ns = sched - t.system_ns;
     }
     thread_name(self ? 0 : (pid_t)tid, r->name_end);
+    r->flags |= TT_RUN_NAME_END;
     r->end_ns = now;
     r->user_ns = t.user_ns;
     r->system_ns = t.system_ns;
@@ -733,7 +735,6 @@ static void at_exit(void)
         if (read_alive(r, e->tid, now) != 0) {
             r->end_ns = now; /* gone by the read: known to have lived, its CPU unknown */
             r->user_ns = r->system_ns = -1;
-            memcpy(r->name_end, r->name_start, TT_RUN_NAME);
         }
         tt_run_thread_publish(r, TT_RUN_AT_EXIT);
     }
