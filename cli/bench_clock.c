@@ -1,5 +1,6 @@
 /* bench methods for the CPU clocks, each beside the raw call it wraps. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,6 +98,63 @@ static uint64_t run_consistent_tid(void *p, uint64_t n)
     LOOP(tt_thread_times(s->handle, &t) + t.user_ns);
 }
 
+/* Where the time went (sched.h): the ways to read a thread's schedstat. */
+static uint64_t run_sched_accounts(void *p, uint64_t n)
+{
+    (void)p;
+    tt_sched s;
+    LOOP(tt_self_sched(&s) + s.run_wait_ns);
+}
+
+/* A descriptor on the caller's own schedstat, kept open for the pread row. */
+static int schedstat_setup(void **out)
+{
+    int *fd = malloc(sizeof *fd);
+    if (fd == NULL)
+        return -ENOMEM;
+    *fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (*fd < 0) {
+        int e = errno;
+        free(fd);
+        return -e;
+    }
+    *out = fd;
+    return 0;
+}
+
+static void schedstat_teardown(void *p)
+{
+    close(*(int *)p);
+    free(p);
+}
+
+static uint64_t run_schedstat_pread(void *p, uint64_t n)
+{
+    int fd = *(int *)p;
+    char buf[96];
+    LOOP(pread(fd, buf, sizeof buf, 0) + buf[0]);
+}
+
+static uint64_t run_schedstat_open_read(void *p, uint64_t n)
+{
+    (void)p;
+    uint64_t acc = 0;
+    char buf[96];
+    for (uint64_t i = 0; i < n; i++) {
+        int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+        acc += (uint64_t)read(fd, buf, sizeof buf) + (uint64_t)buf[0];
+        close(fd);
+    }
+    return acc;
+}
+
+static uint64_t run_cgroup_cpu(void *p, uint64_t n)
+{
+    (void)p;
+    tt_cgroup_cpu g;
+    LOOP(tt_cgroup_cpu_read(&g) + g.throttled_ns);
+}
+
 #define M(name, desc, run) {name, desc, state_setup, run, state_teardown, NULL, NULL}
 
 const tt_bench_method tt_bench_clock_methods[] = {
@@ -115,6 +173,12 @@ const tt_bench_method tt_bench_clock_methods[] = {
     M("consistent_tid", "tt_thread_times: consistent split through a handle (3 clock reads)",
       run_consistent_tid),
     M("process_cputime", "tt_process_total_ns(0): precise CPU time of the process", run_process),
+    M("schedstat_self", "tt_self_sched: run-queue wait, timeslices (kept fd, pread) + switches (getrusage)",
+      run_sched_accounts),
+    {"schedstat_pread", "pread of /proc/thread-self/schedstat on a descriptor kept open", schedstat_setup,
+     run_schedstat_pread, schedstat_teardown, NULL, NULL},
+    M("schedstat_open_read", "open + read + close /proc/thread-self/schedstat each time", run_schedstat_open_read),
+    M("cgroup_cpu", "tt_cgroup_cpu_read: the process cgroup's cpu.stat and quota", run_cgroup_cpu),
     M("clock_monotonic", "baseline: clock_gettime(CLOCK_MONOTONIC) through the vDSO", run_monotonic),
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

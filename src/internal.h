@@ -167,6 +167,21 @@ int tt__procfs_times(pid_t pid, pid_t tid, tt_times *out);
  * what failed: not mounted), else tt__classify_missing(). */
 int tt__procfs_missing(pid_t pid, pid_t tid);
 
+/* ---- small /proc and /sys files (procfs.c): no stdio, no locale, no
+ * allocation, so a signal handler may use them ---- */
+
+/* Reads the whole file at path into buf (NUL-terminated, cap bytes with the
+ * NUL). Returns its length, -EIO if it does not fit, or the open's or
+ * read's -errno (-ENOENT as it is). */
+int tt__read_small(const char *path, char *buf, size_t cap);
+/* A decimal, optionally negative, at p: 0 and *out, -1 if there is none or
+ * it does not fit 63 bits; *end is where it stops. */
+int tt__parse_decimal(const char *p, const char **end, long long *out);
+/* Append a decimal or a string at dst and return the new end (the caller
+ * sized the buffer). */
+char *tt__put_decimal(char *dst, unsigned v);
+char *tt__put_str(char *dst, const char *s);
+
 /* Classifies a tid the kernel refused: -ESRCH if no such task exists,
  * -EINVAL if it exists but is not a thread of this process. */
 int tt__classify_missing(pid_t id);

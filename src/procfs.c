@@ -32,12 +32,11 @@ static int64_t ns_per_tick(void)
     return v;
 }
 
-/* Reads the whole file into buf (NUL-terminated). Returns length or -errno. */
-static int read_small_file(const char *path, char *buf, size_t cap)
+int tt__read_small(const char *path, char *buf, size_t cap)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return errno == ENOENT ? -ESRCH : -errno;
+        return -errno;
     size_t len = 0;
     for (;;) {
         ssize_t n = tt__read_retry(fd, buf + len, cap - 1 - len);
@@ -50,7 +49,7 @@ static int read_small_file(const char *path, char *buf, size_t cap)
         len += (size_t)n;
         if (len == cap - 1) {
             close(fd);
-            return -EIO; /* longer than any stat line can be */
+            return -EIO; /* longer than the file can be */
         }
     }
     close(fd);
@@ -58,10 +57,7 @@ static int read_small_file(const char *path, char *buf, size_t cap)
     return (int)len;
 }
 
-/* A decimal, optionally negative (tpgid is -1 without a terminal), at p.
- * Returns 0 and stores it, -1 if there is none or it does not fit 63 bits;
- * *end is where it stops. */
-static int parse_decimal(const char *p, const char **end, long long *out)
+int tt__parse_decimal(const char *p, const char **end, long long *out)
 {
     int neg = *p == '-';
     const char *s = p + neg;
@@ -78,8 +74,7 @@ static int parse_decimal(const char *p, const char **end, long long *out)
     return 0;
 }
 
-/* Appends a decimal to dst (room checked by the caller's buffer size). */
-static char *put_decimal(char *dst, unsigned v)
+char *tt__put_decimal(char *dst, unsigned v)
 {
     char tmp[12];
     int n = 0;
@@ -91,7 +86,7 @@ static char *put_decimal(char *dst, unsigned v)
     return dst;
 }
 
-static char *put_str(char *dst, const char *s)
+char *tt__put_str(char *dst, const char *s)
 {
     while (*s)
         *dst++ = *s++;
@@ -135,7 +130,7 @@ static int parse_stat(const char *buf, size_t len, tt_procfs_stat *out)
         field++;
         const char *end;
         long long v;
-        if (parse_decimal(p, &end, &v) != 0)
+        if (tt__parse_decimal(p, &end, &v) != 0)
             return -EIO;
         if (field == FIELD_UTIME)
             utime = v;
@@ -159,14 +154,14 @@ int tt_procfs_read(pid_t pid, pid_t tid, tt_procfs_stat *out)
     if (pid < 0 || tid < 0)
         return -EINVAL;
     /* "/proc/<pid>/task/<tid>/stat": 6 + 10 + 6 + 10 + 5 + NUL < 64. */
-    char *e = put_str(path, "/proc/");
-    e = pid == 0 ? put_str(e, "self") : put_decimal(e, (unsigned)pid);
+    char *e = tt__put_str(path, "/proc/");
+    e = pid == 0 ? tt__put_str(e, "self") : tt__put_decimal(e, (unsigned)pid);
     if (tid != 0)
-        e = put_decimal(put_str(e, "/task/"), (unsigned)tid);
-    *put_str(e, "/stat") = '\0';
-    int n = read_small_file(path, buf, sizeof buf);
+        e = tt__put_decimal(tt__put_str(e, "/task/"), (unsigned)tid);
+    *tt__put_str(e, "/stat") = '\0';
+    int n = tt__read_small(path, buf, sizeof buf);
     if (n < 0)
-        return n;
+        return n == -ENOENT ? -ESRCH : n;
     if (n == 0)
         return -ESRCH; /* the task exited between open and read */
     return parse_stat(buf, (size_t)n, out);

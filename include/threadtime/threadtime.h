@@ -6,5 +6,6 @@
 #include "common.h"
 #include "cpu.h"
 #include "event.h"
+#include "sched.h"
 
 #endif /* THREADTIME_THREADTIME_H */

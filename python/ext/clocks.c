@@ -20,6 +20,7 @@
 
 static PyTypeObject *times_type;    /* Times(user_ns, system_ns, total_ns) */
 static PyTypeObject *procstat_type; /* ProcStat(user_ns, system_ns, state, name) */
+static PyTypeObject *sched_type;    /* Sched(on_cpu_ns, run_wait_ns, timeslices, voluntary_switches, involuntary_switches) */
 
 PyObject *ttpy_times_result(int rc, const tt_times *t)
 {
@@ -44,6 +45,22 @@ static PyObject *py_times(PyObject *m, PyObject *unused)
 {
     tt_times t;
     return ttpy_times_result(tt_self_times(&t), &t);
+}
+
+/* The scheduler's accounts of the calling thread (tt_self_sched): one
+ * pread of a descriptor the thread keeps open and one getrusage. */
+static PyObject *py_sched(PyObject *m, PyObject *unused)
+{
+    tt_sched s;
+    int rc = tt_self_sched(&s);
+    if (rc != 0)
+        return ttpy_raise_code(rc);
+    PyObject *items[5] = {
+        PyLong_FromLongLong(s.on_cpu_ns),          PyLong_FromLongLong(s.run_wait_ns),
+        PyLong_FromLongLong(s.timeslices),         PyLong_FromLongLong(s.voluntary_switches),
+        PyLong_FromLongLong(s.involuntary_switches),
+    };
+    return ttpy_struct_new(sched_type, items, 5);
 }
 
 /* ---- another thread, by native id ---- */
@@ -192,6 +209,7 @@ static PyMethodDef clocks_methods[] = {
     {"user_raw_ns", py_user_raw_ns, METH_NOARGS, "user_raw_ns($module, /)\n--\n\nRaw tick-sampled user time of the calling thread, ns; may exceed total_ns()."},
     {"system_raw_ns", py_system_raw_ns, METH_NOARGS, "system_raw_ns($module, /)\n--\n\nRaw tick-sampled system time of the calling thread, ns (two clock reads). Not monotonic: a tick landing between the two reads counts as system time once, then as user time; times() never goes back."},
     {"times", py_times, METH_NOARGS, "times($module, /)\n--\n\nConsistent split of the calling thread's CPU time: Times(user_ns, system_ns, total_ns)."},
+    {"sched", py_sched, METH_NOARGS, "sched($module, /)\n--\n\nThe scheduler's accounts of the calling thread: Sched(on_cpu_ns, run_wait_ns, timeslices, voluntary_switches, involuntary_switches). run_wait_ns is time runnable but waiting for a CPU (cgroup throttling included), never time blocked."},
     {"thread_total_ns", py_thread_total_ns, METH_O, "thread_total_ns($module, native_id, /)\n--\n\nPrecise CPU time of a thread of this process, ns."},
     {"thread_user_raw_ns", py_thread_user_raw_ns, METH_O, "thread_user_raw_ns($module, native_id, /)\n--\n\nRaw tick-sampled user time of a thread of this process, ns."},
     {"thread_system_raw_ns", py_thread_system_raw_ns, METH_O, "thread_system_raw_ns($module, native_id, /)\n--\n\nRaw tick-sampled system time of a thread of this process, ns."},
@@ -230,15 +248,29 @@ static PyStructSequence_Desc procstat_desc = {
     "threadtime.ProcStat", "One parsed /proc stat line.", procstat_fields, 4,
 };
 
+static PyStructSequence_Field sched_fields[] = {
+    {"on_cpu_ns", "time on a CPU as the scheduler last booked it (up to a tick behind total_ns()), ns"},
+    {"run_wait_ns", "time runnable but waiting for a CPU, cgroup throttling included, ns"},
+    {"timeslices", "times the thread was given a CPU"},
+    {"voluntary_switches", "switches away because it blocked or yielded"},
+    {"involuntary_switches", "switches away because it was preempted"},
+    {NULL, NULL},
+};
+
+static PyStructSequence_Desc sched_desc = {
+    "threadtime.Sched", "The scheduler's accounts of a thread, each a count since it started.", sched_fields, 5,
+};
+
 int ttpy_clocks_init(PyObject *mod)
 {
     if (times_type == NULL) {
         times_type = PyStructSequence_NewType(&times_desc);
         procstat_type = PyStructSequence_NewType(&procstat_desc);
-        if (times_type == NULL || procstat_type == NULL)
+        sched_type = PyStructSequence_NewType(&sched_desc);
+        if (times_type == NULL || procstat_type == NULL || sched_type == NULL)
             return -1;
     }
     return PyModule_AddFunctions(mod, clocks_methods) || ttpy_add_type(mod, "Times", times_type) ||
-           ttpy_add_type(mod, "ProcStat", procstat_type) ||
+           ttpy_add_type(mod, "ProcStat", procstat_type) || ttpy_add_type(mod, "Sched", sched_type) ||
            PyModule_AddIntConstant(mod, "FAST_BOUND_NS", (long)TT_FAST_BOUND_NS) != 0;
 }

@@ -10,6 +10,10 @@ Three kinds of answer, named so they are not confused:
   total_ns`` and each part monotonic, divided as /proc and getrusage divide
   it; the total is the precise one at the call (they lag up to a tick).
 
+``sched()``: the calling thread's scheduler accounts, ``Sched(on_cpu_ns,
+run_wait_ns, timeslices, voluntary_switches, involuntary_switches)``;
+``run_wait_ns`` is time runnable but waiting for a CPU.
+
 ``total_ns()`` of the calling thread reads the core's fast clock (no system
 call while the thread keeps its CPU); ``fast_clock()`` says what answers,
 ``set_fast_clock(False)`` turns it off.
@@ -41,6 +45,7 @@ from ._core import (
     LogInfo,
     LogRunningError,
     ProcStat,
+    Sched,
     ThreadClock,
     Times,
     __version__,
@@ -58,6 +63,7 @@ from ._core import (
     process_user_raw_ns,
     procfs_read,
     set_fast_clock,
+    sched,
     set_method,
     start_log,
     stop_log,
@@ -87,6 +93,7 @@ __all__ = [
     "LogInfo",
     "LogRunningError",
     "ProcStat",
+    "Sched",
     "ThreadClock",
     "Times",
     "__version__",
@@ -104,6 +111,7 @@ __all__ = [
     "process_user_raw_ns",
     "procfs_read",
     "recording",
+    "sched",
     "set_fast_clock",
     "set_method",
     "start_log",

@@ -1,0 +1,391 @@
+/* Where the time went: the scheduler's per-thread accounts and the cgroup's
+ * throttling, against physics (two threads on one CPU cannot both run; a
+ * sleeping thread is not waiting for a CPU; a quota holds a burner back)
+ * and against files and clocks read here, never against the code's own
+ * figures alone. */
+#include "tt_test.h"
+#include "threadtime/threadtime.h"
+#include "read_clock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MS INT64_C(1000000)
+
+/* Burns until the calling thread's own CPU clock advanced by ns. */
+static void burn_cpu(int64_t ns)
+{
+    volatile uint64_t x = 1;
+    int64_t start = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+    while (tt__read_clock(CLOCK_THREAD_CPUTIME_ID) - start < ns)
+        for (int i = 0; i < 2000; i++)
+            x = x * 6364136223846793005u + 1;
+}
+
+static void check_sane(const tt_sched *s)
+{
+    CHECK_OP(s->on_cpu_ns, >=, 0);
+    CHECK_OP(s->run_wait_ns, >=, 0);
+    CHECK_OP(s->timeslices, >=, 1);
+    CHECK_OP(s->voluntary_switches, >=, 0);
+    CHECK_OP(s->involuntary_switches, >=, 0);
+}
+
+TT_TEST(self_figures_are_the_kernels)
+{
+    burn_cpu(20 * MS);
+    tt_sched a, b;
+    int64_t before = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+    CHECK_OP(tt_self_sched(&a), ==, 0);
+    check_sane(&a);
+    /* The booked runtime never passes the precise clock, and lags it by
+     * the runtime since the last tick or switch (a tick at HZ >= 100 is at
+     * most 10 ms; the read itself books nothing). */
+    int64_t after = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+    CHECK_OP(a.on_cpu_ns, <=, after);
+    CHECK_OP(a.on_cpu_ns, >=, before - 10 * MS);
+    /* A sleep is a voluntary switch, counted by the kernel's own getrusage. */
+    struct timespec ts = {0, 2 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    CHECK_OP(tt_self_sched(&b), ==, 0);
+    CHECK_OP(b.voluntary_switches, >, a.voluntary_switches);
+    CHECK_OP(b.timeslices, >, a.timeslices);
+    CHECK_OP(b.on_cpu_ns, >=, a.on_cpu_ns);
+    CHECK_OP(b.run_wait_ns, >=, a.run_wait_ns);
+    /* The same thread by its tid (two /proc files) agrees, read after. */
+    tt_sched c;
+    CHECK_OP(tt_tid_sched(0, &c), ==, 0);
+    CHECK_OP(c.timeslices, >=, b.timeslices);
+    CHECK_OP(c.voluntary_switches, >=, b.voluntary_switches);
+}
+
+/* ---- two threads pinned to one CPU ---- */
+
+typedef struct pinned {
+    pthread_barrier_t *go;
+    int cpu;
+    _Atomic int *finished;
+    int order;       /* 1 = finished first */
+    int64_t cpu_ns;  /* its own clock over the race */
+    int64_t wait_ns; /* run_wait over the race */
+    int rc;
+} pinned;
+
+static void *pinned_burner(void *p)
+{
+    pinned *w = p;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(w->cpu, &set);
+    w->rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    sched_yield(); /* now on that CPU */
+    tt_sched s0, s1;
+    /* Both read before the barrier: the wait for the CPU after the
+     * release is booked inside the interval. */
+    int rc0 = tt_self_sched(&s0);
+    int64_t c0 = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+    pthread_barrier_wait(w->go);
+    burn_cpu(100 * MS);
+    int64_t c1 = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+    w->order = atomic_fetch_add(w->finished, 1) + 1;
+    int rc1 = tt_self_sched(&s1);
+    if (w->rc == 0)
+        w->rc = rc0 != 0 ? rc0 : rc1;
+    w->cpu_ns = c1 - c0;
+    w->wait_ns = s1.run_wait_ns - s0.run_wait_ns;
+    return NULL;
+}
+
+/* Released together on one CPU, each burning 100 ms: while the first to
+ * finish ran, the other was runnable and not running, so it waited at least
+ * that long (the 10 % spare covers the first's CPU before the release). */
+TT_TEST(two_threads_on_one_cpu_wait_for_each_other)
+{
+    cpu_set_t mine;
+    CHECK_OP(sched_getaffinity(0, sizeof mine, &mine), ==, 0);
+    int cpu = 0;
+    while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &mine))
+        cpu++;
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, 2);
+    _Atomic int finished = 0;
+    pinned w[2] = {{&go, cpu, &finished, 0, 0, 0, 0}, {&go, cpu, &finished, 0, 0, 0, 0}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        CHECK_OP(pthread_create(&t[i], NULL, pinned_burner, &w[i]), ==, 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&go);
+    CHECK_OP(w[0].rc, ==, 0);
+    CHECK_OP(w[1].rc, ==, 0);
+    pinned *first = w[0].order == 1 ? &w[0] : &w[1];
+    pinned *second = first == &w[0] ? &w[1] : &w[0];
+    fprintf(stderr, "  first: cpu %lld us, waited %lld us; second: cpu %lld us, waited %lld us\n",
+            (long long)first->cpu_ns / 1000, (long long)first->wait_ns / 1000, (long long)second->cpu_ns / 1000,
+            (long long)second->wait_ns / 1000);
+    CHECK_OP(second->wait_ns * 10, >=, first->cpu_ns * 9);
+}
+
+/* ---- a thread that only sleeps ---- */
+
+static void *sleeper(void *p)
+{
+    int64_t *out = p;
+    tt_sched s0, s1;
+    int64_t w0 = tt__read_clock(CLOCK_MONOTONIC);
+    out[2] = tt_self_sched(&s0);
+    for (int i = 0; i < 20; i++) {
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
+    if (out[2] == 0)
+        out[2] = tt_self_sched(&s1);
+    int64_t w1 = tt__read_clock(CLOCK_MONOTONIC);
+    out[0] = s1.run_wait_ns - s0.run_wait_ns;
+    out[1] = w1 - w0;
+    return NULL;
+}
+
+/* Blocked is not waiting: the thread was asleep for at least the 100 ms it
+ * asked for, so whatever it waited for a CPU fits in the rest of the wall
+ * time. Reporting blocked time as wait would break this by ~100 ms. */
+TT_TEST(a_sleeping_thread_does_not_wait)
+{
+    int64_t r[3] = {0, 0, -1};
+    pthread_t t;
+    CHECK_OP(pthread_create(&t, NULL, sleeper, r), ==, 0);
+    pthread_join(t, NULL);
+    CHECK_OP(r[2], ==, 0);
+    fprintf(stderr, "  waited %lld us in %lld us of wall time, 100 ms of it asleep\n", (long long)r[0] / 1000,
+            (long long)r[1] / 1000);
+    CHECK_OP(r[0], >=, 0);
+    CHECK_OP(r[0], <=, r[1] - 100 * MS);
+}
+
+/* ---- another thread, and bad input ---- */
+
+typedef struct parked_thread {
+    int fds[2];        /* it blocks reading fds[0] until the test writes */
+    _Atomic pid_t tid; /* its own gettid(), once it runs */
+} parked_thread;
+
+static void *parked(void *p)
+{
+    parked_thread *w = p;
+    atomic_store(&w->tid, gettid());
+    char c;
+    (void)!read(w->fds[0], &c, 1);
+    return NULL;
+}
+
+TT_TEST(another_thread_by_tid)
+{
+    parked_thread w = {.tid = 0};
+    CHECK_OP(pipe(w.fds), ==, 0);
+    pthread_t t;
+    CHECK_OP(pthread_create(&t, NULL, parked, &w), ==, 0);
+    while (atomic_load(&w.tid) == 0)
+        usleep(1000);
+    pid_t tid = atomic_load(&w.tid);
+    tt_sched s;
+    CHECK_OP(tt_tid_sched(tid, &s), ==, 0);
+    check_sane(&s);
+    /* Its precise clock, read after, covers the booked runtime. */
+    CHECK_OP(s.on_cpu_ns, <=, tt_tid_total_ns(tid));
+    (void)!write(w.fds[1], "x", 1);
+    pthread_join(t, NULL);
+    close(w.fds[0]);
+    close(w.fds[1]);
+    CHECK_OP(tt_tid_sched(tid, &s), ==, -ESRCH);
+}
+
+TT_TEST(bad_input)
+{
+    tt_sched s = {7, 7, 7, 7, 7};
+    CHECK_OP(tt_self_sched(NULL), ==, -EFAULT);
+    CHECK_OP(tt_tid_sched(0, NULL), ==, -EFAULT);
+    CHECK_OP(tt_tid_sched(-1, &s), ==, -EINVAL);
+    CHECK_OP(s.run_wait_ns, ==, 7);
+    CHECK_OP(tt_cgroup_cpu_read(NULL), ==, -EFAULT);
+    /* A process of its own is not a thread of ours. */
+    pid_t child = fork();
+    if (child == 0) {
+        pause();
+        _exit(0);
+    }
+    CHECK_OP(child, >, 0);
+    CHECK_OP(tt_tid_sched(child, &s), ==, -EINVAL);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    CHECK_OP(tt_tid_sched(child, &s), ==, -ESRCH);
+}
+
+/* The kept descriptor closed under the library, then its number taken by
+ * another file: the read goes on (from a fresh descriptor), and the other
+ * file is left open and untouched. */
+TT_TEST(a_closed_descriptor_is_reopened_and_a_reused_number_left_alone)
+{
+    tt_sched a, b;
+    CHECK_OP(tt_self_sched(&a), ==, 0);
+    /* Find ours: the descriptor that reads /proc/<pid>/task/<tid>/schedstat. */
+    char want[64], link[128], path[64];
+    snprintf(want, sizeof want, "/proc/%d/task/%d/schedstat", (int)getpid(), (int)gettid());
+    int ours = -1;
+    for (int fd = 0; fd < 1024 && ours < 0; fd++) {
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(path, link, sizeof link - 1);
+        if (n > 0) {
+            link[n] = '\0';
+            if (strcmp(link, want) == 0)
+                ours = fd;
+        }
+    }
+    CHECK_OP(ours, >=, 0);
+    if (ours < 0)
+        return;
+    close(ours);
+    int other = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    CHECK_OP(other, ==, ours); /* the lowest free number */
+    CHECK_OP(tt_self_sched(&b), ==, 0);
+    CHECK_OP(b.timeslices, >=, a.timeslices);
+    CHECK_OP(fcntl(other, F_GETFD), >=, 0);
+    CHECK_OP(lseek(other, 0, SEEK_CUR), ==, 0);
+    close(other);
+    CHECK_OP(tt_self_sched(&b), ==, 0);
+}
+
+/* A fork child reads its own thread, not the parent's through the
+ * descriptor it inherited. */
+TT_TEST(fork_child_reads_its_own_thread)
+{
+    burn_cpu(50 * MS);
+    tt_sched p;
+    CHECK_OP(tt_self_sched(&p), ==, 0);
+    pid_t child = fork();
+    if (child == 0) {
+        tt_sched c;
+        int rc = tt_self_sched(&c);
+        int64_t mine = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+        _exit(rc == 0 && c.on_cpu_ns <= mine && c.on_cpu_ns < p.on_cpu_ns ? 0 : 1);
+    }
+    CHECK_OP(child, >, 0);
+    int status = 0;
+    CHECK_OP(waitpid(child, &status, 0), ==, child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* The sysctl, read here independently, decides what the line says. */
+TT_TEST(delay_accounting_says_off_or_on_as_the_sysctl_does)
+{
+    const char *line = tt_delay_accounting();
+    CHECK(line != NULL);
+    int fd = open("/proc/sys/kernel/task_delayacct", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        CHECK(strncmp(line, "absent:", 7) == 0);
+        return;
+    }
+    char c = '?';
+    (void)!read(fd, &c, 1);
+    close(fd);
+    if (c == '1')
+        CHECK(strcmp(line, "on") == 0);
+    else
+        CHECK(strncmp(line, "off: sysctl -w kernel.task_delayacct=1", 38) == 0);
+}
+
+/* ---- the cgroup ---- */
+
+/* The figures as the files say them: quota and period as written by
+ * whoever set them, read here independently. */
+TT_TEST(cgroup_reads_this_process_group)
+{
+    tt_cgroup_cpu g;
+    int rc = tt_cgroup_cpu_read(&g);
+    if (rc == -ENOENT) {
+        printf("skip: no cgroup CPU controller visible here\n");
+        return;
+    }
+    CHECK_OP(rc, ==, 0);
+    CHECK(g.version == 1 || g.version == 2);
+    CHECK_OP(g.periods, >=, g.throttled_periods);
+    CHECK_OP(g.throttled_ns, >=, 0);
+    CHECK_OP(g.period_us, >, 0);
+    CHECK(g.quota_us == -1 || g.quota_us > 0);
+}
+
+/* Writes text to dir/name; 0 or -errno. */
+static int put_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = write(fd, text, strlen(text));
+    int e = n < 0 ? -errno : 0;
+    close(fd);
+    return e;
+}
+
+/* In a group of its own with 20 % of a CPU (2 ms per 10 ms), a burner that
+ * never blocks is held back at least 70 % of its wall time; the scheduler
+ * books that as waiting for a CPU, and the group's throttling shows. Needs a
+ * writable v1 "cpu" hierarchy at /sys/fs/cgroup/cpu (root); skips with one
+ * line otherwise. The group is the test's own and is removed after. */
+TT_TEST(a_quota_shows_as_wait_and_throttling)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "/sys/fs/cgroup/cpu/threadtime-test-%d", (int)getpid());
+    if (mkdir(dir, 0700) != 0) {
+        printf("skip: cannot make a cgroup at /sys/fs/cgroup/cpu (%s)\n", strerror(errno));
+        return;
+    }
+    if (put_file(dir, "cpu.cfs_period_us", "10000") != 0 || put_file(dir, "cpu.cfs_quota_us", "2000") != 0) {
+        printf("skip: cannot set a CPU quota in %s\n", dir);
+        rmdir(dir);
+        return;
+    }
+    int fds[2];
+    CHECK_OP(pipe(fds), ==, 0);
+    pid_t child = fork();
+    if (child == 0) {
+        char c;
+        close(fds[1]);
+        (void)!read(fds[0], &c, 1); /* moved into the group by now */
+        tt_sched s0, s1;
+        tt_cgroup_cpu g0, g1;
+        int64_t w0 = tt__read_clock(CLOCK_MONOTONIC);
+        int rc = tt_self_sched(&s0) | tt_cgroup_cpu_read(&g0);
+        burn_cpu(60 * MS);
+        rc |= tt_self_sched(&s1) | tt_cgroup_cpu_read(&g1);
+        int64_t wall = tt__read_clock(CLOCK_MONOTONIC) - w0;
+        int64_t wait = s1.run_wait_ns - s0.run_wait_ns;
+        fprintf(stderr, "  child: %lld ms wall, waited %lld ms, throttled %lld of %lld periods, %lld ms\n",
+                (long long)(wall / MS), (long long)(wait / MS), (long long)(g1.throttled_periods - g0.throttled_periods),
+                (long long)(g1.periods - g0.periods), (long long)((g1.throttled_ns - g0.throttled_ns) / MS));
+        int ok = rc == 0 && g1.version == 1 && g1.quota_us == 2000 && g1.period_us == 10000 && wait * 10 >= wall * 7 &&
+                 g1.throttled_periods > g0.throttled_periods && g1.throttled_ns > g0.throttled_ns;
+        _exit(ok ? 0 : 1);
+    }
+    CHECK_OP(child, >, 0);
+    close(fds[0]);
+    char pid[16];
+    snprintf(pid, sizeof pid, "%d\n", (int)child);
+    CHECK_OP(put_file(dir, "cgroup.procs", pid), ==, 0);
+    (void)!write(fds[1], "x", 1);
+    close(fds[1]);
+    int status = 0;
+    CHECK_OP(waitpid(child, &status, 0), ==, child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_OP(rmdir(dir), ==, 0);
+}
+
+TT_TEST_MAIN()
