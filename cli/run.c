@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,8 +77,13 @@ static const char *preload_blocker(const char *exe)
     struct stat st;
     if (stat(exe, &st) != 0)
         return NULL;
-    if ((st.st_mode & (S_ISUID | S_ISGID)) && getuid() != 0)
-        return "a setuid/setgid program (the loader ignores LD_PRELOAD)";
+    /* The kernel marks such an exec secure (AT_SECURE) when it changes
+     * the user or group, or, for a caller other than root, when file
+     * capabilities add any: the loader then ignores LD_PRELOAD. */
+    if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) || ((st.st_mode & S_ISGID) && st.st_gid != getegid()))
+        return "a setuid/setgid program (the loader ignores LD_PRELOAD there)";
+    if (getuid() != 0 && getxattr(exe, "security.capability", NULL, 0) > 0)
+        return "a program with file capabilities (the loader ignores LD_PRELOAD there)";
     int fd = open(exe, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return NULL;
@@ -627,7 +633,8 @@ int tt_cli_run(int argc, char **argv)
         if (!interval_ns)
             interval_ns = 100000000;
         fprintf(stderr, "threadtime run: %s is %s: sampling its threads from outside through /proc every %.0f ms "
-                        "instead (threads shorter than that are missed; no child processes)\n",
+                        "instead (threads shorter than that are missed, the split is the kernel's ticks scaled to "
+                        "its ns runtime; no child processes; the whole command's rusage is exact)\n",
                 cmd[0], blocked, (double)interval_ns / 1e6);
     }
 
@@ -764,9 +771,7 @@ int tt_cli_run(int argc, char **argv)
     }
 
     tt_run_set set = {0};
-    char fddir[64];
-    snprintf(fddir, sizeof fddir, "/proc/self/fd/%d", g_dirfd); /* the directory made, wherever its path leads */
-    tt_run_set_load_dir(fddir, &set);
+    tt_run_set_load_dir(g_dir, &set); /* which follows no symlink in its place */
     settle(&set);
     /* The command and every descendant reaped here (orphans), with the
      * children they reaped in turn. */

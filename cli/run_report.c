@@ -393,7 +393,8 @@ static const char *proc_state(const tt_run_header *h)
     case TT_RUN_PROC_EXECED:
         return "replaced by exec";
     case TT_RUN_PROC_REAPED:
-        return "ended without its exit record (killed?): its parent's wait4 counted what its threads did not";
+        return "no exit record of its own (killed, or setuid or with file capabilities: no preload): "
+               "what its threads did not record is from its parent's wait4";
     case TT_RUN_PROC_ALIVE:
         return "still running when the report was written: its threads' CPU so far";
     default:

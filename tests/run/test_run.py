@@ -329,6 +329,52 @@ def test_sigint_once():
     check(b"INT 1" in buf, f"SIGINT once: {buf[-200:]!r}")
 
 
+def test_setuid_and_caps():
+    # The loader drops LD_PRELOAD for a program that changes user or gains
+    # file capabilities, run by another user than root. threadtime says so,
+    # samples it from outside, and the command's rusage stands; as a child
+    # of a shell, it is counted from the shell's wait4.
+    if os.geteuid() != 0 or not shutil.which("setcap") or not shutil.which("setpriv"):
+        print("  SKIP setuid/caps: needs root, setcap and setpriv (to run as nobody)")
+        return
+    import pwd
+    nobody = pwd.getpwnam("nobody")
+    # Beside TMP (nobody cannot enter it), nobody's own.
+    d = tempfile.mkdtemp(prefix="test_run_nobody.", dir=os.path.dirname(TMP))
+    os.chown(d, nobody.pw_uid, nobody.pw_gid)
+    caps, suid = os.path.join(d, "caps_threads"), os.path.join(d, "suid_threads")
+    shutil.copy(RUN_THREADS, caps)
+    shutil.copy(RUN_THREADS, suid)
+    os.chmod(caps, 0o755)
+    os.chmod(suid, 0o4755)  # root's, setuid
+    if subprocess.run(["setcap", "cap_net_raw+ep", caps]).returncode != 0:
+        print("  SKIP setuid/caps: setcap failed (a file system without xattrs?)")
+        shutil.rmtree(d)
+        return
+    for exe, why in ((caps, "file capabilities"), (suid, "setuid")):
+        rep = os.path.join(d, "report")
+        p = subprocess.run(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
+                            TT, "run", "--format", "json", "--report", rep, "--", exe, "exact", "20"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, TMPDIR=d))
+        r = json.load(open(rep)) if os.path.exists(rep) else {"processes": []}
+        check(p.returncode == 0 and why in p.stderr and "did not load" not in p.stderr,
+              f"{why}: said why it is not preloaded: {p.returncode} {p.stderr[-300:]}")
+        check([q["state"] for q in r["processes"]] == ["sampled from outside"] and r["rusage"]["user_ns"] > 0,
+              f"{why}: sampled from outside, the rusage kept: {r}")
+        if os.path.exists(rep):
+            os.remove(rep)
+    # Run by a shell (dash), it is a child with no record of its own.
+    rep = os.path.join(d, "report")
+    p = subprocess.run(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
+                        TT, "run", "--format", "json", "--report", rep, "--", "/bin/sh", "-c", f"{caps} exact 20; exit 0"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, TMPDIR=d))
+    r = json.load(open(rep))
+    unrecorded = [q for q in r["processes"] if "parent's wait4" in q["state"]]
+    check(p.returncode == 0 and len(unrecorded) == 1, f"caps child: counted from the shell's wait4: {r['processes']}")
+    every_process_counted(r, "caps child")
+    shutil.rmtree(d)
+
+
 def test_clone_thread():
     # A thread started with clone() directly: only the sampler can find it.
     # The program keeps it alive until the sampler ran three more times.
