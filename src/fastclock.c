@@ -81,7 +81,7 @@ static const char *g_unsupported;
 static const char *_Atomic g_off;
 /* The counter: ticks one anchor may serve, and ns = (ticks * g_mult) >> 32
  * for any count below g_span (the product stays below 2^63 by construction:
- * g_span ticks are 1 ms, so the product is about 1e6 * 2^32; the tests'
+ * g_span ticks are 50 us, so the product is about 5e4 * 2^32; the tests'
  * longer span, 1 s, about 2^62). */
 static uint64_t g_span, g_mult;
 /* The longest anchoring system call accepted, in ticks (TT_FAST_EXCESS_NS):
@@ -264,7 +264,7 @@ static const char *support_check(fast_state *s)
         return RETRY;
     if (!trusted)
         return "syscall: the cycle counter is not trusted here";
-    /* 1 ms of ticks, and 2^32 ns per tick scaled (1 MHz .. 20 GHz). */
+    /* TT_FAST_BOUND_NS of ticks, and 2^32 ns per tick scaled (1 MHz .. 20 GHz). */
     g_span = (uint64_t)(hz / 1e9 * (double)TT_FAST_BOUND_NS);
     g_excess = (uint64_t)(hz / 1e9 * (double)TT_FAST_EXCESS_NS);
     g_mult = (uint64_t)(1e9 / hz * 4294967296.0);
@@ -595,7 +595,7 @@ int64_t tt__fast_span_set(int64_t ns)
 {
     if (!decided() || g_unsupported != NULL || ns <= 0)
         return -EINVAL;
-    double ticks_per_ns = (double)g_span / (double)TT_FAST_BOUND_NS;
+    double ticks_per_ns = 4294967296.0 / (double)g_mult; /* the rate, not g_span's: it may be set already */
     int64_t old = (int64_t)((double)g_span / ticks_per_ns + 0.5);
     g_span = (uint64_t)((double)ns * ticks_per_ns);
     return old;

@@ -115,7 +115,7 @@ int64_t tt__fast_ns_at(uint64_t counter, uint64_t *anchor);
  * counter value the caller has just read (tt__fast_ns_at): the event log's
  * CPU records. The system share is proportioned by raw tick counts read
  * when the anchor was new (two clock reads per anchor; the ticks move once
- * per 4 ms, an anchor serves at most 1 ms), so user + system is the fast
+ * per 4 ms, an anchor serves at most 50 us), so user + system is the fast
  * total and each part stays monotonic. 0 or -errno. */
 int tt__self_split_at(uint64_t counter, tt_times *out);
 

@@ -109,6 +109,44 @@ TT_TEST(bounded_by_real_reads)
     check_bounded(200, 20000);
 }
 
+/* An interval of two fast reads against the kernel's own intervals around
+ * it and inside it: R_a F1 R1 ... R2 F2 R_b, each a read of
+ * CLOCK_THREAD_CPUTIME_ID (the truth) or of the fast clock, in that order.
+ * By the documented bound alone, F2 - F1 is at most R_b - R_a and at least
+ * R2 - R1, each give or take TT_FAST_BOUND_NS, whatever steal or interrupt
+ * time the counter counted and the kernel left out. Lengths from nothing to
+ * a few hundred us of work, some with a sleep inside (a re-arm at the
+ * second read) and some longer than an anchor serves. */
+TT_TEST(interval_within_the_bound_of_real_intervals)
+{
+    srand48(7);
+    int bad = 0;
+    int64_t worst_short = 0, worst_long = 0;
+    for (int i = 0; i < 3000; i++) {
+        int64_t ra = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+        int64_t f1 = tt_self_fast_ns();
+        int64_t r1 = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+        spin((int)(lrand48() % 100000));
+        if (i % 8 == 7) {
+            struct timespec ts = {0, 50 * US};
+            nanosleep(&ts, NULL);
+            spin((int)(lrand48() % 100000));
+        }
+        int64_t r2 = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+        int64_t f2 = tt_self_fast_ns();
+        int64_t rb = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+        int64_t longer = (f2 - f1) - (rb - ra), shorter = (r2 - r1) - (f2 - f1);
+        worst_long = longer > worst_long ? longer : worst_long;
+        worst_short = shorter > worst_short ? shorter : worst_short;
+        if ((longer > TT_FAST_BOUND_NS || shorter > TT_FAST_BOUND_NS) && bad++ < 3)
+            fprintf(stderr, "  real %lld..%lld inside, %lld..%lld around; fast %lld..%lld\n", (long long)r1,
+                    (long long)r2, (long long)ra, (long long)rb, (long long)f1, (long long)f2);
+    }
+    CHECK_OP(bad, ==, 0);
+    printf("  most above the real interval around: %lld ns; most below the one inside: %lld ns\n",
+           (long long)worst_long, (long long)worst_short);
+}
+
 /* Monotonic across switching the clock off and on, which changes the
  * source from anchor + counter (possibly ahead by up to the bound) to real
  * reads. */

@@ -139,7 +139,8 @@ TT_API int64_t tt_self_total_ns(void);
  * call while the kernel's rseq area shows this thread has not been switched
  * out since the last real read: that read plus the cycle counter's advance
  * (~10-25 ns, about one counter read). Otherwise one real read, which
- * re-arms. One anchor serves at most TT_FAST_BOUND_NS of counter time.
+ * re-arms. One anchor serves at most TT_FAST_BOUND_NS (50 us) of counter
+ * time, so reads farther apart than that are real reads.
  *   - Monotonic per thread (also across tt_fast_clock_set()).
  *   - Never below a real read of the thread's clock taken before it
  *     (tt_self_total_ns(), clock_gettime(CLOCK_THREAD_CPUTIME_ID), any
@@ -159,8 +160,13 @@ TT_API int64_t tt_self_total_ns(void);
 TT_API int64_t tt_self_fast_ns(void);
 
 /* How far tt_self_fast_ns() may run ahead of a real read taken after it:
- * the counter time one anchor serves, 1 ms. */
-#define TT_FAST_BOUND_NS INT64_C(1000000)
+ * the counter time one anchor serves, 50 us. So an interval of two fast
+ * reads is within this of the real interval around it and of any real
+ * interval inside it, whatever steal or interrupt time the counter counted
+ * and the kernel left out (docs/fast-clock.md). The price: a thread that
+ * runs 50 us without being switched out makes one real read (~0.5 us) at
+ * its next read. */
+#define TT_FAST_BOUND_NS INT64_C(50000)
 /* How far an answer may exceed the thread's true CPU time when the counter
  * and the kernel agree (no interrupt or steal time the kernel leaves out):
  * the anchor's counter value is read just before its real read, and an

@@ -45,13 +45,14 @@ public final class ThreadTime {
     /**
      * How far {@link #currentThreadCpuTime()} may be above a read of the
      * kernel's clock taken after it, ns: the counter time one anchor serves
-     * ({@code TT_FAST_BOUND_NS}, include/threadtime/cpu.h). The counter runs
-     * ahead of the thread's clock only while the CPU serves interrupts or the
-     * hypervisor runs another guest, time a kernel may leave out of the
-     * thread's clock; so a figure made of two such reads may also come out
-     * this much short of the kernel's. Compare with another clock allowing it.
+     * ({@code TT_FAST_BOUND_NS}, include/threadtime/cpu.h), 50 us. The counter
+     * runs ahead of the thread's clock only while the CPU serves interrupts or
+     * the hypervisor runs another guest, time a kernel may leave out of the
+     * thread's clock; so a figure made of two such reads is within this of the
+     * kernel's over the same interval, either way. Compare with another clock
+     * allowing it.
      */
-    public static final long FAST_CLOCK_BOUND_NANOS = 1_000_000;
+    public static final long FAST_CLOCK_BOUND_NANOS = 50_000;
 
     /**
      * Precise CPU time of the calling thread; -1 on a virtual thread. The
