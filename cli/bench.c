@@ -315,6 +315,9 @@ static void print_json(FILE *out, const machine *mc, const options *opt, const r
     tt_cli_json_string(out, mc->tsc_flags);
     fprintf(out, ", \"threadtime\": ");
     tt_cli_json_string(out, tt_version());
+    /* What fast_self reads here, or why it reads the kernel's clock. */
+    fprintf(out, ", \"fast_clock\": ");
+    tt_cli_json_string(out, tt_fast_clock_name());
     fprintf(out, "},\n  \"sampling\": {\"mode\": \"sample_time\", \"timer\": \"CLOCK_MONOTONIC\", "
                  "\"min_batch_ns\": %.0f, \"warmup_ns\": %" PRId64 ", \"measure_ns\": %" PRId64
                  ", \"baseline\": \"%s\"},\n  \"results\": [",
@@ -356,6 +359,7 @@ static void print_table(FILE *out, const machine *mc, const options *opt, const 
     fprintf(out, "threadtime %s bench on %s (%ld CPUs), %s, clocksource %s, HZ %s%ld, tsc flags: %s\n",
             tt_version(), mc->cpu, mc->cpus, mc->kernel, mc->clocksource, mc->hz ? "" : "unknown ",
             mc->hz, mc->tsc_flags[0] ? mc->tsc_flags : "none");
+    fprintf(out, "fast clock (fast_self): %s\n", tt_fast_clock_name());
     fprintf(out,
             "Sample time: each sample is one batch of calls timed with CLOCK_MONOTONIC, divided by "
             "its size\n(batches last >= %.0f ns); %.2f s warm-up, %.2f s measured per row; ns per call "

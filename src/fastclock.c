@@ -92,6 +92,12 @@ static uint64_t g_excess;
 static ptrdiff_t g_rseq_offset;
 static unsigned g_rseq_size;
 static int g_have_rseq_symbols;
+/* THREADTIME_RSEQ=register: where glibc registers no area (before 2.35, or
+ * glibc.pthread.rseq=0), each thread that reads this clock registers one of
+ * the library's own (t_own_rseq), unless the thread has a registration
+ * already: the kernel refuses a second one, so none is ever replaced. The
+ * risk, in the docs: a library that registers after us gets EBUSY. */
+static int g_own_rseq;
 
 #if TT__FAST_POSSIBLE
 TT__RSEQ_ABORT_LABEL(tt__fast_abort);
@@ -159,9 +165,42 @@ static inline int64_t answer(fast_state *s, int64_t v)
 /* ---- the process-wide decision ---- */
 
 #if TT__FAST_POSSIBLE
+/* The original 32-byte rseq ABI (registered with that length, it needs no
+ * more alignment on any kernel). cpu_id -1 until the kernel fills it in. */
+typedef struct own_rseq {
+    tt__rseq_area a;
+    uint32_t flags, pad[3];
+} __attribute__((aligned(32))) own_rseq;
+static __thread own_rseq t_own_rseq __attribute__((tls_model("initial-exec"))) = {.a = {.cpu_id = UINT32_MAX}};
+
+/* 1 when glibc registered an area for every thread. */
+static int glibc_registers(void)
+{
+    return g_have_rseq_symbols && g_rseq_size >= offsetof(tt__rseq_area, rseq_cs) + sizeof(uint64_t);
+}
+
 static tt__rseq_area *thread_area(void)
 {
+    if (!glibc_registers())
+        return &t_own_rseq.a;
     return (tt__rseq_area *)(void *)(tt__thread_pointer() + g_rseq_offset);
+}
+
+/* THREADTIME_RSEQ=register: registers the thread's own area, or finds it
+ * registered already (EBUSY: same area, length and signature, e.g. in a
+ * fork child). Any other registration makes the kernel refuse (EINVAL),
+ * and it stays as it is. */
+static const char *own_check(fast_state *s)
+{
+    int saved = errno;
+    long rc = syscall(TT__NR_RSEQ, &t_own_rseq, (unsigned)sizeof t_own_rseq, 0, TT__RSEQ_SIG);
+    int e = errno;
+    errno = saved;
+    if (rc != 0 && e != EBUSY)
+        return e == ENOSYS ? "syscall: no rseq in this kernel"
+                           : "syscall: this thread's rseq is another library's (THREADTIME_RSEQ=register replaces none)";
+    s->area = &t_own_rseq.a;
+    return NULL;
 }
 
 /* Whether the calling thread's rseq area is registered with the signature
@@ -172,6 +211,8 @@ static tt__rseq_area *thread_area(void)
  * registers max(__rseq_size, 32) bytes (32 before 2.40). */
 static const char *thread_check(fast_state *s)
 {
+    if (!glibc_registers())
+        return own_check(s);
     tt__rseq_area *a = thread_area();
     if ((int32_t)__atomic_load_n(&a->cpu_id, __ATOMIC_RELAXED) < 0)
         return "syscall: this thread has no rseq area";
@@ -254,9 +295,9 @@ static const char *kernel_check(tt__rseq_area *a)
 
 static const char *support_check(fast_state *s)
 {
-    if (!g_have_rseq_symbols)
-        return "syscall: no rseq area (glibc < 2.35)";
-    if (g_rseq_size < offsetof(tt__rseq_area, rseq_cs) + sizeof(uint64_t))
+    if (!g_have_rseq_symbols && !g_own_rseq)
+        return "syscall: no rseq area (glibc < 2.35; THREADTIME_RSEQ=register registers one)";
+    if (!glibc_registers() && !g_own_rseq)
         return "syscall: no rseq area (glibc < 2.35 or glibc.pthread.rseq=0)";
     double hz = 0;
     int trusted = tt__counter_calibrated_nowait(&hz);
@@ -323,6 +364,8 @@ __attribute__((constructor)) static void fast_load(void)
     if (v != NULL && v[0] != '\0' && strcmp(v, "1") != 0) /* empty counts as unset */
         atomic_store(&g_off, strcmp(v, "0") == 0 ? "syscall: off (THREADTIME_FAST_CLOCK=0)"
                                                  : "syscall: off (THREADTIME_FAST_CLOCK is not 0 or 1)");
+    const char *r = tt__env("THREADTIME_RSEQ");
+    g_own_rseq = r != NULL && strcmp(r, "register") == 0;
     const ptrdiff_t *off = dlsym(RTLD_DEFAULT, "__rseq_offset");
     const unsigned *size = dlsym(RTLD_DEFAULT, "__rseq_size");
     if (off != NULL && size != NULL) {
@@ -433,7 +476,9 @@ __attribute__((noinline, cold)) static int64_t slow_read(fast_state *s, uint64_t
     /* Still registered? Another library that takes the registration over
      * unregisters this area first, and the kernel then sets its cpu_id to
      * -1 and stops clearing its rseq_cs: from then on the field proves
-     * nothing, for good on this thread. */
+     * nothing, for good on this thread. Checked here, not on the fast
+     * path (whose cost stays one counter read): a takeover while an anchor
+     * is armed can count at most the rest of that anchor's span. */
     if ((int32_t)__atomic_load_n(&a->cpu_id, __ATOMIC_RELAXED) < 0) {
         s->status = THREAD_NO;
         return real_answer(s);
@@ -527,10 +572,7 @@ __attribute__((always_inline)) static inline int64_t fast_read(const uint64_t *g
          * and this counter value. */
         uint64_t c = given != NULL ? *given : tt__counter_read();
         compiler_fence();
-        /* cpu_id < 0: the area was unregistered (another library took the
-         * registration over), and the kernel no longer clears the field. */
-        if (a != NULL && __atomic_load_n(&a->rseq_cs, __ATOMIC_RELAXED) == OURS &&
-            (int32_t)__atomic_load_n(&a->cpu_id, __ATOMIC_RELAXED) >= 0 && c - c0 < g_span) {
+        if (a != NULL && __atomic_load_n(&a->rseq_cs, __ATOMIC_RELAXED) == OURS && c - c0 < g_span) {
             compiler_fence();
             /* Unchanged and even: no handler re-armed between our loads. */
             if (load_u64(&s->gen) == g && !(g & 1)) {
@@ -570,6 +612,10 @@ const char *tt_fast_clock_name(void)
         return g_unsupported;
     if (off != NULL)
         return off;
+#if TT__FAST_POSSIBLE
+    if (!glibc_registers())
+        return "rseq+" TT__ARCH_COUNTER_NAME " (own rseq areas: THREADTIME_RSEQ=register)";
+#endif
     return "rseq+" TT__ARCH_COUNTER_NAME;
 }
 

@@ -187,14 +187,19 @@ TT_API int tt_fast_clock(void);
 /* One line for people: "rseq+tsc" (or "rseq+cntvct"), or "syscall: " and
  * the reason, e.g. "syscall: off (THREADTIME_FAST_CLOCK=0)", "syscall: no
  * rseq area (glibc < 2.35 or glibc.pthread.rseq=0)", "syscall: this kernel
- * keeps rseq_cs set across a blocking call". Static text. */
+ * keeps rseq_cs set across a blocking call (Linux 6.19+)". Static text.
+ * `threadtime bench` prints it above its table. */
 TT_API const char *tt_fast_clock_name(void);
 /* Turns the fast clock off (0) or back on (1) for the whole process; the
  * bindings expose it as an option. Env: THREADTIME_FAST_CLOCK=0 turns it
  * off at start (read with secure_getenv: ignored in setuid programs),
  * THREADTIME_FAST_CLOCK=1 leaves it on; another value turns it off and the
- * name says why. Returns 0, -EINVAL (on is neither 0 nor 1), -ENOTSUP (1,
- * but it cannot work here: tt_fast_clock_name() says why; it stays off). */
+ * name says why. THREADTIME_RSEQ=register (also read once, at load) lets
+ * each thread register an rseq area of the library's own where glibc
+ * registers none (before 2.35, or glibc.pthread.rseq=0); a thread with a
+ * registration keeps it (docs/fast-clock.md says what that risks). Returns
+ * 0, -EINVAL (on is neither 0 nor 1), -ENOTSUP (1, but it cannot work here:
+ * tt_fast_clock_name() says why; it stays off). */
 TT_API int tt_fast_clock_set(int on);
 
 /* Raw, tick-sampled user time of the calling thread (VIRT clock), ns. */
