@@ -8,6 +8,7 @@
 #   make bench-python       the binding against the other ways Python reads CPU time
 #   make bench-python-trace read_trace()/to_pandas() against `threadtime dump --format csv`
 #   make bench-python-chart the trace chart against its number of intervals (5,000 to 50,000)
+#   make bench-python-async threadtime.asyncio's cost per task step over plain asyncio
 #   make bench-python-otel  threadtime.otel's span processor against the plain SDK, per span
 #   make chart              `threadtime bench --json` drawn as PNG + HTML
 # Everything lives in a venv under build-python/; nothing touches the
@@ -22,7 +23,7 @@ CHART_DIR ?= $(BUILD)/chart
 TEST_TARGETS += test-python
 LOAD_TARGETS += test-python-clocks
 .PHONY: python-install python-release-tools test-python test-python-clocks wheels bench-python bench-python-trace \
-	bench-python-chart bench-python-otel chart clean-python
+	bench-python-chart bench-python-async bench-python-otel chart clean-python
 
 clean: clean-python
 clean-python:
@@ -87,6 +88,10 @@ bench-python-chart: python-install
 
 bench-python-otel: python-install
 	$(PY) python/bench/bench_otel.py
+
+# 100,000 tasks x 10 awaits, default loop and uvloop, 5 rounds (2-6 min).
+bench-python-async: python-install
+	$(PY) python/bench/bench_asyncio.py
 
 # Delete $(BENCH_JSON) to measure again.
 $(BENCH_JSON):

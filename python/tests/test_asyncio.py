@@ -18,6 +18,7 @@ import traceback
 from pathlib import Path
 
 import pytest
+from starlette.applications import Starlette
 
 import threadtime
 import threadtime.asyncio as tta
@@ -26,10 +27,20 @@ from conftest import burn, in_child, interpreters, probe
 BOUND = threadtime.FAST_BOUND_NS
 
 
+def eager_loop():
+    """asyncio's default loop with eager tasks (3.12+)."""
+    loop = asyncio.new_event_loop()
+    loop.set_task_factory(asyncio.eager_task_factory)
+    return loop
+
+
 def loop_factories():
-    """asyncio's default loop, and uvloop's."""
+    """asyncio's default loop, uvloop's, and (3.12+) the default one with
+    eager tasks (on 3.11, test_eager_tasks_... runs a 3.12+ interpreter)."""
     import uvloop
-    return [pytest.param(asyncio.new_event_loop, id="asyncio"), pytest.param(uvloop.new_event_loop, id="uvloop")]
+    eager = [pytest.param(eager_loop, id="eager")] if sys.version_info >= (3, 12) else []
+    return [pytest.param(asyncio.new_event_loop, id="asyncio"), pytest.param(uvloop.new_event_loop, id="uvloop"),
+            *eager]
 
 
 def run(main, loop_factory=asyncio.new_event_loop, install=True):
@@ -166,7 +177,10 @@ def test_the_task_keeps_what_users_read():
     assert result == 42
     assert isinstance(task, asyncio.Task)
     assert seen["current"] is task and task in seen["all"]
-    assert unnamed.get_name().startswith("Task-")
+    # 3.13.0's create_task calls set_name(name) on any factory's task, also
+    # for name=None, so there every factory's unnamed task is named 'None'.
+    if sys.version_info[:3] != (3, 13, 0):
+        assert unnamed.get_name().startswith("Task-")
 
 
 def outcome(main, install: bool, loop_factory=asyncio.new_event_loop):
@@ -431,3 +445,30 @@ def test_eager_tasks_are_counted_and_the_parent_is_not_charged_for_their_first_s
         # The child's first step ran inside the parent's: it is not the parent's.
         assert first < first_step - BOUND
         assert own - 2 * BOUND <= mine < own + first_step - 2 * BOUND
+
+
+def test_the_lifespan_installs_on_the_servers_loop():
+    app = Starlette(lifespan=tta.lifespan)
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        before = loop.get_task_factory()
+        async with app.router.lifespan_context(app):
+            request = asyncio.create_task(asyncio.sleep(0))
+            await request
+        return before, tta.task_cpu_ns(request)
+
+    before, figure = run(main, install=False)
+    assert before is None and figure >= 0
+
+
+def test_a_missing_native_says_so(tmp_path):
+    package = Path(threadtime.__file__).parent
+    shutil.copytree(package, tmp_path / "threadtime",
+                    ignore=shutil.ignore_patterns("__pycache__", "_core*.so"))
+    out = subprocess.run([sys.executable, "-c", "import threadtime.asyncio"], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(tmp_path)}, cwd=tmp_path)
+    assert out.returncode != 0
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: threadtime's C extension (threadtime._core) did not load"), last
+    assert "make python-install" in last

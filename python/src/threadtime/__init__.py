@@ -40,6 +40,14 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Literal, ParamSpec, TypeVar
 
+try:
+    from . import _core  # noqa: F401 - the C extension, which every name below comes from
+except ImportError as e:
+    raise ImportError(
+        f"threadtime's C extension (threadtime._core) did not load: {e}. Reinstall threadtime "
+        "(pip install --force-reinstall threadtime), or build it from a checkout with `make python-install`; "
+        "it needs Linux and CPython 3.10+",
+        name="threadtime._core") from e
 from ._core import (
     FAST_BOUND_NS,
     LogInfo,

@@ -24,13 +24,14 @@ plain task. See docs/python-async.md for how it works and what it costs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+import contextlib
+from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
 from ._core import TaskCoro, TaskFactory, _task_cpu_ns
 from ._core import total_ns as _warm_fast_clock
 
-__all__ = ["CountedTask", "install", "uninstall", "task_cpu_ns", "tasks_cpu_ns"]
+__all__ = ["CountedTask", "install", "lifespan", "uninstall", "task_cpu_ns", "tasks_cpu_ns"]
 
 # The coroutine protocol (send, throw, close, __await__) is what asyncio
 # checks for a coroutine that is not a native one.
@@ -82,6 +83,16 @@ def install(loop: asyncio.AbstractEventLoop | None = None) -> None:
     eager = previous is not None and previous is getattr(asyncio, "eager_task_factory", None)
     factory = TaskFactory(CountedTask, None if eager else previous, asyncio.iscoroutine, eager)
     loop.set_task_factory(factory)
+
+
+@contextlib.asynccontextmanager
+async def lifespan(app: object) -> AsyncIterator[None]:
+    """An ASGI lifespan (Starlette's, FastAPI's ``lifespan=``) that runs
+    ``install()`` on the server's loop at start-up, so every request's task
+    is counted: ``Starlette(routes=..., lifespan=threadtime.asyncio.lifespan)``.
+    With a lifespan of your own, call ``install()`` at its start instead."""
+    install()
+    yield
 
 
 def uninstall(loop: asyncio.AbstractEventLoop | None = None) -> None:
