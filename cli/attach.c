@@ -41,6 +41,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,7 +69,8 @@ static void usage(FILE *f)
                "  (comma-separated): probe=FILTER[;FILTER...], probes=@FILE, probe=off,\n"
                "  probe.cpu=on|off, out=PATH, ring=N, dump=PATH (java/README.md, \"Probes\")\n"
                "  --jar      threadtime's JAR (default: $THREADTIME_JAR, else the checkout's build)\n"
-               "  --timeout  how long to wait for the JVM's attach listener to start (default 10)\n"
+               "  --timeout  how long to wait for the JVM: for its attach listener to start, then\n"
+               "             for it to take each connection and to answer each request (default 10)\n"
                "  Runs nothing of the target's. As root, it acts as the target's user (and in its\n"
                "  mount namespace); that user must be able to read the JAR.\n"
                "  Exit status 0, 1 (the attach or the agent failed) or 2 (usage, no JAR).\n");
@@ -263,13 +265,28 @@ static int become_target(target *t)
      * our pid names another process or none. */
     t->cwd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-    if (!same_mount_ns(t->pid)) {
+    bool other_ns = !same_mount_ns(t->pid);
+    int ns = -1, ns_err = 0;
+    if (other_ns) {
         snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)t->pid);
-        int ns = open(path, O_RDONLY | O_CLOEXEC);
+        ns = open(path, O_RDONLY | O_CLOEXEC);
+        ns_err = errno;
+    }
+    /* Those opens went through the pid: they reached the target if it
+     * still runs now (its pidfd answers for that process, and while it runs
+     * no other can have its pid), else maybe a process that took the pid. */
+    if (signal_target(t, 0) == -ESRCH) {
+        fail("process %d exited before it could be attached (its pid may now be another process's); nothing was done",
+             (int)t->pid);
+        if (ns >= 0)
+            close(ns);
+        return 1;
+    }
+    if (other_ns) {
         if (ns >= 0 && setns(ns, CLONE_NEWNS) == 0) {
             fprintf(stderr, "threadtime attach: entered the mount namespace of process %d\n", (int)t->pid);
         } else {
-            int e = errno;
+            int e = ns >= 0 ? errno : ns_err;
             snprintf(t->root, sizeof t->root, "/proc/%d/root", (int)t->pid);
             fprintf(stderr,
                     "threadtime attach: process %d is in another mount namespace, which this cannot enter (%s); "
@@ -393,8 +410,10 @@ static int await_socket(const target *t, const char *socket_path, int timeout_s)
 
 /* Connects to the listener and checks that it is the target: the socket file
  * and the peer are the target's user, and the peer is the target process.
+ * The connect, and each send on the socket, give up after timeout_s (a
+ * listener whose queue is full and that never accepts would block them).
  * Returns the socket, or -1 after printing why not. */
-static int connect_checked(const target *t, const char *socket_path)
+static int connect_checked(const target *t, const char *socket_path, int timeout_s)
 {
     struct stat st;
     if (lstat(socket_path, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_uid != t->uid) {
@@ -409,12 +428,18 @@ static int connect_checked(const target *t, const char *socket_path)
     }
     strcpy(addr.sun_path, socket_path);
     int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (s < 0 || connect(s, (struct sockaddr *)&addr, sizeof addr) != 0) {
+    struct timeval bound = {.tv_sec = timeout_s};
+    if (s < 0 || setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound) != 0 ||
+        connect(s, (struct sockaddr *)&addr, sizeof addr) != 0) {
         int e = errno;
-        fail("cannot connect to %s (%s)%s", socket_path, strerror(e),
-             e == ECONNREFUSED ? ": the JVM's listener is not running (a stale socket?)"
-             : e == EACCES    ? ": permission denied"
-                              : "");
+        char why[96] = "";
+        if (e == ECONNREFUSED)
+            snprintf(why, sizeof why, ": the JVM's listener is not running (a stale socket?)");
+        else if (e == EACCES)
+            snprintf(why, sizeof why, ": permission denied");
+        else if (e == EAGAIN)
+            snprintf(why, sizeof why, ": the JVM's listener took no connection within %d s", timeout_s);
+        fail("cannot connect to %s (%s)%s", socket_path, strerror(e), why);
         if (s >= 0)
             close(s);
         return -1;
@@ -436,9 +461,10 @@ static int connect_checked(const target *t, const char *socket_path)
 }
 
 /* Sends one version-1 request (the command and exactly three arguments) and
- * reads the whole answer into out (NUL-terminated). Returns its length, or -1
- * after printing why not. */
-static ssize_t request(int s, const char *const args[4], char *out, size_t n, pid_t pid)
+ * reads the whole answer into out (NUL-terminated), giving up when it is not
+ * complete within timeout_s. Returns its length, or -1 after printing why
+ * not. */
+static ssize_t request(int s, const char *const args[4], char *out, size_t n, pid_t pid, int timeout_s)
 {
     char req[16 + 4 * (ARG_MAX_LEN + 1)];
     size_t len = 0;
@@ -460,8 +486,20 @@ static ssize_t request(int s, const char *const args[4], char *out, size_t n, pi
         sent += (size_t)w;
     }
     size_t got = 0;
+    int64_t deadline = now_ms() + (int64_t)timeout_s * 1000;
     for (;;) {
-        ssize_t r = read(s, out + got, n - 1 - got);
+        struct pollfd in = {.fd = s, .events = POLLIN};
+        int64_t left = deadline - now_ms();
+        int ready = left > 0 ? poll(&in, 1, (int)left) : 0;
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready == 0) {
+            fail("JVM %d did not answer '%s' within %d s (%zu bytes came); gave up waiting, though the JVM may "
+                 "still act on it",
+                 (int)pid, args[0], timeout_s, got);
+            return -1;
+        }
+        ssize_t r = ready < 0 ? -1 : read(s, out + got, n - 1 - got);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
@@ -475,20 +513,43 @@ static ssize_t request(int s, const char *const args[4], char *out, size_t n, pi
     return (ssize_t)got;
 }
 
-/* Prints text from the target, which may hold anything, with control
- * characters escaped so that none reaches the terminal (C1 controls are
- * two bytes in UTF-8: 0xc2 0x80-0x9f). */
+/* The length of the well-formed UTF-8 character of two to four bytes at p,
+ * or 0 when the bytes there are none (a stray continuation byte, one cut
+ * short by the end of the text, an overlong form, a surrogate, a code point
+ * beyond U+10FFFF). Reads no further than the first byte that is wrong, so
+ * never past the text's NUL. */
+static int utf8_len(const unsigned char *p)
+{
+    unsigned char b = p[0];
+    int len = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    /* The second byte's range is narrower after e0 and f0 (overlong), ed
+     * (surrogates) and f4 (beyond U+10FFFF). */
+    unsigned char lo = b == 0xe0 ? 0xa0 : b == 0xf0 ? 0x90 : 0x80;
+    unsigned char hi = b == 0xed ? 0x9f : b == 0xf4 ? 0x8f : 0xbf;
+    for (int i = 1; i < len; i++)
+        if (p[i] < (i == 1 ? lo : 0x80) || p[i] > (i == 1 ? hi : 0xbf))
+            return 0;
+    return len;
+}
+
+/* Prints text from the target, which may hold anything, so that none of it
+ * reaches the terminal as a control: C0 controls (but newline and tab), DEL
+ * and every byte that is not part of well-formed UTF-8 as \xNN (a raw 0x9b
+ * is CSI to a terminal in an 8-bit mode), the C1 controls U+0080..U+009F
+ * as \u00NN, the rest of UTF-8 as it is. */
 static void print_untrusted(FILE *f, const char *text)
 {
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+    for (const unsigned char *p = (const unsigned char *)text; *p;) {
+        int len = *p < 0x80 ? 1 : utf8_len(p);
+        if (len == 2 && p[0] == 0xc2 && p[1] <= 0x9f) {
             fprintf(f, "\\u%04x", p[1]);
-            p++;
-        } else if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f) {
+        } else if (len == 0 || (*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f) {
             fprintf(f, "\\x%02x", *p);
+            len = 1;
         } else {
-            fputc(*p, f);
+            fwrite(p, 1, (size_t)len, f);
         }
+        p += len;
     }
 }
 
@@ -527,13 +588,24 @@ static size_t put_utf8(char *out, unsigned long c)
     return 4;
 }
 
+static int hex_value(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* The four hex digits at p as *v, if there are four. Stops at the first
+ * byte that is not one, so never reads past the text's NUL. */
 static bool hex4(const char *p, unsigned long *v)
 {
-    char digits[5];
-    memcpy(digits, p, 4);
-    digits[4] = '\0';
-    *v = strtoul(digits, NULL, 16);
-    return strspn(digits, "0123456789abcdefABCDEF") == 4;
+    unsigned long x = 0;
+    for (int i = 0; i < 4; i++) {
+        int d = hex_value(p[i]);
+        if (d < 0)
+            return false;
+        x = x << 4 | (unsigned long)d;
+    }
+    *v = x;
+    return true;
 }
 
 /* The value of key in an answer to "properties", which is Java's
@@ -574,15 +646,16 @@ static bool property_value(const char *props, const char *key, char *out, size_t
 
 /* Asks the JVM for the property key that threadtime's agent set, and prints
  * each of its lines after prefix. Returns whether there was such a line. */
-static bool print_agent_property(const target *t, const char *socket_path, const char *key, const char *prefix)
+static bool print_agent_property(const target *t, const char *socket_path, int timeout_s, const char *key,
+                                 const char *prefix)
 {
-    int s = connect_checked(t, socket_path);
+    int s = connect_checked(t, socket_path, timeout_s);
     if (s < 0)
         return false;
     static char message[8192];
     char *props = malloc(PROPERTIES_MAX);
     const char *const ask[4] = {"properties", "", "", ""};
-    ssize_t n = props ? request(s, ask, props, PROPERTIES_MAX, t->pid) : -1;
+    ssize_t n = props ? request(s, ask, props, PROPERTIES_MAX, t->pid, timeout_s) : -1;
     close(s);
     bool found = n > 0 && strncmp(props, "0\n", 2) == 0 &&
                  property_value(props + 2, key, message, sizeof message) && message[0];
@@ -602,7 +675,8 @@ static bool print_agent_property(const target *t, const char *socket_path, const
 }
 
 /* Reads a load answer. Returns the exit status: 0, or 1 after printing why. */
-static int report_load(const char *answer, const target *t, const char *socket_path, const char *options)
+static int report_load(const char *answer, const target *t, const char *socket_path, int timeout_s,
+                       const char *options)
 {
     int pid = (int)t->pid;
     char *end;
@@ -638,11 +712,11 @@ static int report_load(const char *answer, const target *t, const char *socket_p
     if (rc == 0) {
         fprintf(stderr, "threadtime: JVM %d took %s\n", pid, options);
         snprintf(prefix, sizeof prefix, "threadtime: JVM %d: ", pid);
-        print_agent_property(t, socket_path, AGENT_WARNINGS_PROPERTY, prefix);
+        print_agent_property(t, socket_path, timeout_s, AGENT_WARNINGS_PROPERTY, prefix);
         return 0;
     }
     snprintf(prefix, sizeof prefix, "threadtime attach: the agent in JVM %d failed: ", pid);
-    if (rc == AGENT_START_FAILED && print_agent_property(t, socket_path, AGENT_ERROR_PROPERTY, prefix))
+    if (rc == AGENT_START_FAILED && print_agent_property(t, socket_path, timeout_s, AGENT_ERROR_PROPERTY, prefix))
         return 1;
     const char *why = rc == AGENT_BAD_JAR ? "it could not open the JAR or found no Agent-Class in it"
                       : rc == AGENT_NOT_ON_CLASS_PATH ? "it could not add the JAR to its class path"
@@ -748,16 +822,16 @@ int tt_cli_attach(int argc, char **argv)
     status = await_socket(&t, socket_path, timeout_s);
     if (status != 0)
         goto out;
-    int s = connect_checked(&t, socket_path);
+    int s = connect_checked(&t, socket_path, timeout_s);
     if (s < 0) {
         status = 1;
         goto out;
     }
     static char answer[ANSWER_MAX];
     const char *const load[4] = {"load", "instrument", "false", arg};
-    ssize_t n = request(s, load, answer, sizeof answer, pid);
+    ssize_t n = request(s, load, answer, sizeof answer, pid, timeout_s);
     close(s);
-    status = n < 0 ? 1 : report_load(answer, &t, socket_path, opts);
+    status = n < 0 ? 1 : report_load(answer, &t, socket_path, timeout_s, opts);
 out:
     target_close(&t);
     return status;

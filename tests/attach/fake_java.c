@@ -9,6 +9,14 @@
  *                     does, takes one request and answers "return code: RC",
  *                     then one more, answered with system properties that
  *                     hold threadtime's agent's error and warnings
+ *   java listen silent  the same, but takes the request and never answers
+ *   java listen full    the same, but never accepts, its queue full
+ *   java listen c1      answers the request with a refusal whose text holds
+ *                     raw bytes a terminal may take for controls (0x9b, CSI
+ *                     in 8-bit mode, and a UTF-8 character cut short)
+ *   java listen huge    answers "return code: 102", then the properties with
+ *                     1 MiB - 1 bytes (all an attacher reads of them) that
+ *                     end in the escape "\u" with no digits after it
  *
  * Whatever the arguments, run with uid or euid 0 it only writes the file
  * ran-as-root beside itself and exits 3: that file is the proof that an
@@ -29,6 +37,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+/* What threadtime attach reads of an answer to "properties" at most, its
+ * NUL included (PROPERTIES_MAX in cli/attach.c). */
+#define PROPERTIES_READ (1024 * 1024)
+
 /* A JVM's SIGQUIT handler; here it only wakes sigsuspend. */
 static void on_quit(int sig)
 {
@@ -46,7 +58,8 @@ static int write_file(const char *path, const void *data, size_t len)
 }
 
 /* Takes one connection on listener l: writes the client's uid and gid to
- * peer_file and its request to request_file, then answers. 0 or 1. */
+ * peer_file and its request to request_file, then answers (NULL: holds the
+ * connection open without a word until it is killed). 0 or 1. */
 static int serve(int l, const char *peer_file, const char *request_file, const char *answer)
 {
     int s = accept(l, NULL, NULL);
@@ -72,9 +85,14 @@ static int serve(int l, const char *peer_file, const char *request_file, const c
     }
     if (write_file(request_file, req, got) != 0)
         return 1;
-    size_t len = strlen(answer);
-    if (write(s, answer, len) != (ssize_t)len)
-        return 1;
+    while (!answer)
+        pause();
+    for (size_t len = strlen(answer), sent = 0; sent < len;) {
+        ssize_t w = write(s, answer + sent, len - sent);
+        if (w <= 0)
+            return 1;
+        sent += (size_t)w;
+    }
     close(s);
     return 0;
 }
@@ -83,7 +101,7 @@ static int serve(int l, const char *peer_file, const char *request_file, const c
  * "return code: RC", then the system properties, with threadtime's agent's
  * error and warnings in them (escaped as Java writes them, with a terminal
  * escape sequence inside). 0 or 1. */
-static int listen_once(const char *rc)
+static int listen_once(const char *how)
 {
     char trigger[64], path[108];
     snprintf(trigger, sizeof trigger, ".attach_pid%d", (int)getpid());
@@ -106,14 +124,41 @@ static int listen_once(const char *rc)
     int l = socket(AF_UNIX, SOCK_STREAM, 0);
     if (l < 0 || bind(l, (struct sockaddr *)&addr, sizeof addr) != 0 || chmod(path, 0600) != 0 || listen(l, 1) != 0)
         return 1;
+    if (strcmp(how, "full") == 0) {
+        /* One connection of its own fills a queue of length 0: the next
+         * connect waits for an accept that never comes. */
+        int self = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (listen(l, 0) != 0 || self < 0 || connect(self, (struct sockaddr *)&addr, sizeof addr) != 0)
+            return 1;
+        for (;;)
+            pause();
+    }
+    if (strcmp(how, "silent") == 0)
+        return serve(l, "peer", "request", NULL);
+    if (strcmp(how, "c1") == 0)
+        return serve(l, "peer", "request", "1\nno \x9b" "31mred\x9b" "0m here, nor \xe2\x82 there\n");
     char answer[64];
-    snprintf(answer, sizeof answer, "0\nreturn code: %s\n", rc);
+    snprintf(answer, sizeof answer, "0\nreturn code: %s\n", strcmp(how, "huge") == 0 ? "102" : how);
     int failed = serve(l, "peer", "request", answer);
-    if (!failed)
+    if (!failed && strcmp(how, "huge") == 0) {
+        /* Padding in a comment line, then the error property, whose value
+         * is a backslash and a 'u' as the last bytes read. */
+        static const char tail[] = "\nthreadtime.attach.error=\\u";
+        char *props = malloc(PROPERTIES_READ);
+        if (!props)
+            return 1;
+        size_t len = PROPERTIES_READ - 1, pad = len - (sizeof tail - 1);
+        memset(props, '#', pad);
+        memcpy(props, "0\n", 2);
+        memcpy(props + pad, tail, sizeof tail);
+        failed = serve(l, "peer2", "request2", props);
+        free(props);
+    } else if (!failed) {
         failed = serve(l, "peer2", "request2",
                        "0\n#Wed Nov 25 21:00:00 UTC 2026\njava.version=17\n"
                        "threadtime.attach.error=threadtime\\: probe \\u00e9\\u001b[31m matched nothing\\u0085 \\uD834\\uDD1E\n"
                        "threadtime.attach.warnings=probe 'a.B\\:\\:c' matched nothing\\nprobe 'd.E\\:\\:f' matched nothing\n");
+    }
     close(l);
     unlink(path);
     return failed;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `threadtime attach` never runs a program of the target's, and as root it acts
 # as the target's user (issue 29 item 2).
-#   test_attach.sh THREADTIME FAKE_JAVA SOURCE_DIR
+#   test_attach.sh THREADTIME FAKE_JAVA SOURCE_DIR RECYCLE_PID
 # FAKE_JAVA is tests/attach/fake_java.c built; it is installed as `java` and run
 # as an unprivileged user (nobody). Real JVMs of that user (Java 17, 21 and 25,
 # those java/jdks.sh finds) are attached to too when the checkout's JAR is
@@ -15,7 +15,7 @@ if [ "$(id -u)" != 0 ]; then
   echo "SKIP test_attach: needs root (it attaches as root to another user's process)"
   exit 77
 fi
-cli=$(realpath "$1") fake=$(realpath "$2") src=$(realpath "$3")
+cli=$(realpath "$1") fake=$(realpath "$2") src=$(realpath "$3") recycle=$(realpath "$4")
 . "$src/tests/reachable_dir.sh"
 user=nobody
 reachable_dir test_attach $user
@@ -70,11 +70,12 @@ ready() {
 }
 
 # attach PID OPTIONS [ARGS...]: runs threadtime attach as root from $work;
-# sets $rc and $out (stdout and stderr).
+# sets $rc and $out (stdout and stderr). One that hangs is ended after 120 s
+# (rc 124): the attacher's own waits are bounded far below that.
 attach() {
   local p=$1 o=$2
   shift 2
-  out=$(cd "$work" && "$cli" attach --jar "$jar" "$@" "$p" "$o" 2>&1)
+  out=$(cd "$work" && timeout -k 5 120 "$cli" attach --jar "$jar" "$@" "$p" "$o" 2>&1)
   rc=$?
 }
 
@@ -155,6 +156,63 @@ if ready "$pid" "$work/refuse/java" quit; then
   [ "$(cat "$work/refuse/peer2" 2>/dev/null)" = "$uid $gid" ] || fail "refuse: the properties were not asked for as '$uid $gid'"
   printf '1\0properties\0\0\0\0' >"$work/expected2"
   cmp -s "$work/expected2" "$work/refuse/request2" || fail "refuse: the second request is not 'properties'"
+fi
+
+# 7. A listener that takes the request and never answers, and one whose
+#    queue is full and that never accepts: each wait ends after --timeout
+#    with a clear error.
+run_as silent --private-tmp ./java listen silent
+if ready "$pid" "$work/silent/java" quit; then
+  attach "$pid" probe=off --timeout 1
+  [ "$rc" = 1 ] || fail "silent: exit $rc, expected 1: $out"
+  expect "JVM $pid did not answer 'load' within 1 s (0 bytes came)"
+fi
+run_as full --private-tmp ./java listen full
+if ready "$pid" "$work/full/java" quit; then
+  attach "$pid" probe=off --timeout 1
+  [ "$rc" = 1 ] || fail "full: exit $rc, expected 1: $out"
+  expect "the JVM's listener took no connection within 1 s"
+fi
+
+# 8. An answer with raw bytes a terminal may take for controls (0x9b is CSI
+#    in 8-bit mode) and a UTF-8 character cut short: each is printed as \xNN.
+run_as c1 --private-tmp ./java listen c1
+if ready "$pid" "$work/c1/java" quit; then
+  attach "$pid" probe=off
+  [ "$rc" = 1 ] || fail "c1: exit $rc, expected 1: $out"
+  expect "JVM $pid refused the agent (status 1): no \\x9b31mred\\x9b0m here, nor \\xe2\\x82 there"
+  LC_ALL=C grep -q $'[\x80-\x9f]' <<<"$out" && fail "c1: a raw byte 0x80-0x9f reached the terminal"
+fi
+
+# 9. The properties answer that fills the attacher's 1 MiB buffer and ends in
+#    "\u" with no digits: the decoder stops at the end (an ASan build aborts
+#    on a read past it).
+run_as huge --private-tmp ./java listen huge
+if ready "$pid" "$work/huge/java" quit; then
+  attach "$pid" probe=off
+  [ "$rc" = 1 ] || fail "huge: exit $rc, expected 1: $out"
+  expect "the agent in JVM $pid failed: "
+  case "$out" in *AddressSanitizer* | *"runtime error"*) fail "huge: a sanitizer stopped the attacher" ;; esac
+fi
+
+# 10. The target exits, and its pid names another process (in a mount
+#     namespace of its own), just before the attacher opens /proc/PID/cwd
+#     (recycle_pid.c, preloaded): the attacher notices, enters nothing and
+#     does nothing.
+run_as recycled ./java quit
+if ready "$pid" "$work/recycled/java" quit; then
+  out=$(cd "$work" && TT_RECYCLE_PID=$pid TT_RECYCLE_DONE=$work/recycled.done LD_PRELOAD=$recycle \
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+    timeout -k 5 120 "$cli" attach --jar "$jar" --timeout 1 "$pid" probe=off 2>&1)
+  rc=$?
+  if [ "$(cat "$work/recycled.done" 2>/dev/null)" != reused ]; then
+    echo "test_attach: the pid was not reused ($(cat "$work/recycled.done" 2>/dev/null)); case 10 not tried"
+  else
+    unset 'pids[-1]' # gone, and its pid another process's: not to be killed again
+    [ "$rc" = 1 ] || fail "recycled: exit $rc, expected 1: $out"
+    expect "process $pid exited before it could be attached (its pid may now be another process's)"
+    case "$out" in *"entered the mount namespace"*) fail "recycled: entered the namespace of the pid's new process: $out" ;; esac
+  fi
 fi
 
 # 6. Real JVMs of the user (Java 17, 21 and 25, those java/jdks.sh finds):
