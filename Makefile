@@ -141,6 +141,13 @@ bench-pairing: build
 bench-split: build
 	$(BUILD)/cli/split_cost
 
+# The run report on recordings of 60,000 and 80,000 thread records, text
+# and --group, medians of BENCH_ROUNDS runs; BASELINE_CLI=path/to/an/older/
+# threadtime times it alternately on the same files.
+.PHONY: bench-run-report
+bench-run-report: build
+	python3 bench/run_report_bench.py $(THREADTIME) $(BUILD) "$(BASELINE_CLI)" $(BENCH_ROUNDS)
+
 # How lumpy this host's per-thread CPU clock is, idle and then with a busy
 # loop per CPU beside it (CLOCK_STEPS_SECONDS each).
 CLOCK_STEPS_SECONDS ?= 30

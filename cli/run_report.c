@@ -246,19 +246,65 @@ static void copy_name(char *dst, size_t cap, const char *src)
     dst[n] = 0;
 }
 
-/* A record SEEN by the sampler that a pthread record of the same tid
- * covers is that thread, caught before its record was published. */
-static int covered(const proc *p, uint32_t used, const tt_run_thread *seen)
+/* Open-addressing tables keyed by tid (0: an empty slot), sized a power of
+ * two at least twice the keys: each entry starts with its tid. */
+static uint32_t table_cap(uint32_t keys)
 {
-    for (uint32_t i = 0; i < used; i++) {
-        const tt_run_thread *t = &p->threads[i];
-        if (t != seen && t->tid == seen->tid && t->kind == TT_RUN_KIND_PTHREAD &&
-            (t->state == TT_RUN_ENDED || t->state == TT_RUN_AT_EXIT || t->state == TT_RUN_LIVE ||
-             t->state == TT_RUN_WRITING) &&
-            (t->state == TT_RUN_LIVE || t->end_ns >= seen->start_ns))
-            return 1;
+    uint32_t cap = 64;
+    while (cap < 2 * (uint64_t)keys + 32 && cap < (1u << 31))
+        cap *= 2;
+    return cap;
+}
+
+/* The slot of tid in a table of cap entries of stride bytes: its own, or
+ * the empty one where it goes. */
+static uint32_t tid_slot(const void *table, size_t stride, uint32_t cap, uint32_t tid)
+{
+    uint32_t j = (tid * 2654435761u) & (cap - 1), have;
+    for (;;) {
+        memcpy(&have, (const unsigned char *)table + (size_t)j * stride, sizeof have);
+        if (!have || have == tid)
+            return j;
+        j = (j + 1) & (cap - 1);
     }
-    return 0;
+}
+
+/* Per tid, what its pthread records say (for covered): one is live, or
+ * the latest end among them. */
+typedef struct pthread_seen {
+    uint32_t tid, live;
+    uint64_t end;
+} pthread_seen;
+
+/* The tids of the published pthread records of p's first `used`, or NULL
+ * when memory runs out. */
+static pthread_seen *pthread_tids(const proc *p, uint32_t used, uint32_t *cap)
+{
+    *cap = table_cap(used);
+    pthread_seen *m = calloc(*cap, sizeof *m);
+    for (uint32_t i = 0; m && i < used; i++) {
+        const tt_run_thread *t = &p->threads[i];
+        uint32_t st = t->state;
+        if (!t->tid || t->kind != TT_RUN_KIND_PTHREAD ||
+            !(st == TT_RUN_ENDED || st == TT_RUN_AT_EXIT || st == TT_RUN_LIVE || st == TT_RUN_WRITING))
+            continue;
+        pthread_seen *e = &m[tid_slot(m, sizeof *m, *cap, t->tid)];
+        e->tid = t->tid;
+        e->live |= st == TT_RUN_LIVE;
+        e->end = t->end_ns > e->end ? t->end_ns : e->end;
+    }
+    return m;
+}
+
+/* A record SEEN by the sampler that a pthread record of the same tid
+ * covers is that thread, caught before its record was published: the
+ * pthread record is live, or ended after the sampler first saw the tid. */
+static int covered(const pthread_seen *m, uint32_t cap, const tt_run_thread *seen)
+{
+    if (!seen->tid)
+        return 0;
+    const pthread_seen *e = &m[tid_slot(m, sizeof *m, cap, seen->tid)];
+    return e->tid && (e->live || e->end >= seen->start_ns);
 }
 
 static int cmp_rows(const void *a, const void *b)
@@ -276,6 +322,13 @@ static void build_rows(proc *p)
     p->rows = calloc(used + 1, sizeof *p->rows);
     if (!p->rows)
         return;
+    uint32_t pcap;
+    pthread_seen *pthreads = pthread_tids(p, used, &pcap);
+    if (!pthreads) {
+        free(p->rows);
+        p->rows = NULL;
+        return;
+    }
     for (uint32_t i = 0; i < used; i++) {
         const tt_run_thread *t = &p->threads[i];
         /* After exec the main thread goes on in the next image's file, its
@@ -305,7 +358,7 @@ static void build_rows(proc *p)
         case TT_RUN_LIVE:
         case TT_RUN_WRITING:
         case TT_RUN_SEEN:
-            if (t->state == TT_RUN_SEEN && covered(p, used, t))
+            if (t->state == TT_RUN_SEEN && covered(pthreads, pcap, t))
                 continue;
             /* No end of its own: the last sample is what is known. */
             r.user = r.sys = -1;
@@ -328,6 +381,7 @@ static void build_rows(proc *p)
         r.end = h->end_ns;
         p->rows[p->nrows++] = r;
     }
+    free(pthreads);
     qsort(p->rows, p->nrows, sizeof *p->rows, cmp_rows);
 }
 
@@ -346,17 +400,33 @@ static void fold_name(const char *name, char *out, size_t cap)
         snprintf(out, cap, "%.*s*", (int)begin, name);
 }
 
-static void group_rows(proc *p)
+/* FNV-1a of a name: the group table's hash. */
+static uint32_t name_hash(const char *s)
 {
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* Folds p's rows into one per folded name, in one pass: a table from the
+ * folded name to its group's row. 0 or -ENOMEM (rows as they were). */
+static int group_rows(proc *p)
+{
+    uint32_t cap = table_cap(p->nrows);
+    uint32_t *slot = calloc(cap, sizeof *slot); /* a group's row + 1; 0: empty */
+    if (!slot)
+        return -ENOMEM;
     uint32_t n = 0;
     for (uint32_t i = 0; i < p->nrows; i++) {
         row r = p->rows[i];
         char g[64];
         fold_name(r.name, g, sizeof g);
-        uint32_t j = 0;
-        while (j < n && strcmp(p->rows[j].name, g) != 0)
-            j++;
-        if (j == n) {
+        uint32_t j = name_hash(g) & (cap - 1);
+        while (slot[j] && strcmp(p->rows[slot[j] - 1].name, g) != 0)
+            j = (j + 1) & (cap - 1);
+        if (!slot[j]) { /* rows[n] was read already: n <= i */
+            slot[j] = n + 1;
             p->rows[n] = r;
             strcpy(p->rows[n].orig, r.name);
             strcpy(p->rows[n].name, g);
@@ -364,7 +434,7 @@ static void group_rows(proc *p)
             n++;
             continue;
         }
-        row *q = &p->rows[j];
+        row *q = &p->rows[slot[j] - 1];
         q->mixed |= strcmp(q->orig, r.name) != 0;
         q->count++;
         q->user = q->user >= 0 && r.user >= 0 ? add_ns(q->user, r.user) : -1;
@@ -375,12 +445,14 @@ static void group_rows(proc *p)
         if (r.end > q->end)
             q->end = r.end;
     }
+    free(slot);
     /* A name nothing else folded into keeps its digits ("python3"). */
     for (uint32_t i = 0; i < n; i++)
         if (!p->rows[i].mixed)
             strcpy(p->rows[i].name, p->rows[i].orig);
     p->nrows = n;
     qsort(p->rows, p->nrows, sizeof *p->rows, cmp_rows);
+    return 0;
 }
 
 static const char *proc_state(const tt_run_header *h)
@@ -402,35 +474,110 @@ static const char *proc_state(const tt_run_header *h)
     }
 }
 
-/* Processes in tree order: each after its parent, siblings by start. */
-static void emit(proc *ps, uint32_t n, uint32_t i, uint32_t depth, uint32_t *order, uint32_t *k)
+/* The tree's orders of process indices: by parent pid, then by start
+ * (siblings in the order they started); and by pid. Ties by index. */
+static int by_parent(const void *a, const void *b, void *arg)
 {
-    ps[i].done = 1;
-    ps[i].depth = depth;
-    order[(*k)++] = i;
-    for (;;) {
-        uint32_t best = n;
-        for (uint32_t j = 0; j < n; j++)
-            if (!ps[j].done && ps[j].h->ppid == ps[i].h->pid &&
-                (best == n || ps[j].h->start_ns < ps[best].h->start_ns))
-                best = j;
-        if (best == n)
-            return;
-        emit(ps, n, best, depth + 1, order, k);
-    }
+    const proc *ps = arg;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    const tt_run_header *x = ps[i].h, *y = ps[j].h;
+    if (x->ppid != y->ppid)
+        return x->ppid < y->ppid ? -1 : 1;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return (i > j) - (i < j);
 }
 
-static uint32_t order_procs(proc *ps, uint32_t n, uint32_t *order)
+static int by_pid(const void *a, const void *b, void *arg)
 {
+    const proc *ps = arg;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    if (ps[i].h->pid != ps[j].h->pid)
+        return ps[i].h->pid < ps[j].h->pid ? -1 : 1;
+    return (i > j) - (i < j);
+}
+
+static int by_start(const void *a, const void *b, void *arg)
+{
+    const proc *ps = arg;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    if (ps[i].h->start_ns != ps[j].h->start_ns)
+        return ps[i].h->start_ns < ps[j].h->start_ns ? -1 : 1;
+    return (i > j) - (i < j);
+}
+
+static uint32_t key(const proc *ps, uint32_t i, int parent) { return parent ? ps[i].h->ppid : ps[i].h->pid; }
+
+/* The first position of sorted[0..n) whose key is v or more. */
+static uint32_t lower(const proc *ps, const uint32_t *sorted, uint32_t n, uint32_t v, int parent)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (key(ps, sorted[mid], parent) < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Processes in tree order into order[]: each after its parent, siblings by
+ * start; a process whose parent is not in the recording starts a tree (the
+ * trees in the order they started), and what is left (a cycle of pids, in
+ * a damaged file) after. Sorted once and
+ * walked with a stack of its own: a chain of thousands of forks is no
+ * deeper on the C stack than one process. Returns how many, or -ENOMEM. */
+static int64_t order_procs(proc *ps, uint32_t n, uint32_t *order)
+{
+    uint32_t *kids = malloc((n ? n : 1) * sizeof *kids), *pids = malloc((n ? n : 1) * sizeof *pids);
+    uint32_t *stack = malloc((n ? n : 1) * sizeof *stack), *roots = malloc((n ? n : 1) * sizeof *roots);
+    if (!kids || !pids || !stack || !roots) {
+        free(kids);
+        free(pids);
+        free(stack);
+        free(roots);
+        return -ENOMEM;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        kids[i] = pids[i] = roots[i] = i;
+    qsort_r(kids, n, sizeof *kids, by_parent, ps);
+    qsort_r(pids, n, sizeof *pids, by_pid, ps);
+    qsort_r(roots, n, sizeof *roots, by_start, ps);
     uint32_t k = 0;
     for (int pass = 0; pass < 2; pass++)
-        for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t r = 0; r < n; r++) {
+            uint32_t i = roots[r];
+            if (ps[i].done)
+                continue;
             int has_parent = 0;
-            for (uint32_t j = 0; j < n && pass == 0; j++)
-                has_parent |= j != i && ps[j].h->pid == ps[i].h->ppid;
-            if (!ps[i].done && !has_parent)
-                emit(ps, n, i, 0, order, &k);
+            uint32_t ppid = ps[i].h->ppid;
+            for (uint32_t j = lower(ps, pids, n, ppid, 0); pass == 0 && j < n && key(ps, pids[j], 0) == ppid; j++)
+                has_parent |= pids[j] != i;
+            if (has_parent)
+                continue;
+            uint32_t top = 0;
+            stack[top++] = i;
+            ps[i].done = 1;
+            ps[i].depth = 0;
+            while (top) {
+                uint32_t x = stack[--top], pid = ps[x].h->pid;
+                order[k++] = x;
+                uint32_t lo = lower(ps, kids, n, pid, 1), hi = lo;
+                while (hi < n && key(ps, kids[hi], 1) == pid)
+                    hi++;
+                for (uint32_t c = hi; c-- > lo;) /* pushed last first: the first started comes out first */
+                    if (!ps[kids[c]].done) {
+                        ps[kids[c]].done = 1;
+                        ps[kids[c]].depth = ps[x].depth + 1;
+                        stack[top++] = kids[c];
+                    }
+            }
         }
+    free(kids);
+    free(pids);
+    free(stack);
+    free(roots);
     return k;
 }
 
@@ -553,9 +700,7 @@ static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
         /* CPU rate per thread between consecutive samples of that thread
          * (an idle thread's samples are rounds apart: the sampler backs
          * off). One pass, with each tid's name and latest sample. */
-        uint32_t cap2 = 64;
-        while (cap2 < 4 * (p->nrows + 16))
-            cap2 *= 2;
+        uint32_t cap2 = table_cap(2 * p->nrows);
         struct last {
             uint32_t tid;
             const char *name;
@@ -565,9 +710,7 @@ static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
             return -ENOMEM;
         uint32_t used = 0;
         for (uint32_t r = 0; r < p->nrows; r++) {
-            uint32_t j = (p->rows[r].tid * 2654435761u) & (cap2 - 1);
-            while (m[j].tid && m[j].tid != p->rows[r].tid)
-                j = (j + 1) & (cap2 - 1);
+            uint32_t j = tid_slot(m, sizeof *m, cap2, p->rows[r].tid);
             used += !m[j].tid;
             m[j].tid = p->rows[r].tid;
             m[j].name = p->rows[r].name;
@@ -578,9 +721,7 @@ static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
             const tt_run_sample *a = &p->samples[i % cap];
             if (!a->tid)
                 continue;
-            uint32_t j = (a->tid * 2654435761u) & (cap2 - 1);
-            while (m[j].tid && m[j].tid != a->tid)
-                j = (j + 1) & (cap2 - 1);
+            uint32_t j = tid_slot(m, sizeof *m, cap2, a->tid);
             if (!m[j].tid) {
                 if (2 * (used + 1) > cap2)
                     continue; /* more tids than records: no counter for this one */
@@ -681,11 +822,14 @@ int tt_run_report(const tt_run_set *s, enum out_format fmt, int group, sink *out
             p->rows = NULL;
             continue;
         }
-        if (group)
-            group_rows(p);
+        if (group && (rc = group_rows(p)) != 0)
+            break;
         m++;
     }
-    n = rc == 0 ? order_procs(ps, m, order) : 0;
+    int64_t ordered = rc == 0 ? order_procs(ps, m, order) : 0;
+    if (ordered < 0)
+        rc = (int)ordered;
+    n = ordered > 0 ? (uint32_t)ordered : 0;
     int64_t sum = 0;
     for (uint32_t k = 0; k < n; k++)
         for (uint32_t i = 0; i < ps[order[k]].nrows; i++)

@@ -21,46 +21,16 @@ import subprocess
 import sys
 import tempfile
 
+from run_recording import AT_EXIT, ENDED, EXECED, LIVE, PTHREAD, SEEN, many_threads, proc_file, run_set, thread
+
 TT, GOLDEN = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 FAILED = []
 TMP = tempfile.mkdtemp(prefix="test_run_report.", dir=os.environ.get("TMPDIR"))
-
-# preload/run_file.h
-HEADER_SIZE, THREAD_SIZE, SAMPLE_SIZE = 4096, 96, 32
-EMPTY, LIVE, ENDED, AT_EXIT, SEEN = 0, 1, 2, 3, 4
-PTHREAD, OTHER = 1, 2
-RUNNING, EXITED, EXECED = 0, 1, 2
-
 
 def check(cond, what):
     if not cond:
         FAILED.append(what)
         print("  FAIL:", what)
-
-
-def thread(tid, name, state=ENDED, kind=PTHREAD, start=1_000_000_000, end=1_002_000_000, user=1_000_000,
-           system=500_000, name_start=None, spare=(0, 0)):
-    return struct.pack("<IIII qq qq 16s16s QQ", state, tid, kind, 0, start, end, user, system,
-                       (name_start if name_start is not None else name)[:15], name[:15] if name_start is not None else b"",
-                       *spare)
-
-
-def proc_file(pid, ppid, exe, threads, samples=(), thread_cap=None, sample_cap=4, state=EXITED, threads_used=None,
-              sampler_tid=0, start=1_000_000_000, end=1_010_000_000, pad=b"\0", flags=0):
-    thread_cap = thread_cap or max(len(threads), 1)
-    used = len(threads) if threads_used is None else threads_used
-    h = struct.pack("<8sIIIIIIIIII QQQ II QQQQ", b"TTRUN\0v1", 1, HEADER_SIZE, THREAD_SIZE, SAMPLE_SIZE, thread_cap,
-                    sample_cap, pid, ppid, flags, sampler_tid, start, start, 0, used, state, len(samples), end,
-                    0, 0) + exe[:256].ljust(256, b"\0")
-    body = h + pad * (HEADER_SIZE - len(h))
-    body += b"".join(threads[:thread_cap]).ljust(thread_cap * THREAD_SIZE, b"\0")
-    ring = [struct.pack("<QIIqQ", *s, 0) for s in samples]
-    return body + b"".join(ring[-sample_cap:]).ljust(sample_cap * SAMPLE_SIZE, b"\0")
-
-
-def run_set(procs, cmd=b"prog", exit_status=0, rusage=(0, 0)):
-    h = struct.pack("<8sIIiIqqQ", b"TTRUNSET", 1, len(procs), exit_status, len(cmd), *rusage, 0)
-    return h + cmd + b"".join(struct.pack("<Q", len(p)) + p for p in procs)
 
 
 def write(name, data):
@@ -338,6 +308,41 @@ def test_bounded_input():
     _, want, _ = dump(write("prefix.ttrunset", rec), "--format", "json")
     st, out, err = dump_stream(rec, b"x" * 65536, "--format", "json")
     check(st == 0 and out == want, f"a recording, then an endless stream: status {st}: {err}")
+
+
+def test_many_threads():
+    # 60,000 records: each SEEN record is matched to its pthread record by
+    # tid, and the names folded into groups, in one pass each (both were
+    # quadratic: 11.5 s for 60 k records; make bench-run-report times it).
+    n = 60000
+    path = write("many.ttrunset", many_threads(n))
+    st, out, err = dump(path, "--format", "json")
+    rows = json.loads(out)["processes"][0]["threads"] if st == 0 else []
+    ended = [r for r in rows if r["how"] == "ended"]
+    sampled = [r for r in rows if r["how"] == "sampled"]
+    check(len(ended) == n // 2 and len({r["tid"] for r in ended}) == n // 2, f"many: {len(ended)} ended threads")
+    check(sorted(r["tid"] for r in sampled) == list(range(900_000, 900_010)),
+          f"many: only the 10 threads no pthread record covers come from the sampler: {len(sampled)}")
+    st, out, err = dump(path, "--format", "json", "--group")
+    groups = {g["name"]: g for g in json.loads(out)["processes"][0]["groups"]} if st == 0 else {}
+    w = groups.get("w#*", {})
+    check(w.get("threads") == n // 2 and w.get("total_ns") == n // 2 * 1_500_000,
+          f"many --group: w#* holds every worker once: {w.get('threads')} threads, {w.get('total_ns')} ns")
+    check(groups.get("clone", {}).get("threads") == 10 and len(groups) == 2, f"many --group: {sorted(groups)}")
+
+
+def test_tree_order():
+    # Each process after its parent, siblings in the order they started, a
+    # process whose parent is not recorded starts a tree of its own (after
+    # the first), and a chain of 3,000 forks (walked without recursion).
+    def p(pid, ppid, start):
+        return proc_file(pid, ppid, b"p%d" % pid, [thread(pid, b"m", kind=2)], start=start)
+    procs = [p(20, 99, 5), p(11, 10, 3), p(10, 1, 1), p(13, 11, 4), p(12, 10, 2)]
+    procs += [p(1000 + i, 999 + i if i else 20, 10 + i) for i in range(3000)]
+    st, out, err = dump(write("tree.ttrunset", run_set(procs)), "--format", "json")
+    got = [(x["pid"], x["depth"]) for x in json.loads(out)["processes"]] if st == 0 else []
+    want = [(10, 0), (12, 1), (11, 1), (13, 2), (20, 0)] + [(1000 + i, 1 + i) for i in range(3000)]
+    check(got == want, f"tree: order and depth {got[:8]}..., status {st}: {err[-300:]}")
 
 
 def golden(out, name):
