@@ -22,8 +22,8 @@
  * included, is added to the frame below, which subtracts it from its own.
  *
  * Only the thread running a step writes its task's total (a coroutine cannot
- * run on two threads at once), so the total is a relaxed load and store,
- * read atomically by any thread (free-threaded builds included).
+ * run on two threads at once), so with a GIL the total is a relaxed load and
+ * store; any thread reads it atomically.
  */
 #include "core.h"
 
@@ -60,8 +60,14 @@ static PyObject *str_loop, *str_eager_start, *str_throw, *str_close, *str_get_co
 
 static void charge(TaskCoroObject *self, int64_t ns)
 {
+#ifdef Py_GIL_DISABLED
+    /* Without a GIL, a thread that tries to step a coroutine another thread
+     * is running gets an error from it after a short bracket of its own. */
+    __atomic_fetch_add(&self->total_ns, ns, __ATOMIC_RELAXED);
+#else
     int64_t t = __atomic_load_n(&self->total_ns, __ATOMIC_RELAXED);
     __atomic_store_n(&self->total_ns, t + ns, __ATOMIC_RELAXED);
+#endif
 }
 
 static void step_enter(step_frame *f, TaskCoroObject *self)
@@ -81,8 +87,8 @@ static void step_exit(step_frame *f)
     int64_t spent = 0;
     int64_t bad = f->begin_ns < 0 ? f->begin_ns : end < 0 ? end : 0;
     if (bad != 0) {
-        if (self->clock_error == 0)
-            self->clock_error = (int)bad;
+        int none = 0; /* the first error stays */
+        __atomic_compare_exchange_n(&self->clock_error, &none, (int)bad, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
     } else {
         spent = end - f->begin_ns;
         /* The fast clock is monotonic per thread, so a nested step never
@@ -253,8 +259,9 @@ static int64_t taskcoro_cpu_ns(TaskCoroObject *self)
                          "thread of the parent; tasks created in the child are counted afresh", NULL);
         return -1;
     }
-    if (self->clock_error != 0) {
-        ttpy_raise_code(self->clock_error);
+    int error = __atomic_load_n(&self->clock_error, __ATOMIC_RELAXED);
+    if (error != 0) {
+        ttpy_raise_code(error);
         return -1;
     }
     int64_t total = __atomic_load_n(&self->total_ns, __ATOMIC_RELAXED);
