@@ -164,6 +164,12 @@ FAST_CLOCK_RUNS ?= 5
 bench-fast-clock: build
 	bench/fast-clock.sh $(BUILD) $(FAST_CLOCK_RUNS)
 
+# The perf_event page as a second "switched out?" signal for the fast clock:
+# whether it moves at every switch, its read cost, its cost per switch.
+.PHONY: bench-perf-page
+bench-perf-page: build
+	$(BUILD)/cli/perf_page_probe 5
+
 # threadtime run's floors (issue 26): per-thread cost, the sampler with
 # 1,000 threads, xz -T2 on RUN_BENCH_MB MB with and without it.
 RUN_BENCH_MB ?= 40
