@@ -9,10 +9,12 @@ import asyncio
 import contextvars
 import errno
 import os
+import queue
 import shutil
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -472,3 +474,46 @@ def test_a_missing_native_says_so(tmp_path):
     last = out.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: threadtime's C extension (threadtime._core) did not load"), last
     assert "make python-install" in last
+
+
+def test_loops_on_two_threads_each_count_their_own_tasks_while_another_thread_reads():
+    """Two threads, each with its loop and two interleaved tasks; the main
+    thread reads every task's figure as they run (on a free-threaded build,
+    at the same time as the steps). Each figure only grows, and ends as the
+    sum of its own task's burns."""
+    steps, tasks_per_loop = 5, 2
+    created: queue.Queue = queue.Queue()
+    results = {}
+
+    async def worker(ns: int, seen: list[int]) -> None:
+        for _ in range(steps):
+            seen.append(burn(ns))
+            await asyncio.sleep(0)
+
+    async def main(name: str):
+        created_here = []
+        thread0 = time.thread_time_ns()
+        for i in range(tasks_per_loop):
+            seen: list[int] = []
+            t = asyncio.create_task(worker(2_000_000 * (i + 1), seen))
+            created_here.append((t, seen))
+            created.put(t)
+        await asyncio.gather(*(t for t, _ in created_here))
+        results[name] = (time.thread_time_ns() - thread0, created_here)
+
+    threads = [threading.Thread(target=run, args=(lambda n=n: main(n),)) for n in ("a", "b")]
+    for th in threads:
+        th.start()
+    tasks = [created.get(timeout=60) for _ in range(2 * tasks_per_loop)]
+    last = {t: 0 for t in tasks}
+    while any(th.is_alive() for th in threads):
+        for t in tasks:
+            now = tta.task_cpu_ns(t)
+            assert now >= last[t]
+            last[t] = now
+    for th in threads:
+        th.join()
+    for thread_cpu, counted in results.values():
+        burns = [sum(seen) for _, seen in counted]
+        for (t, _), own in zip(counted, burns):
+            assert own - steps * BOUND <= tta.task_cpu_ns(t) <= thread_cpu - (sum(burns) - own) + (steps + 1) * BOUND
