@@ -157,7 +157,7 @@ static int owner_reads(const tt_thread *h)
 }
 
 /* The kernel's split of the handle's thread: the caller's own as
- * tt_self_times reads it (getrusage() brought up to the precise total;
+ * tt_self_times reads it (the precise total in getrusage()'s proportion;
  * needs no /proc), another thread's from /proc. */
 static int fallback_times(const tt_thread *h, tt_times *out)
 {
@@ -203,9 +203,10 @@ int tt_thread_times(tt_thread *h, tt_times *out)
         return -EINVAL;
     if (dead(h))
         return -ESRCH;
-    /* The owner reads itself as tt_self_times does (fallback_times): one
-     * getrusage() and the fast clock (~370 ns against ~1 us for three clock
-     * reads), merged into the sequence other readers see. */
+    /* The owner reads itself as tt_self_times does (fallback_times): the
+     * fast clock in getrusage()'s proportion (~55 ns while the anchor holds,
+     * against ~1 us for three clock reads), merged into the sequence other
+     * readers see. */
     if (tt__use_clockid() && !owner_reads(h)) {
         int64_t v[3];
         int64_t r = checked(h, tt__read_three(h->virt, h->prof, h->sched, v));
@@ -216,9 +217,9 @@ int tt_thread_times(tt_thread *h, tt_times *out)
         if (!tt__fall_back(r))
             return (int)r;
     }
-    /* The kernel's own split (getrusage or /proc, the former brought up to
-     * the precise total), merged against the last answer: its rounding
-     * differs from the clockid scaling's. */
+    /* The kernel's own split (getrusage or /proc; the former gives the
+     * precise total its proportion), merged against the last answer: its
+     * rounding differs from the clockid scaling's. */
     tt_times t;
     int rc = fallback_times(h, &t);
     if (rc == 0)

@@ -220,6 +220,36 @@ TT_TEST(process_split_total_is_the_precise_total)
     split_keeps_up(read_process_times, NULL, CLOCK_PROCESS_CPUTIME_ID);
 }
 
+/* The split's parts follow the kernel's: tt_self_times proportions its
+ * total by the getrusage() split read when the fast clock's anchor was set,
+ * so each part lies at most one tick (10 ms at HZ >= 100) plus one anchor's
+ * span below what getrusage() says just before. The work is about half
+ * system calls, so a proportion that lost track (or swapped the parts)
+ * falls behind by far more over 200 ms. */
+TT_TEST(self_split_parts_follow_the_kernels)
+{
+    const int64_t slack = 10 * MS + TT_FAST_BOUND_NS;
+    tt_times k, t, last = {0, 0, 0};
+    int64_t start = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+    while (tt__read_clock(CLOCK_THREAD_CPUTIME_ID) - start < 200 * MS) {
+        volatile uint64_t x = 1;
+        for (int i = 0; i < 200; i++) {
+            x = x * 6364136223846793005u + 1;
+            (void)getppid();
+        }
+        CHECK_OP(tt_getrusage_thread(&k), ==, 0);
+        CHECK_OP(tt_self_times(&t), ==, 0);
+        CHECK_OP(t.user_ns, >=, k.user_ns - slack);
+        CHECK_OP(t.system_ns, >=, k.system_ns - slack);
+        CHECK_OP(t.user_ns, >=, last.user_ns);
+        CHECK_OP(t.system_ns, >=, last.system_ns);
+        check_split(&t);
+        last = t;
+    }
+    fprintf(stderr, "  kernel %lld/%lld us, split %lld/%lld us (user/system)\n", (long long)k.user_ns / 1000,
+            (long long)k.system_ns / 1000, (long long)t.user_ns / 1000, (long long)t.system_ns / 1000);
+}
+
 /* The kernel's own PROF clock of the calling thread (pid 0 = the caller),
  * read directly with clock_gettime. */
 static int64_t kernel_prof_ns(void)

@@ -213,12 +213,17 @@ TT_API int64_t tt_self_system_raw_ns(void);
 /* Raw, tick-sampled user + system of the calling thread (PROF clock), ns. */
 TT_API int64_t tt_self_prof_raw_ns(void);
 
-/* Consistent split for the calling thread. With the default method this is
- * one getrusage(RUSAGE_THREAD) (the kernel's split, as of the last tick or
- * context switch) brought up to tt_self_fast_ns() read after it
- * (tt_times_with_total): ~1.05 x one getrusage(), or getrusage() plus one
- * clock read (~2.5 x) where the fast clock is off. The first call in a
- * process pays the fast clock's start (~25 ms, see tt_self_fast_ns). With
+/* Consistent split for the calling thread. With the default method the
+ * total is tt_self_fast_ns(), divided in the proportion of the kernel's
+ * split from getrusage(RUSAGE_THREAD) (tt_times_with_total). That
+ * getrusage() is read again whenever the fast clock re-anchors (after a
+ * switch, and at least every TT_FAST_BOUND_NS of CPU), so each part is at
+ * most one tick plus TT_FAST_BOUND_NS below what getrusage() would say, and
+ * a call costs the fast read and some arithmetic while the anchor holds
+ * (~0.2 x one getrusage() here), getrusage() and the fast read when it
+ * re-anchors, and getrusage() plus one clock read (~2.5 x) on every call
+ * where the fast clock is off. The first call in a process pays the fast
+ * clock's start (~25 ms, see tt_self_fast_ns). With
  * TT_METHOD_CLOCKID it is three clock reads scaled here; with
  * TT_METHOD_GETRUSAGE or TT_METHOD_PROCFS that source's split alone. Each
  * part monotonic per thread across changes of method. Returns 0, -EFAULT
@@ -285,8 +290,8 @@ TT_API int64_t tt_thread_total_ns(tt_thread *h);
 TT_API int64_t tt_thread_user_raw_ns(tt_thread *h);
 /* Consistent split: from another thread, three clock reads scaled the way
  * the kernel scales /proc figures (ns resolution); by the thread that
- * opened the handle on itself, as tt_self_times reads it (one getrusage()
- * brought up to the fast clock), both merged into one sequence. A read that overlaps another read of the
+ * opened the handle on itself, as tt_self_times reads it (the fast clock's
+ * total in getrusage()'s proportion), both merged into one sequence. A read that overlaps another read of the
  * same handle (another thread's, or the one a signal handler interrupted)
  * may return that handle's previous answer rather than wait. Returns 0 or
  * one of the errors above. */

@@ -20,8 +20,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * The platform ThreadMXBean against threadtime (its own API and its drop-in
  * bean), each row beside its baseline in the same run. "Other thread" is a
  * mapped platform thread blocked on a latch. User time is the consistent
- * split (one getrusage() for the current thread, three clock reads for
- * another); the ...Raw rows read the raw tick clock (one clock read), so the
+ * split (for the current thread the fast clock's total in getrusage()'s
+ * proportion, for another three clock reads); the ...Raw rows read the raw tick clock (one clock read), so the
  * pair shows what the truthful figure costs. Average time gives the means
  * the ratios are taken from; sample mode gives the tail (each sample also
  * pays two System.nanoTime() reads, ~50 ns, which flatters no one).

@@ -71,9 +71,9 @@ final class ThreadMap {
     /**
      * The calling platform thread's consistent split as {user, system,
      * total}, mapping it first; null on a virtual thread. It is read through
-     * the thread's handle (one {@code getrusage()} and the fast clock when
-     * the owner asks), so the thread's own reads and everybody else's form
-     * one monotonic sequence.
+     * the thread's handle (the fast clock in {@code getrusage()}'s
+     * proportion when the owner asks), so the thread's own reads and
+     * everybody else's form one monotonic sequence.
      */
     static long[] selfSplit() {
         Entry e = SELF.get();

@@ -82,8 +82,8 @@ public final class ThreadTime {
     }
 
     /**
-     * User time of the calling thread from the consistent split (one
-     * {@code getrusage()} brought up to the precise total; see
+     * User time of the calling thread from the consistent split (the
+     * precise total in {@code getrusage()}'s proportion; see
      * {@link #currentThreadTimes()}); -1 on a virtual thread.
      */
     public static long currentThreadUserTime() {
@@ -123,10 +123,12 @@ public final class ThreadTime {
      * {@link #threadTimes}). Its total is the precise CPU time at the call,
      * from the same clock as {@link #currentThreadCpuTime()}: never below a
      * read of the kernel's clock taken before it, never above one taken
-     * after it by more than {@link #FAST_CLOCK_BOUND_NANOS}. The parts are
-     * the kernel's split (one {@code getrusage()}, which counts the runtime
-     * only up to the thread's last scheduler tick or switch) brought up to
-     * that total in the kernel's proportion.
+     * after it by more than {@link #FAST_CLOCK_BOUND_NANOS}. The parts
+     * divide that total in the proportion of the kernel's own split
+     * ({@code getrusage()}, which counts the runtime only up to the
+     * thread's last scheduler tick or switch), read again whenever the fast
+     * clock re-anchors: each part is within a tick plus
+     * {@link #FAST_CLOCK_BOUND_NANOS} of the kernel's.
      *
      * @throws UnsupportedOperationException on a virtual thread
      */
