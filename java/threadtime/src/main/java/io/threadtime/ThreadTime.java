@@ -75,7 +75,9 @@ public final class ThreadTime {
      * (the cycle counter while the kernel shows no switch), or "syscall: "
      * and why every read is a system call (switched off with
      * {@code -Dthreadtime.fastClock=false} or {@code THREADTIME_FAST_CLOCK=0},
-     * no rseq area, another library using it, ...).
+     * no rseq area (glibc before 2.35), a kernel that keeps rseq_cs set
+     * across a blocking call (Linux 6.19 and later), another library using
+     * it, ...: the core's tt_fast_clock_name(), docs/fast-clock.md).
      */
     public static String currentThreadCpuClock() {
         return FastClock.name();
