@@ -214,7 +214,8 @@ async def cancels_with_message():
     try:
         await task
     except asyncio.CancelledError as e:
-        return ("cancelled", task.cancelled(), e.args, task.cancelling())
+        cancelling = task.cancelling() if sys.version_info >= (3, 11) else None  # new in 3.11
+        return ("cancelled", task.cancelled(), e.args, cancelling)
 
 
 async def gathers():
