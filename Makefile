@@ -174,8 +174,14 @@ bench-perf-page: build
 # 1,000 threads, xz -T2 on RUN_BENCH_MB MB with and without it.
 RUN_BENCH_MB ?= 40
 .PHONY: bench-run
+RUN_LIB = $(firstword $(wildcard $(BUILD)/lib*/libthreadtime_run.so $(BUILD)/lib*/*/libthreadtime_run.so))
 bench-run: build
-	python3 bench/run_bench.py $(THREADTIME) $(BUILD)/preload/run_bench $(firstword $(wildcard $(BUILD)/lib*/libthreadtime_run.so $(BUILD)/lib*/*/libthreadtime_run.so)) $(RUN_BENCH_MB)
+	python3 bench/run_bench.py $(THREADTIME) $(BUILD)/preload/run_bench $(RUN_LIB) $(RUN_BENCH_MB)
+
+# The cost per process alone (200 x /bin/true from sh), 9 interleaved rounds.
+.PHONY: bench-run-procs
+bench-run-procs: build
+	python3 bench/run_bench.py $(THREADTIME) $(BUILD)/preload/run_bench $(RUN_LIB) 0 9 4
 
 -include java/java.mk
 -include python/python.mk

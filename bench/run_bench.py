@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The floors of `threadtime run` (issue 26), each beside its baseline in
 the same run: make bench-run. Usage: run_bench.py THREADTIME RUN_BENCH
-PRELOAD_LIB [XZ_MB] [ROUNDS] [PARTS]; PARTS is any of 1, 2, 3 (default 123)."""
+PRELOAD_LIB [XZ_MB] [ROUNDS] [PARTS]; PARTS is any of 1, 2, 3, 4 (default
+1234)."""
 import json
 import os
 import statistics
@@ -13,7 +14,7 @@ import time
 TT, BENCH, LIB = (os.path.abspath(a) for a in sys.argv[1:4])
 XZ_MB = int(sys.argv[4]) if len(sys.argv) > 4 else 40
 ROUNDS = int(sys.argv[5]) if len(sys.argv) > 5 else 5
-PARTS = sys.argv[6] if len(sys.argv) > 6 else "123"
+PARTS = sys.argv[6] if len(sys.argv) > 6 else "1234"
 tmp = tempfile.mkdtemp(prefix="run_bench.", dir=os.environ.get("TMPDIR"))
 
 
@@ -80,6 +81,40 @@ def part3():
               f"run {[round(x, 3) for x in d['run']]})")
 
 
+# 4. Many short processes: sh running /bin/true 200 times, bare and under
+#    threadtime run, interleaved; wall time and the CPU of the tree. Each
+#    process gets a file of its own: with the run directory on tmpfs (the
+#    default, /dev/shm: made here, so this writes only what it made) and on
+#    the disk of TMPDIR.
+def part4():
+    shm = tempfile.mkdtemp(prefix="run_bench.", dir="/dev/shm") if os.path.isdir("/dev/shm") else tmp
+    loop = "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done"
+    kinds = {"bare": (None, []), "run, tmpfs": (shm, []), "run, disk": (tmp, [])}
+    walls = {k: [] for k in kinds}
+    cpus = {k: [] for k in kinds}
+    for _ in range(ROUNDS):
+        for kind, (where, _) in kinds.items():
+            cmd = ["sh", "-c", loop]
+            if where:
+                cmd = [TT, "run", "--report", os.path.join(tmp, "procs.txt"), "--"] + cmd
+            r0 = os.times()
+            t0 = time.monotonic()
+            subprocess.run(cmd, check=True, env=dict(os.environ, TMPDIR=where) if where else None)
+            walls[kind].append(time.monotonic() - t0)
+            r1 = os.times()
+            cpus[kind].append(r1.children_user + r1.children_system - r0.children_user - r0.children_system)
+    for what, d in (("wall", walls), ("CPU", cpus)):
+        b = statistics.median(d["bare"])
+        print(f"200 x /bin/true from sh, {what}: bare {b:.3f} s, " + ", ".join(
+            f"{k} {statistics.median(v):.3f} s ({statistics.median(v) / b:.2f}x)" for k, v in d.items() if k != "bare")
+            + f" (medians of {ROUNDS} interleaved runs; all: "
+            + "; ".join(f"{k} {[round(x, 3) for x in v]}" for k, v in d.items()) + ")")
+    if shm != tmp:
+        subprocess.run(["rm", "-rf", shm])
+
+
 if "3" in PARTS:
     part3()
+if "4" in PARTS:
+    part4()
 subprocess.run(["rm", "-rf", tmp])

@@ -23,50 +23,17 @@ static int add_proc(tt_run_set *s, unsigned char *data, size_t len)
     return 0;
 }
 
-/* Reads exactly n bytes at offset 0 of fd into a new buffer, or NULL (a
- * short file: a process killed while it made its own). */
-static unsigned char *read_exact(int fd, size_t n)
-{
-    unsigned char *b = malloc(n ? n : 1);
-    size_t got = 0;
-    while (b && got < n) {
-        ssize_t r = pread(fd, b + got, n - got, (off_t)got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            free(b);
-            return NULL;
-        }
-        got += (size_t)r;
-    }
-    return b;
-}
-
 /* One process's file, opened in the run directory: a regular file only
- * (never through a symlink, never waiting on a FIFO), read up to the size
- * its header states and no further. NULL when it is anything else, or
- * not a complete file. */
+ * (never through a symlink, never waiting on a FIFO), read as
+ * tt_run_file_read reads it (what the header says was recorded, and no
+ * further). NULL when it is anything else, or not a complete file. */
 static unsigned char *read_proc_file(int dir, const char *name, size_t *len)
 {
     int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     unsigned char *b = NULL;
-    const char *why;
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= TT_RUN_HEADER_SIZE &&
-        (b = read_exact(fd, TT_RUN_HEADER_SIZE)) != NULL) {
-        const tt_run_header *h = (const tt_run_header *)b;
-        /* The stated size, bounded as tt_run_file_check bounds the caps
-         * (a header that says more is refused below). */
-        size_t n = tt_run_file_bytes(h->thread_cap <= 1u << 24 ? h->thread_cap : 1,
-                                     h->sample_cap <= 1u << 26 ? h->sample_cap : 1);
-        free(b);
-        b = (uint64_t)st.st_size >= n ? read_exact(fd, n) : NULL;
-        if (b && tt_run_file_check(b, n, &why) != 0) {
-            free(b);
-            b = NULL;
-        }
-        *len = n;
-    }
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        b = tt_run_file_read(fd, len);
     if (fd >= 0)
         close(fd);
     return b;

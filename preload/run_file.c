@@ -5,9 +5,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* Blocks reserved at creation: a process with up to this many threads and
+ * samples (a shell, a compiler) makes no other reservation. */
+#define FIRST_RECORDS 64
+#define FIRST_SAMPLES 128
 
 size_t tt_run_file_bytes(uint32_t thread_cap, uint32_t sample_cap)
 {
@@ -79,7 +86,15 @@ int tt_run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_c
     if (fd < 0)
         return -EEXIST;
     size_t bytes = tt_run_file_bytes(thread_cap, sample_cap);
-    int rc = posix_fallocate(fd, 0, (off_t)bytes);
+    struct stat st;
+    int rc = ftruncate(fd, (off_t)bytes) != 0 || fstat(fd, &st) != 0 ? errno : 0;
+    uint32_t threads = thread_cap < FIRST_RECORDS ? thread_cap : FIRST_RECORDS;
+    uint32_t samples = sample_cap < FIRST_SAMPLES ? sample_cap : FIRST_SAMPLES;
+    off_t soff = (off_t)tt_run_file_bytes(thread_cap, 0);
+    if (!rc)
+        rc = posix_fallocate(fd, 0, (off_t)tt_run_file_bytes(threads, 0));
+    if (!rc)
+        rc = posix_fallocate(fd, soff, (off_t)samples * TT_RUN_SAMPLE_SIZE);
     if (rc) {
         unlink(path);
         close(fd);
@@ -87,7 +102,7 @@ int tt_run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_c
     }
     void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     rc = m == MAP_FAILED ? -errno : 0;
-    close(fd); /* the mapping keeps the file */
+    close(fd); /* the mapping keeps the file; growth opens it again */
     if (rc) {
         unlink(path);
         return rc;
@@ -110,7 +125,41 @@ int tt_run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_c
     out->threads = (tt_run_thread *)((char *)m + TT_RUN_HEADER_SIZE);
     out->samples = (tt_run_sample *)((char *)out->threads + (size_t)thread_cap * TT_RUN_THREAD_SIZE);
     out->bytes = bytes;
+    atomic_store_explicit(&out->thread_room, threads, memory_order_relaxed);
+    out->sample_room = samples;
+    atomic_store_explicit(&out->full, 0, memory_order_relaxed);
+    out->dev = st.st_dev;
+    out->ino = st.st_ino;
+    memcpy(out->path, path, strlen(path) + 1);
     return 0;
+}
+
+/* Gives [off, off + len) of f blocks: 0 or -errno. The file is opened
+ * again by its path and must still be the one made (a descriptor kept
+ * open could be closed by the program, and its number reused). */
+static int reserve(tt_run_file *f, off_t off, off_t len)
+{
+    if (!f->path[0])
+        return -ENOSPC; /* in memory: there is no more than its capacity */
+    int fd = open(f->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    int rc = fstat(fd, &st) != 0 ? -errno : st.st_dev != f->dev || st.st_ino != f->ino ? -ESTALE : 0;
+    if (!rc)
+        rc = -posix_fallocate(fd, off, len);
+    close(fd);
+    return rc;
+}
+
+/* The next room: double what there is (fewer reservations for many
+ * threads), at least need, at most cap. */
+static uint32_t next_room(uint32_t room, uint32_t need, uint32_t cap)
+{
+    uint64_t r = (uint64_t)room * 2;
+    if (r < need)
+        r = need;
+    return r > cap ? cap : (uint32_t)r;
 }
 
 void tt_run_file_close(tt_run_file *f)
@@ -125,7 +174,26 @@ tt_run_thread *tt_run_thread_take(tt_run_file *f)
 {
     /* Relaxed: the slot is this caller's alone; its state store publishes it. */
     uint32_t i = atomic_fetch_add_explicit(&f->hdr->threads_used, 1, memory_order_relaxed);
-    return i < f->hdr->thread_cap ? &f->threads[i] : NULL;
+    if (i >= f->hdr->thread_cap)
+        return NULL;
+    uint32_t room = atomic_load_explicit(&f->thread_room, memory_order_acquire);
+    if (i >= room) {
+        /* Threads racing here reserve the same blocks: harmless. Once one
+         * reservation failed nothing more is taken, so no record is ever
+         * written past the blocks (the reader sees zeros, EMPTY, there). */
+        if (atomic_load_explicit(&f->full, memory_order_relaxed))
+            return NULL;
+        uint32_t want = next_room(room, i + 1, f->hdr->thread_cap);
+        if (reserve(f, TT_RUN_HEADER_SIZE, (off_t)want * TT_RUN_THREAD_SIZE) != 0) {
+            atomic_store_explicit(&f->full, 1, memory_order_relaxed);
+            return NULL;
+        }
+        /* Release: a later taker that sees the room sees the blocks. */
+        while (room < want && !atomic_compare_exchange_weak_explicit(&f->thread_room, &room, want,
+                                                                      memory_order_release, memory_order_acquire))
+            ;
+    }
+    return &f->threads[i];
 }
 
 int tt_run_thread_claim(tt_run_thread *t, uint32_t from)
@@ -144,7 +212,18 @@ void tt_run_thread_publish(tt_run_thread *t, uint32_t to)
 void tt_run_sample_add(tt_run_file *f, uint64_t t_ns, uint32_t tid, uint32_t round, int64_t total_ns)
 {
     uint64_t head = atomic_load_explicit(&f->hdr->samples_head, memory_order_relaxed);
-    tt_run_sample *s = &f->samples[head % f->hdr->sample_cap];
+    uint32_t slot = (uint32_t)(head % f->hdr->sample_cap);
+    if (slot >= f->sample_room) {
+        uint32_t want = next_room(f->sample_room, slot + 1, f->hdr->sample_cap);
+        off_t at = (off_t)tt_run_file_bytes(f->hdr->thread_cap, 0);
+        if (atomic_load_explicit(&f->full, memory_order_relaxed) ||
+            reserve(f, at, (off_t)want * TT_RUN_SAMPLE_SIZE) != 0) {
+            atomic_store_explicit(&f->full, 1, memory_order_relaxed);
+            return;
+        }
+        f->sample_room = want;
+    }
+    tt_run_sample *s = &f->samples[slot];
     s->t_ns = t_ns;
     s->tid = tid;
     s->round = round;
@@ -171,4 +250,58 @@ int tt_run_file_check(const void *buf, size_t n, const char **why)
         return -EINVAL;
     }
     return 0;
+}
+
+/* Reads n bytes at off; 0 or -1 (short: the file is not what it says). */
+static int read_at(int fd, void *buf, size_t n, off_t off)
+{
+    for (size_t got = 0; got < n;) {
+        ssize_t r = pread(fd, (char *)buf + got, n - got, off + (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+unsigned char *tt_run_file_read(int fd, size_t *len)
+{
+    tt_run_header h;
+    struct stat st;
+    const char *why;
+    if (fstat(fd, &st) != 0 || read_at(fd, &h, sizeof h, 0) != 0)
+        return NULL;
+    /* The caps bounded as tt_run_file_check bounds them, and the file as
+     * long as they say: a shorter one was cut while it was made. */
+    if (h.thread_cap == 0 || h.sample_cap == 0 || h.thread_cap > (1u << 24) || h.sample_cap > (1u << 26) ||
+        (uint64_t)st.st_size < tt_run_file_bytes(h.thread_cap, h.sample_cap))
+        return NULL;
+    uint32_t used = h.threads_used < h.thread_cap ? h.threads_used : h.thread_cap;
+    uint64_t head = h.samples_head;
+    uint32_t kept = head < h.sample_cap ? (uint32_t)head : h.sample_cap;
+    tt_run_header c = h;
+    c.thread_cap = used ? used : 1;
+    c.sample_cap = kept ? kept : 1;
+    size_t n = tt_run_file_bytes(c.thread_cap, c.sample_cap);
+    unsigned char *b = calloc(1, n);
+    if (!b)
+        return NULL;
+    memcpy(b, &c, sizeof c);
+    int rc = read_at(fd, b + sizeof c, TT_RUN_HEADER_SIZE - sizeof c, sizeof c);
+    if (!rc && used)
+        rc = read_at(fd, b + TT_RUN_HEADER_SIZE, (size_t)used * TT_RUN_THREAD_SIZE, TT_RUN_HEADER_SIZE);
+    /* The ring's last `kept` samples, each at its index modulo the new
+     * capacity, so the reader's walk from samples_head finds them. */
+    tt_run_sample *ring = (tt_run_sample *)(b + tt_run_file_bytes(c.thread_cap, 0));
+    off_t at = (off_t)tt_run_file_bytes(h.thread_cap, 0);
+    for (uint64_t j = head - kept; !rc && j < head; j++)
+        rc = read_at(fd, &ring[j % c.sample_cap], sizeof *ring, at + (off_t)(j % h.sample_cap) * TT_RUN_SAMPLE_SIZE);
+    if (rc || tt_run_file_check(b, n, &why) != 0) {
+        free(b);
+        return NULL;
+    }
+    *len = n;
+    return b;
 }

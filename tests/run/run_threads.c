@@ -27,7 +27,8 @@
  *                         empty name) and ends; prints its tid.
  *   run_threads kill      ends 10 threads, starts 2 that keep burning, then
  *                         kills the whole process with SIGKILL.
- *   run_threads clone     starts a thread with clone() directly (as Go's
+ *   run_threads clone     starts and joins a pthread (which starts the
+ *                         sampler), then a thread with clone() directly (as Go's
  *                         runtime does), prints its tid, and keeps it
  *                         burning until threadtime's sampler thread has run
  *                         three more times (its schedstat count of
@@ -204,6 +205,11 @@ static long sampler_slices(void)
 
 static int run_clone(void)
 {
+    /* A thread through pthread_create first: threadtime's sampler starts
+     * with a process's second thread. */
+    pthread_t first;
+    if (pthread_create(&first, NULL, burn_plain, (void *)100L) != 0 || pthread_join(first, NULL) != 0)
+        return 1;
     static char stack[1 << 16] __attribute__((aligned(16)));
     static pid_t child_tid = 1;
     pid_t tid = clone(clone_body, stack + sizeof stack,

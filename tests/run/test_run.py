@@ -375,6 +375,20 @@ def test_setuid_and_caps():
     shutil.rmtree(d)
 
 
+def test_sizes():
+    # A recording is as large as what was recorded: 21 processes of one
+    # thread each kept with -o take a header (4 KiB) and a record or two
+    # each, not the 2.6 MB each process's file may grow to.
+    keep = os.path.join(TMP, "sizes.ttrun")
+    rc, out, err, rep = run(["/bin/sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do /bin/true; done"],
+                            extra=("-o", keep))
+    n = len(rep["processes"])
+    size = os.stat(keep).st_size
+    check(rc == 0 and n == 21 and size <= 16384 * n, f"sizes: -o of {n} processes is {size} bytes")
+    d = subprocess.run([TT, "dump", "--format", "json", keep], stdout=subprocess.PIPE, text=True)
+    check(d.returncode == 0 and json.loads(d.stdout)["processes"] == rep["processes"], "sizes: dump reads it back the same")
+
+
 def test_clone_thread():
     # A thread started with clone() directly: only the sampler can find it.
     # The program keeps it alive until the sampler ran three more times.
