@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "out.h"
 #include "threadtime/threadtime.h"
 
 int tt_cli_attach(int argc, char **argv);
@@ -513,44 +514,25 @@ static ssize_t request(int s, const char *const args[4], char *out, size_t n, pi
     return (ssize_t)got;
 }
 
-/* The length of the well-formed UTF-8 character of two to four bytes at p,
- * or 0 when the bytes there are none (a stray continuation byte, one cut
- * short by the end of the text, an overlong form, a surrogate, a code point
- * beyond U+10FFFF). Reads no further than the first byte that is wrong, so
- * never past the text's NUL. */
-static int utf8_len(const unsigned char *p)
-{
-    unsigned char b = p[0];
-    int len = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
-    /* The second byte's range is narrower after e0 and f0 (overlong), ed
-     * (surrogates) and f4 (beyond U+10FFFF). */
-    unsigned char lo = b == 0xe0 ? 0xa0 : b == 0xf0 ? 0x90 : 0x80;
-    unsigned char hi = b == 0xed ? 0x9f : b == 0xf4 ? 0x8f : 0xbf;
-    for (int i = 1; i < len; i++)
-        if (p[i] < (i == 1 ? lo : 0x80) || p[i] > (i == 1 ? hi : 0xbf))
-            return 0;
-    return len;
-}
-
-/* Prints text from the target, which may hold anything, so that none of it
- * reaches the terminal as a control: C0 controls (but newline and tab), DEL
- * and every byte that is not part of well-formed UTF-8 as \xNN (a raw 0x9b
- * is CSI to a terminal in an 8-bit mode), the C1 controls U+0080..U+009F
- * as \u00NN, the rest of UTF-8 as it is. */
+/* Prints text from the target, which may hold anything, line by line with
+ * the CLI's escaping for a terminal (out.h's put_escaped), so that none of
+ * it reaches the terminal as a control. */
 static void print_untrusted(FILE *f, const char *text)
 {
-    for (const unsigned char *p = (const unsigned char *)text; *p;) {
-        int len = *p < 0x80 ? 1 : utf8_len(p);
-        if (len == 2 && p[0] == 0xc2 && p[1] <= 0x9f) {
-            fprintf(f, "\\u%04x", p[1]);
-        } else if (len == 0 || (*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f) {
-            fprintf(f, "\\x%02x", *p);
-            len = 1;
-        } else {
-            fwrite(p, 1, (size_t)len, f);
-        }
-        p += len;
+    sink *s = sink_new(f);
+    if (!s) {
+        fputs("(not shown: out of memory)\n", f);
+        return;
     }
+    for (const char *line = text; *line;) {
+        size_t len = strcspn(line, "\n");
+        put_escaped(s, line, len);
+        if (line[len] == '\n')
+            put(s, "\n", 1), len++;
+        line += len;
+    }
+    sink_flush(s);
+    free(s);
 }
 
 /* The system properties in which threadtime's agentmain leaves what the

@@ -151,7 +151,7 @@ run_as refuse --private-tmp ./java listen 102
 if ready "$pid" "$work/refuse/java" quit; then
   attach "$pid" probe=off
   [ "$rc" = 1 ] || fail "refuse: exit $rc, expected 1: $out"
-  expect "the agent in JVM $pid failed: threadtime: probe é\\x1b[31m matched nothing\\u0085 𝄞"
+  expect "the agent in JVM $pid failed: threadtime: probe é\\x1b[31m matched nothing\\xc2\\x85 𝄞"
   case "$out" in *$'\e'*) fail "refuse: an escape character reached the terminal" ;; esac
   [ "$(cat "$work/refuse/peer2" 2>/dev/null)" = "$uid $gid" ] || fail "refuse: the properties were not asked for as '$uid $gid'"
   printf '1\0properties\0\0\0\0' >"$work/expected2"
@@ -245,6 +245,8 @@ else
   for v in 17 21 25; do
     home=$("$src/java/jdks.sh" runtime $v 2>/dev/null) || { echo "test_attach: no Java $v here; not tried"; continue; }
     # Its own /tmp, as the fakes': the socket and hsperfdata stay out of the host's.
+    # Each attach waits up to 60 s (--timeout), for the JVM may get little CPU
+    # on a loaded host: a wait for it, not a timing check.
     unshare -m --propagation private sh -c "mount -t tmpfs -o mode=1777 tmpfs /tmp && cd '$work/jvm' &&
       exec setpriv --reuid=$uid --regid=$gid --clear-groups '$home/bin/java' -cp . Wait" \
       >"$work/out$v" 2>"$work/err$v" &
@@ -252,7 +254,7 @@ else
     pids+=("$pid")
     for _ in $(seq 600); do grep -q ready "$work/out$v" 2>/dev/null && break; sleep 0.1; done
     grep -q ready "$work/out$v" || { fail "Java $v: the JVM did not start: $(cat "$work/err$v")"; continue; }
-    attach "$pid" "probe=java.lang.Integer::parseInt;java.lang.Integer::parsInt,out=$work/jvm/exit$v.ttrace"
+    attach "$pid" "probe=java.lang.Integer::parseInt;java.lang.Integer::parsInt,out=$work/jvm/exit$v.ttrace" --timeout 60
     [ "$rc" = 0 ] || fail "Java $v: probe attach: exit $rc: $out"
     expect "threadtime: JVM $pid took probe=java.lang.Integer::parseInt"
     if [ -n "$agent_says" ]; then
@@ -260,11 +262,11 @@ else
     fi
     expect "entered the mount namespace of process $pid"
     expect "acting as uid $uid, gid $gid"
-    attach "$pid" "dump=$work/jvm/now$v.ttrace"
+    attach "$pid" "dump=$work/jvm/now$v.ttrace" --timeout 60
     [ "$rc" = 0 ] || fail "Java $v: dump attach: exit $rc: $out"
     [ "$(stat -c %u "$work/jvm/now$v.ttrace" 2>/dev/null)" = "$uid" ] || fail "Java $v: no trace written by uid $uid"
     "$cli" dump "$work/jvm/now$v.ttrace" >/dev/null || fail "Java $v: the dumped trace does not read"
-    attach "$pid" "probe=a..b"
+    attach "$pid" "probe=a..b" --timeout 60
     [ "$rc" = 1 ] || fail "Java $v: a bad option: exit $rc: $out"
     if [ -n "$agent_says" ]; then
       expect "the agent in JVM $pid failed: threadtime: bad option 'probe=a..b'"
