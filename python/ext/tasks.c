@@ -179,7 +179,8 @@ static PyObject *taskcoro_close(PyObject *o, PyObject *unused)
     return r;
 }
 
-static PyObject *taskcoro_await(PyObject *o, PyObject *unused) { return Py_NewRef(o); }
+static PyObject *taskcoro_iter(PyObject *o) { return Py_NewRef(o); }
+static PyObject *taskcoro_await(PyObject *o, PyObject *unused) { return taskcoro_iter(o); }
 
 /* Attributes it does not have itself (cr_frame, cr_code, __qualname__, ...)
  * are the coroutine's, so a task made by another factory, whose get_coro()
@@ -311,7 +312,7 @@ static PyType_Slot taskcoro_slots[] = {
     {Py_tp_clear, taskcoro_clear},
     {Py_tp_repr, taskcoro_repr},
     {Py_tp_getattro, taskcoro_getattro},
-    {Py_tp_iter, taskcoro_await},
+    {Py_tp_iter, taskcoro_iter},
     {Py_tp_iternext, taskcoro_iternext},
     {Py_am_send, taskcoro_am_send},
     {Py_tp_methods, taskcoro_methods},

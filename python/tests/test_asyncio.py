@@ -17,6 +17,7 @@ import textwrap
 import threading
 import time
 import traceback
+import types
 from pathlib import Path
 
 import pytest
@@ -518,3 +519,43 @@ def test_loops_on_two_threads_each_count_their_own_tasks_while_another_thread_re
         burns = [sum(seen) for _, seen in counted]
         for (t, _), own in zip(counted, burns):
             assert own - steps * BOUND <= tta.task_cpu_ns(t) <= thread_cpu - (sum(burns) - own) + (steps + 1) * BOUND
+
+
+def test_a_taskcoro_speaks_the_coroutine_protocol_and_counts_each_call():
+    """send, throw, close and iteration reach the coroutine, and what it
+    returns or raises comes back as from the coroutine itself; each call is
+    a step counted."""
+    from threadtime._core import TaskCoro
+
+    @types.coroutine
+    def suspend():
+        return (yield "suspended")
+
+    async def body(log):
+        try:
+            got = await suspend()
+            log.append(burn(3_000_000))
+            return (got, "done")          # a tuple, kept whole in StopIteration
+        finally:
+            log.append("finally")
+
+    log: list = []
+    w = TaskCoro(body(log))
+    assert w.__await__() is w and iter(w) is w
+    assert w.send(None) == "suspended"
+    assert w.cr_code.co_name == "body"    # attributes it lacks are the coroutine's
+    with pytest.raises(StopIteration) as stop:
+        w.send("value")
+    assert stop.value.value == ("value", "done")
+    assert w.cpu_ns >= log[0] - 2 * BOUND
+
+    thrown = TaskCoro(body([]))
+    assert next(thrown) == "suspended"
+    with pytest.raises(KeyError, match="boom"):
+        thrown.throw(KeyError("boom"))
+
+    closed_log: list = []
+    closed = TaskCoro(body(closed_log))
+    closed.send(None)
+    closed.close()
+    assert closed_log == ["finally"]
