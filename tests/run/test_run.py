@@ -7,6 +7,7 @@ Usage: test_run.py THREADTIME RUN_THREADS (TEST_RUN_ONLY="test_a test_b"
 runs those alone). No check depends on timing: the
 programs' work is fixed, and every tolerance is explained where it is used.
 Temporary files go under $TMPDIR (the build tree's)."""
+import glob
 import json
 import os
 import shutil
@@ -339,9 +340,26 @@ def test_setuid_and_caps():
         return
     import pwd
     nobody = pwd.getpwnam("nobody")
-    # Beside TMP (nobody cannot enter it), nobody's own.
-    d = tempfile.mkdtemp(prefix="test_run_nobody.", dir=os.path.dirname(TMP))
-    os.chown(d, nobody.pw_uid, nobody.pw_gid)
+    # nobody's own directory, beside TMP (nobody cannot enter TMP), else in
+    # /var/tmp where a clone in a 0700 directory hides the build tree.
+    for base in (os.path.dirname(TMP), "/var/tmp"):
+        d = tempfile.mkdtemp(prefix="test_run_nobody.", dir=base)
+        os.chown(d, nobody.pw_uid, nobody.pw_gid)
+        if subprocess.run(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
+                           "test", "-w", d]).returncode == 0:
+            break
+        os.rmdir(d)
+    else:
+        print("  SKIP setuid/caps: nobody can reach no new directory beside the build tree's or in /var/tmp")
+        return
+    # threadtime and its preload library too, copied there: nobody may not
+    # reach the build tree's (THREADTIME_RUN_LIB names the copy).
+    tt = os.path.join(d, "threadtime")
+    shutil.copy(TT, tt)
+    build = os.path.dirname(os.path.dirname(TT))
+    lib = glob.glob(os.path.join(build, "lib*", "**", "libthreadtime_run.so"), recursive=True)
+    shutil.copy(lib[0], d)
+    env = dict(os.environ, TMPDIR=d, THREADTIME_RUN_LIB=os.path.join(d, "libthreadtime_run.so"))
     caps, suid = os.path.join(d, "caps_threads"), os.path.join(d, "suid_threads")
     shutil.copy(RUN_THREADS, caps)
     shutil.copy(RUN_THREADS, suid)
@@ -354,8 +372,8 @@ def test_setuid_and_caps():
     for exe, why in ((caps, "file capabilities"), (suid, "setuid")):
         rep = os.path.join(d, "report")
         p = subprocess.run(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
-                            TT, "run", "--format", "json", "--report", rep, "--", exe, "exact", "20"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, TMPDIR=d))
+                            tt, "run", "--format", "json", "--report", rep, "--", exe, "exact", "20"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         r = json.load(open(rep)) if os.path.exists(rep) else {"processes": []}
         check(p.returncode == 0 and why in p.stderr and "did not load" not in p.stderr,
               f"{why}: said why it is not preloaded: {p.returncode} {p.stderr[-300:]}")
@@ -366,8 +384,8 @@ def test_setuid_and_caps():
     # Run by a shell (dash), it is a child with no record of its own.
     rep = os.path.join(d, "report")
     p = subprocess.run(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
-                        TT, "run", "--format", "json", "--report", rep, "--", "/bin/sh", "-c", f"{caps} exact 20; exit 0"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, TMPDIR=d))
+                        tt, "run", "--format", "json", "--report", rep, "--", "/bin/sh", "-c", f"{caps} exact 20; exit 0"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     r = json.load(open(rep))
     unrecorded = [q for q in r["processes"] if "parent's wait4" in q["state"]]
     check(p.returncode == 0 and len(unrecorded) == 1, f"caps child: counted from the shell's wait4: {r['processes']}")
