@@ -58,14 +58,16 @@ python-release-tools: $(PY)
 # headers do not differ between the two LP64 arches. The release build is
 # stripped (setup.py).
 PY_WHEEL_ARCHES ?= x86_64 aarch64
-wheels: python-release-tools
+# Each wheel carries the threadtime command and its preload library, as
+# `make natives` builds them for its arch (glibc 2.17, zig; setup.py).
+wheels: python-release-tools natives
 	rm -rf build-python/raw build-python/sdist $(PY_DIST)
 	$(PY) -m build --sdist --no-isolation --outdir build-python/raw python
 	set -e; zig=$$(scripts/zig.sh --path); for arch in $(PY_WHEEL_ARCHES); do \
 		mkdir -p build-python/sdist/$$arch; \
 		tar -xzf build-python/raw/*.tar.gz -C build-python/sdist/$$arch; \
 		CC="$$zig cc -target $$arch-linux-gnu.2.17" LDSHARED="$$zig cc -target $$arch-linux-gnu.2.17 -shared" \
-			THREADTIME_ARCH=$$arch $(PY) -m build --wheel --no-isolation --outdir build-python/raw/$$arch \
+			THREADTIME_ARCH=$$arch THREADTIME_CLI_BUILD=$(CURDIR)/build-zig-$$arch $(PY) -m build --wheel --no-isolation --outdir build-python/raw/$$arch \
 			build-python/sdist/$$arch/*/; \
 		PATH=$(abspath $(PY_VENV))/bin:$$PATH $(PY) -m auditwheel repair --plat auto \
 			-w $(PY_DIST) build-python/raw/$$arch/*.whl; \

@@ -12,6 +12,13 @@ are every ext/*.c.
 THREADTIME_ARCH (x86_64, aarch64) picks the core's arch files when the
 compiler targets another processor than this machine's (the aarch64 wheel
 is built on x86-64 by `make wheels`, python/python.mk).
+
+THREADTIME_CLI_BUILD names a CMake build of the `threadtime` command for
+the wheel's arch (`make wheels` passes the zig build of `make natives`):
+the command goes into the package as threadtime/bin/threadtime, and the
+`threadtime run` preload library at the same path from it as in that build
+(threadtime/lib/), so the command finds it as it finds it installed. The
+console script `threadtime` (threadtime.__main__) runs it.
 """
 import os
 import platform
@@ -21,6 +28,7 @@ import sysconfig
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 from setuptools.command.sdist import sdist
 
 HERE = Path(__file__).resolve().parent
@@ -94,6 +102,29 @@ class SdistWithCore(sdist):
                             ignore=shutil.ignore_patterns("*.o", "__pycache__"))
 
 
+class BuildPyWithCli(build_py):
+    """Copies the command and its preload library from THREADTIME_CLI_BUILD
+    (see the module's doc) into the package, when it is set."""
+
+    def run(self):
+        super().run()
+        build = os.environ.get("THREADTIME_CLI_BUILD")
+        if not build:
+            return
+        cli = Path(build) / "cli" / "threadtime"
+        libs = sorted(Path(build).glob("**/libthreadtime_run.so"))
+        if not cli.is_file() or len(libs) != 1:
+            raise SystemExit(f"threadtime: THREADTIME_CLI_BUILD={build} holds no cli/threadtime and one "
+                             f"libthreadtime_run.so (found {[str(p) for p in libs]})")
+        package = Path(self.build_lib).resolve() / "threadtime"
+        lib = Path(os.path.normpath(package / "bin" / os.path.relpath(libs[0], cli.parent)))
+        if package not in lib.parents:
+            raise SystemExit(f"threadtime: the command looks for its library outside the package: {lib}")
+        for src, dst in ((cli, package / "bin" / "threadtime"), (libs[0], lib)):
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)  # the mode too: the command stays executable
+
+
 def free_threaded() -> bool:
     """A free-threaded CPython (3.13t+): its Python.h has no limited API."""
     return bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
@@ -134,7 +165,7 @@ core = Extension(
 setup(
     version=core_version(ROOT),
     ext_modules=[core],
-    cmdclass={"sdist": SdistWithCore},
+    cmdclass={"sdist": SdistWithCore, "build_py": BuildPyWithCli},
     # One abi3 wheel serves every CPython from 3.10 on; a free-threaded
     # interpreter gets a wheel of its own (cp313t, ...). A cross-built
     # wheel is tagged for the arch it was built for.

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+if not README.is_file():
+    pytest.skip("no README here (the suite runs from an installed wheel)", allow_module_level=True)
 
 # What the examples take as given: a function doing some work, a thread
 # that has exited (its /proc entry gone, so no read can still succeed).

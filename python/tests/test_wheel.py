@@ -55,6 +55,49 @@ def test_wheel_is_manylinux2014_abi3_and_stripped(arch):
     assert list(Path(DIST).glob("threadtime-*.tar.gz")), "no sdist beside the wheel"
 
 
+@pytest.mark.parametrize("arch", sorted(ARCHES))
+def test_wheel_carries_the_command_for_its_arch(arch):
+    """threadtime/bin/threadtime (executable) and the preload library at
+    the path the command looks for it (../lib from it), both for the
+    wheel's machine; the console script `threadtime` runs it."""
+    with zipfile.ZipFile(wheel_for(arch)) as z:
+        cli = z.getinfo("threadtime/bin/threadtime")
+        assert (cli.external_attr >> 16) & 0o111 == 0o111, oct(cli.external_attr >> 16)
+        for name in ("threadtime/bin/threadtime", "threadtime/lib/libthreadtime_run.so"):
+            elf = z.read(name)
+            assert elf.startswith(b"\x7fELF") and int.from_bytes(elf[18:20], "little") == ARCHES[arch], name
+        entry_points = next(n for n in z.namelist() if n.endswith(".dist-info/entry_points.txt"))
+        assert "threadtime = threadtime.__main__:main" in z.read(entry_points).decode()
+
+
+def test_installed_wheel_gives_the_threadtime_command(tmp_path):
+    """`pip install threadtime` and nothing else on PATH: `threadtime run`
+    reports the threads of a command (its preload library found in the
+    package), `python -m threadtime dump` reads a trace, a wrong command
+    exits 2 with the usage."""
+    venv = tmp_path / "venv"
+    subprocess.run([shutil.which("python3") or "python3", "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
+                    str(the_wheel())], check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("THREADTIME_")}
+    env["PATH"] = f"{venv / 'bin'}:/usr/bin:/bin"
+
+    def run(*args):
+        return subprocess.run(list(args), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+    ran = run("threadtime", "run", "--", "sh", "-c", "i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done")
+    assert ran.returncode == 0, ran.stderr
+    assert "all threads:" in ran.stderr + ran.stdout and " sh " in ran.stderr + ran.stdout
+    trace = tmp_path / "x.trace"
+    run(str(venv / "bin" / "python"), "-c", "import threadtime\nwith threadtime.recording(%r):\n"
+        "    threadtime.event('loaded', 42)" % str(trace))
+    dumped = run(str(venv / "bin" / "python"), "-m", "threadtime", "dump", "--format", "csv", str(trace))
+    assert dumped.returncode == 0, dumped.stderr
+    assert "loaded" in dumped.stdout and "42" in dumped.stdout
+    wrong = run("threadtime", "no-such-command")
+    assert wrong.returncode == 2 and "usage: threadtime" in wrong.stderr
+
+
 @pytest.mark.parametrize("python", interpreters() if DIST and NESTED not in os.environ else [])
 def test_installed_wheel_passes_the_suite(python, tmp_path):
     wheel = the_wheel()
