@@ -1,7 +1,7 @@
 """What threadtime.otel's span processor adds per span, over the plain
 OpenTelemetry SDK with the same exporter, in one run.
 
-    python python/bench/bench_otel.py [--spans 20000] [--rounds 7]
+    python python/bench/bench_otel.py [--spans 5000] [--rounds 15]
 
 Each round times, one after the other, the same loop of spans (`with
 tracer.start_as_current_span("op"): pass`) on three tracer providers, each
@@ -12,7 +12,8 @@ with SimpleSpanProcessor(InMemorySpanExporter()) (cleared between rounds):
   cpu+split   ThreadTimeSpanProcessor() added: the total and the split
 
 and, as floors, the clock calls the processor makes: total_ns() (the fast
-clock) and times() (getrusage). Thread CPU time per span (the loop runs on
+clock) and times() (getrusage). --gc-off keeps the cycle collector off
+while the spans are timed, to show its share. Thread CPU time per span (the loop runs on
 one thread, so CPU time is what the span costs, whatever else the host
 runs), medians over the rounds; the issue's floor is <= 2 us per span over
 plain. It never runs in the tests.
@@ -45,15 +46,18 @@ def provider(processor: ThreadTimeSpanProcessor | None) -> tuple[TracerProvider,
     return p, exporter
 
 
-def per_span_ns(p: TracerProvider, exporter: InMemorySpanExporter, n: int) -> float:
+def per_span_ns(p: TracerProvider, exporter: InMemorySpanExporter, n: int, gc_off: bool = False) -> float:
     tracer = p.get_tracer("bench")
     exporter.clear()
     gc.collect()
+    if gc_off:
+        gc.disable()
     t0 = time.thread_time_ns()
     for _ in range(n):
         with tracer.start_as_current_span("op"):
             pass
     used = time.thread_time_ns() - t0
+    gc.enable()
     assert len(exporter.get_finished_spans()) == n
     return used / n
 
@@ -67,9 +71,10 @@ def per_call_ns(fn, n: int) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--spans", type=int, default=20000, help="spans per variant per round")
-    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--spans", type=int, default=5000, help="spans per variant per round")
+    ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--gc-off", action="store_true", help="the cycle collector off while spans are timed")
     args = ap.parse_args()
     variants = {
         "plain": provider(None),
@@ -82,7 +87,7 @@ def main() -> int:
     samples: dict[str, list[float]] = {name: [] for name in [*variants, *floors]}
     for _ in range(args.rounds):
         for name, (p, e) in variants.items():
-            samples[name].append(per_span_ns(p, e, args.spans))
+            samples[name].append(per_span_ns(p, e, args.spans, args.gc_off))
         for name, fn in floors.items():
             samples[name].append(per_call_ns(fn, args.spans))
     med = {name: statistics.median(v) for name, v in samples.items()}
