@@ -588,10 +588,11 @@ def test_make_tree():
     check(all(p["depth"] >= 2 for p in cc1), "make: cc1 sits under a compiler driver")
 
 
-def wait_sampled_then_signal(rep_args, exe, want):
+def wait_sampled_then_signal(rep_args, exe, want, ready=False):
     """Runs threadtime run on exe, which waits for SIGUSR1; sends it once
     threadtime's recording holds want thread records (read from the file,
-    not a time). Returns run()'s result."""
+    not a time) and, with ready, once a round of the sampler ran after the
+    CLOCK_MONOTONIC ns the program prints first. Returns run()'s result."""
     import glob
     import signal
     import struct
@@ -599,6 +600,7 @@ def wait_sampled_then_signal(rep_args, exe, want):
     p = subprocess.Popen([TT, "run", "--format", "json", "--report", rep, "--", exe],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=TMP, env=dict(os.environ, TMPDIR=TMP))
     target = None  # a pidfd: never signals another process that reuses the pid
+    since = int(p.stdout.readline()) if ready else 0
     while p.poll() is None:
         if target is not None:
             # Again until it ends: a Go program ignores the signal until
@@ -612,10 +614,12 @@ def wait_sampled_then_signal(rep_args, exe, want):
         for path in glob.glob(os.path.join(TMP, "threadtime-run.*", "*.ttrun")):
             try:
                 with open(path, "rb") as f:
-                    head = f.read(76)
+                    head = f.read(96)
             except OSError:
                 continue
-            if len(head) == 76 and head[:8] == b"TTRUN\0v1" and struct.unpack_from("<I", head, 72)[0] >= want:
+            # threads_used at 72, end_ns (the latest round) at 88.
+            if len(head) == 96 and head[:8] == b"TTRUN\0v1" and struct.unpack_from("<I", head, 72)[0] >= want and \
+                    struct.unpack_from("<Q", head, 88)[0] > since:
                 # It waits for the signal, so it is alive (and this pid its own) now.
                 target = os.pidfd_open(struct.unpack_from("<I", head, 32)[0])
     out, err = p.communicate()
@@ -628,22 +632,39 @@ def test_fallback():
     cc = shutil.which("cc")
     src = os.path.join(TMP, "st.c")
     with open(src, "w") as f:
-        f.write("#include <pthread.h>\n#include <signal.h>\n#include <unistd.h>\n"
-                "static void *b(void *a) { for (;;) pause(); return a; }\n"
+        # Each thread burns 20-40 ms, then waits; main prints when all
+        # have, then waits for SIGUSR1.
+        f.write("#include <pthread.h>\n#include <signal.h>\n#include <stdio.h>\n#include <time.h>\n#include <unistd.h>\n"
+                "static long long ns(clockid_t c) { struct timespec t; clock_gettime(c, &t);"
+                " return t.tv_sec * 1000000000LL + t.tv_nsec; }\n"
+                "static void burn(long long n) { long long a = ns(CLOCK_THREAD_CPUTIME_ID);"
+                " while (ns(CLOCK_THREAD_CPUTIME_ID) - a < n) ; }\n"
+                "static int done;\n"
+                "static void *b(void *a) { burn((long)a); __atomic_add_fetch(&done, 1, __ATOMIC_SEQ_CST);"
+                " for (;;) pause(); return a; }\n"
                 "int main(void) { sigset_t s; sigemptyset(&s); sigaddset(&s, SIGUSR1);"
                 " pthread_sigmask(SIG_BLOCK, &s, 0); pthread_t t[2];"
-                " for (int i = 0; i < 2; i++) pthread_create(&t[i], 0, b, 0);"
+                " for (long i = 0; i < 2; i++) pthread_create(&t[i], 0, b, (void *)(23000000 + 13000000 * i));"
+                " burn(31000000); while (__atomic_load_n(&done, __ATOMIC_SEQ_CST) < 2) usleep(1000);"
+                " printf(\"%lld\\n\", ns(CLOCK_MONOTONIC)); fflush(stdout);"
                 " int sig; sigwait(&s, &sig); return 3; }\n")
     exe = os.path.join(TMP, "st")
     built = cc and subprocess.run([cc, "-static", "-O1", "-pthread", src, "-o", exe]).returncode == 0
     if not built:
         print("  SKIP static: cc -static failed (libc6-dev's static libc missing?)")
     else:
-        rc, out, err, rep = wait_sampled_then_signal([], exe, 3)
+        rc, out, err, rep = wait_sampled_then_signal([], exe, 3, ready=True)
         check(rc == 3, f"static: exit status {rc}")
         lines = [l for l in err.splitlines() if "static binary" in l]
         check(len(lines) == 1, f"static: one line says why: {err}")
         check(len(program_threads(rep)) == 3, f"static: main and 2 threads sampled from outside: {program_threads(rep)}")
+        # The last round came after all the burning: each thread's figure is
+        # its runtime in ns (schedstat), not clock ticks (10 ms here, each
+        # part cut down: up to 20 ms short per thread). wait4 has the same
+        # runtime and what ran after the round (the signal and the exit).
+        total, rus = rep["threads_total_ns"], rep["rusage"]["user_ns"] + rep["rusage"]["system_ns"]
+        print(f"  static: threads {total / 1e6:.3f} ms, wait4 {rus / 1e6:.3f} ms")
+        check(total <= rus + 1_000_000 and rus - total <= 2_000_000, f"static: threads sum {total} against wait4 {rus}")
     go = shutil.which("go") or ("/usr/local/go/bin/go" if os.path.exists("/usr/local/go/bin/go") else None)
     if not go:
         print("  SKIP go: go is not installed")
