@@ -522,6 +522,9 @@ static inline int self_kernel_times(tt_times *out)
         t_self.kernel_user = user;
         t_self.kernel_system = sys;
     }
+    /* The split before the anchor, also in the compiler's order: a signal
+     * handler that finds this anchor finds this split. */
+    atomic_signal_fence(memory_order_seq_cst);
     t_self.kernel_anchor = anchor;
     with_share(user, sys, total > user + sys ? total : user + sys, t_self.kernel_share, out);
     return 0;
