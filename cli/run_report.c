@@ -193,6 +193,7 @@ typedef struct row {
     int64_t user, sys, total; /* user/sys -1: unknown (sampled total only) */
     uint64_t start, end;      /* start 0: unknown */
     const tt_run_thread *rec;
+    int early; /* its CPU counts from before its recorded start (a main thread: exec, the loader) */
 } row;
 
 typedef struct proc {
@@ -201,7 +202,7 @@ typedef struct proc {
     const tt_run_sample *samples;
     row *rows;
     uint32_t nrows, depth;
-    int done;
+    int done, folded; /* folded: an exec image shown in the next one */
 } proc;
 
 static void copy_name(char *dst, size_t cap, const char *src)
@@ -282,6 +283,11 @@ static int cmp_rows(const void *a, const void *b)
     return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+static uint64_t life(const row *r) { return r->start && r->end > r->start ? r->end - r->start : 0; }
+
+/* The "how" of the sampler's own row. */
+static const char sampler_how[] = "threadtime";
+
 static void build_rows(proc *p)
 {
     const tt_run_header *h = p->h;
@@ -338,10 +344,14 @@ static void build_rows(proc *p)
             continue; /* taken, never published: killed in between */
         }
         r.total = r.user >= 0 && r.sys >= 0 ? add_ns(r.user, r.sys) : -1;
+        /* The main thread ran exec and the loader before the preload could
+         * note its start: its CPU may exceed the life recorded (a chain's
+         * later image has it back from fold_exec_chains). */
+        r.early = t->tid == h->pid && r.total > 0 && (uint64_t)r.total > life(&r);
         p->rows[p->nrows++] = r;
     }
     if (h->sampler_tid) {
-        row r = {.tid = h->sampler_tid, .count = 1, .how = "threadtime", .user = -1, .sys = -1};
+        row r = {.tid = h->sampler_tid, .count = 1, .how = sampler_how, .user = -1, .sys = -1};
         strcpy(r.name, "tt-sampler");
         r.total = (int64_t)h->sampler_cpu_ns;
         r.start = h->start_ns;
@@ -548,6 +558,60 @@ static int64_t order_procs(proc *ps, uint32_t n, uint32_t *order)
     return k;
 }
 
+static int by_pid_start(const void *a, const void *b, void *arg)
+{
+    const proc *ps = arg;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    if (ps[i].h->pid != ps[j].h->pid)
+        return ps[i].h->pid < ps[j].h->pid ? -1 : 1;
+    return by_start(a, b, arg);
+}
+
+/* The row of p's sampler thread, or NULL. */
+static row *sampler_row(proc *p)
+{
+    for (uint32_t i = 0; i < p->nrows; i++)
+        if (p->rows[i].how == sampler_how)
+            return &p->rows[i];
+    return NULL;
+}
+
+/* An exec chain (one pid, an image per exec: sh, a shim, the program) is
+ * one process to its user. An image left with nothing of its own but its
+ * sampler (its main thread went on in the next image, CPU clock and all)
+ * is folded into the next image of its pid: its sampler's CPU is added to
+ * that one's, and the main thread's life there starts where the chain's
+ * first image started, as its CPU clock does. 0 or -ENOMEM. */
+static int fold_exec_chains(proc *ps, uint32_t n)
+{
+    uint32_t *idx = malloc((n ? n : 1) * sizeof *idx);
+    if (!idx)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        idx[i] = i;
+    qsort_r(idx, n, sizeof *idx, by_pid_start, ps);
+    uint64_t chain_start = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        proc *p = &ps[idx[k]], *next = k + 1 < n ? &ps[idx[k + 1]] : NULL;
+        if (!k || ps[idx[k - 1]].h->pid != p->h->pid || !ps[idx[k - 1]].folded)
+            chain_start = p->h->start_ns;
+        for (uint32_t i = 0; chain_start < p->h->start_ns && i < p->nrows; i++)
+            if (p->rows[i].tid == p->h->pid && p->rows[i].start > chain_start) {
+                p->rows[i].start = chain_start;
+                p->rows[i].early = p->rows[i].total > 0 && (uint64_t)p->rows[i].total > life(&p->rows[i]);
+            }
+        row *own = sampler_row(p), *theirs = next ? sampler_row(next) : NULL;
+        if (p->h->state != TT_RUN_PROC_EXECED || !next || next->h->pid != p->h->pid ||
+            p->nrows > (own != NULL) || (own && !theirs))
+            continue;
+        if (own)
+            theirs->total = add_ns(theirs->total, own->total);
+        p->folded = 1;
+    }
+    free(idx);
+    return 0;
+}
+
 /* ---- output ---- */
 
 /* The process's exe as it stored it: bounded by its field, NUL or not. */
@@ -561,7 +625,6 @@ static void ms(sink *out, int64_t ns, int width)
         put_fmt(out, "%*.3f", width, (double)ns / 1e6);
 }
 
-static uint64_t life(const row *r) { return r->start && r->end > r->start ? r->end - r->start : 0; }
 
 /* The name column: the name, and what it was at the start when it
  * changed, escaped and padded to 24 columns. */
@@ -576,6 +639,15 @@ static void name_cell(sink *out, const row *r)
     for (; cols < 24; cols++)
         put(out, " ", 1);
 }
+
+/* Threads of the process that found no record (the file was full). */
+static uint32_t dropped(const tt_run_header *h)
+{
+    return h->threads_used > h->thread_cap ? h->threads_used - h->thread_cap : 0;
+}
+
+/* Said of a main thread whose CPU exceeds its recorded life. */
+#define EARLY_NOTE " (its CPU counts from exec, before its recorded start)"
 
 static void text_proc(sink *out, const proc *p, int group)
 {
@@ -599,18 +671,18 @@ static void text_proc(sink *out, const proc *p, int group)
         ms(out, r->total, 13);
         uint64_t l = group ? wall : life(r);
         ms(out, l ? (int64_t)l : -1, 13);
-        if (l && r->total >= 0)
+        if (l && r->total >= 0 && !(r->early && !group))
             put_fmt(out, " %7.1f", 100.0 * (double)r->total / (double)l);
         else
             put_fmt(out, " %7s", "-");
         if (group)
             puts_(out, "\n");
         else
-            put_fmt(out, "  %s\n", r->how);
+            put_fmt(out, "  %s%s\n", r->how, r->early ? EARLY_NOTE : "");
     }
-    uint32_t used = h->threads_used;
-    if (used > h->thread_cap)
-        put_fmt(out, "  %u thread records did not fit the file (THREADTIME_RUN_THREADS)\n", used - h->thread_cap);
+    if (dropped(h))
+        put_fmt(out, "  %u more threads had no record left: not in the figures above (THREADTIME_RUN_THREADS "
+                     "raises the %u records)\n", dropped(h), h->thread_cap);
     if (h->sampler_tid && wall)
         put_fmt(out, "  sampler: %llu rounds every %.0f ms, %.3f ms CPU (%.3f %% of one CPU)\n",
                 (unsigned long long)h->sampler_rounds, (double)h->interval_ns / 1e6, (double)h->sampler_cpu_ns / 1e6,
@@ -632,6 +704,8 @@ static void json_row(sink *out, const row *r, int group)
             (long long)r->sys, (long long)r->total, (unsigned long long)life(r));
     if (!group)
         put_fmt(out, ",\"how\":\"%s\"", r->how);
+    if (!group && r->early)
+        puts_(out, ",\"cpu_before_start\":true");
     puts_(out, "}");
 }
 
@@ -650,6 +724,10 @@ static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
         put_fmt(out, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":", SEP(), h->pid);
         put_json_utf8(out, h->exe, exe_len(h));
         puts_(out, "}}");
+        if (dropped(h))
+            put_fmt(out, "%s{\"ph\":\"i\",\"s\":\"p\",\"name\":\"%u threads had no record\",\"pid\":%u,"
+                         "\"ts\":%.3f,\"args\":{\"dropped_threads\":%u}}",
+                    SEP(), dropped(h), h->pid, (double)(h->start_ns - t0) / 1e3, dropped(h));
         for (uint32_t i = 0; i < p->nrows; i++) {
             const row *r = &p->rows[i];
             put_fmt(out, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":", SEP(),
@@ -714,6 +792,33 @@ static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
     return 0;
 }
 
+/* What wait4 counted that no figure above holds, and where it can be,
+ * from what the recording says: the rest of exit() and the kernel's
+ * teardown of every process that ended (always there), what a process
+ * that did not exit ran after its last sample, threads that found no
+ * record, what ran after the last /proc sample of a process watched from
+ * outside. */
+static void unseen(sink *out, const proc *ps, const uint32_t *order, uint32_t n, double ms_)
+{
+    uint32_t killed = 0, drops = 0, outside = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        const tt_run_header *h = ps[order[k]].h;
+        outside += (h->flags & TT_RUN_FLAG_OUTSIDE) != 0;
+        killed += !(h->flags & TT_RUN_FLAG_OUTSIDE) && h->state == TT_RUN_PROC_RUNNING;
+        drops += dropped(h);
+    }
+    put_fmt(out, "%.3f ms of it no read above saw: the end of exit() and the kernel's teardown of %u process%s",
+            ms_, n, n == 1 ? "" : "es");
+    if (killed)
+        put_fmt(out, "; what %u process%s that did not exit ran after the last sample", killed,
+                killed == 1 ? "" : "es");
+    if (drops)
+        put_fmt(out, "; %u threads that had no record", drops);
+    if (outside)
+        put_fmt(out, "; what ran after the last /proc sample");
+    puts_(out, "\n");
+}
+
 static void report_csv(sink *out, const proc *ps, const uint32_t *order, uint32_t n, int group)
 {
     puts_(out, group ? "pid,ppid,threads,name,user_ns,system_ns,total_ns\n"
@@ -733,6 +838,12 @@ static void report_csv(sink *out, const proc *ps, const uint32_t *order, uint32_
                 put_fmt(out, ",%llu,%s", (unsigned long long)life(r), r->how);
             puts_(out, "\n");
         }
+        /* Threads that found no record: one row, their count where a
+         * group's count goes, no figures. */
+        if (dropped(p->h) && group)
+            put_fmt(out, "%u,%u,%u,(no record),-1,-1,-1\n", p->h->pid, p->h->ppid, dropped(p->h));
+        else if (dropped(p->h))
+            put_fmt(out, "%u,%u,,(no record),,-1,-1,-1,0,dropped %u threads\n", p->h->pid, p->h->ppid, dropped(p->h));
     }
 }
 
@@ -754,7 +865,7 @@ static void report_json(sink *out, const tt_run_set *s, const proc *ps, const ui
                      "\"interval_ns\":%llu,\"rounds\":%llu,\"cpu_ns\":%llu},\"%s\":[",
                 h->state == TT_RUN_PROC_EXITED ? "true" : "false",
                 (unsigned long long)(h->end_ns > h->start_ns ? h->end_ns - h->start_ns : 0),
-                h->threads_used > h->thread_cap ? h->threads_used - h->thread_cap : 0, h->sampler_tid,
+                dropped(h), h->sampler_tid,
                 (unsigned long long)h->interval_ns, (unsigned long long)h->sampler_rounds,
                 (unsigned long long)h->sampler_cpu_ns, group ? "groups" : "threads");
         for (uint32_t i = 0; i < p->nrows; i++) {
@@ -772,25 +883,32 @@ int tt_run_report(const tt_run_set *s, enum out_format fmt, int group, sink *out
     proc *ps = calloc(n ? n : 1, sizeof *ps);
     uint32_t *order = calloc(n ? n : 1, sizeof *order);
     int rc = ps && order ? 0 : -ENOMEM;
-    uint32_t m = 0;
     for (uint32_t i = 0; i < n && rc == 0; i++) {
-        proc *p = &ps[m];
+        proc *p = &ps[i];
         p->h = (const tt_run_header *)s->procs[i].data;
         p->threads = (const tt_run_thread *)(s->procs[i].data + TT_RUN_HEADER_SIZE);
         p->samples = (const tt_run_sample *)((const unsigned char *)p->threads +
                                              (size_t)p->h->thread_cap * TT_RUN_THREAD_SIZE);
         build_rows(p);
-        if (!p->rows) {
+        if (!p->rows)
             rc = -ENOMEM;
-            break;
-        }
-        if (p->nrows == 0 && p->h->state == TT_RUN_PROC_EXECED) {
-            free(p->rows); /* a fork child's image that only called exec */
-            p->rows = NULL;
+    }
+    if (rc == 0)
+        rc = fold_exec_chains(ps, n);
+    uint32_t m = 0; /* the processes shown, moved to the front */
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        proc p = ps[i];
+        ps[i].rows = NULL;
+        /* A fork child's image that only called exec, or one folded into the next. */
+        if (p.folded || (p.nrows == 0 && p.h->state == TT_RUN_PROC_EXECED)) {
+            free(p.rows);
             continue;
         }
-        if (group && (rc = group_rows(p)) != 0)
+        ps[m] = p;
+        if (group && (rc = group_rows(&ps[m])) != 0) {
+            m++;
             break;
+        }
         m++;
     }
     int64_t ordered = rc == 0 ? order_procs(ps, m, order) : 0;
@@ -815,9 +933,7 @@ int tt_run_report(const tt_run_set *s, enum out_format fmt, int group, sink *out
                     (double)sum / 1e6, (double)rus / 1e6, (double)s->h.rusage_user_ns / 1e6,
                     (double)s->h.rusage_system_ns / 1e6, s->h.exit_status);
             if (rus > sum)
-                put_fmt(out, "%.3f ms of it no read above saw: after a killed process's last sample, the end of "
-                             "exit() and the kernel's teardown, forked children that ended with _exit()\n",
-                        (double)(rus - sum) / 1e6);
+                unseen(out, ps, order, n, (double)(rus - sum) / 1e6);
             break;
         case FMT_CSV:
             report_csv(out, ps, order, n, group);

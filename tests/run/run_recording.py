@@ -18,12 +18,12 @@ def thread(tid, name, state=ENDED, kind=PTHREAD, start=1_000_000_000, end=1_002_
 
 
 def proc_file(pid, ppid, exe, threads, samples=(), thread_cap=None, sample_cap=4, state=EXITED, threads_used=None,
-              sampler_tid=0, start=1_000_000_000, end=1_010_000_000, pad=b"\0", flags=0):
+              sampler_tid=0, start=1_000_000_000, end=1_010_000_000, pad=b"\0", flags=0, sampler_cpu=0):
     thread_cap = thread_cap or max(len(threads), 1)
     used = len(threads) if threads_used is None else threads_used
     h = struct.pack("<8sIIIIIIIIII QQQ II QQQQ", b"TTRUN\0v1", 1, HEADER_SIZE, THREAD_SIZE, SAMPLE_SIZE, thread_cap,
                     sample_cap, pid, ppid, flags, sampler_tid, start, start, 0, used, state, len(samples), end,
-                    0, 0) + exe[:256].ljust(256, b"\0")
+                    sampler_cpu, 0) + exe[:256].ljust(256, b"\0")
     body = h + pad * (HEADER_SIZE - len(h))
     body += b"".join(threads[:thread_cap]).ljust(thread_cap * THREAD_SIZE, b"\0")
     ring = [struct.pack("<QIIqQ", *s, 0) for s in samples]

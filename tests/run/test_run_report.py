@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-from run_recording import AT_EXIT, ENDED, EXECED, LIVE, PTHREAD, SEEN, many_threads, proc_file, run_set, thread
+from run_recording import AT_EXIT, ENDED, EXECED, LIVE, PTHREAD, RUNNING, SEEN, many_threads, proc_file, run_set, thread
 
 TT, GOLDEN = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 FAILED = []
@@ -343,6 +343,68 @@ def test_tree_order():
     got = [(x["pid"], x["depth"]) for x in json.loads(out)["processes"]] if st == 0 else []
     want = [(10, 0), (12, 1), (11, 1), (13, 2), (20, 0)] + [(1000 + i, 1 + i) for i in range(3000)]
     check(got == want, f"tree: order and depth {got[:8]}..., status {st}: {err[-300:]}")
+
+
+def test_exec_chain():
+    # One pid, three images: sh, a shim, the program (each exec keeps the
+    # thread and its CPU clock). The first two keep nothing but their
+    # sampler: no block of their own; their samplers' CPU goes to the
+    # program's, and the main thread's life starts with the chain, as its
+    # CPU clock did: 250 ms of CPU in 300 ms, not in the last image's 100.
+    ms = 1_000_000
+    imgs = [proc_file(50, 1, b"sh", [thread(50, b"sh", state=LIVE, kind=2)], state=EXECED, sampler_tid=51,
+                      sampler_cpu=1 * ms, start=1000 * ms, end=1100 * ms),
+            proc_file(50, 1, b"shim", [thread(50, b"shim", state=LIVE, kind=2)], state=EXECED, sampler_tid=52,
+                      sampler_cpu=2 * ms, start=1100 * ms, end=1200 * ms),
+            proc_file(50, 1, b"prog", [thread(50, b"prog", kind=2, start=1200 * ms, end=1300 * ms, user=250 * ms,
+                                              system=0)], sampler_tid=53, sampler_cpu=3 * ms, start=1200 * ms,
+                      end=1300 * ms)]
+    path = write("exec.ttrunset", run_set(imgs[::-1], rusage=(260 * ms, 0)))
+    st, out, err = dump(path, "--format", "json")
+    procs = json.loads(out)["processes"] if st == 0 else []
+    check([(p["exe"], p["state"]) for p in procs] == [("prog", "exited")], f"exec: one block: {procs}")
+    rows = {r["how"]: r for r in procs[0]["threads"]} if procs else {}
+    check(rows.get("threadtime", {}).get("total_ns") == 6 * ms, f"exec: the three samplers' CPU: {rows}")
+    main = rows.get("ended", {})
+    check(main.get("lifetime_ns") == 300 * ms and "cpu_before_start" not in main, f"exec: the chain's life: {main}")
+    st, out, err = dump(path)
+    check(b"replaced by exec" not in out, "exec: no empty 'replaced by exec' block")
+    # Without the chain (the program's image alone), its CPU exceeds the
+    # life recorded: said, and no cpu_% above 100.
+    path = write("exec-alone.ttrunset", run_set(imgs[2:]))
+    st, out, err = dump(path, "--format", "json")
+    main = [r for r in json.loads(out)["processes"][0]["threads"] if r["tid"] == 50][0]
+    check(main.get("cpu_before_start") is True, f"exec alone: the CPU is said to start before the life: {main}")
+    st, out, err = dump(path)
+    row = [l for l in out.decode().split("\n") if l.startswith("       50  ")]
+    check(len(row) == 1 and " - " in row[0] and "counts from exec" in row[0], f"exec alone: text row {row}")
+
+
+def test_dropped_and_unseen():
+    # 5 threads took records, the file had 2: the 3 others are said in
+    # every format, and the line on what no read saw names what applies:
+    # a process that did not exit, the dropped threads; nothing about
+    # processes ending with _exit() (they are recorded).
+    ms = 1_000_000
+    rec = run_set([proc_file(60, 1, b"full", [thread(61, b"a"), thread(62, b"b")], thread_cap=2, threads_used=5),
+                   proc_file(70, 60, b"killed", [thread(70, b"k", state=LIVE, kind=2)], state=RUNNING)],
+                  rusage=(100 * ms, 0))
+    path = write("dropped.ttrunset", rec)
+    st, out, err = dump(path)
+    text = out.decode()
+    check("3 more threads had no record" in text, f"dropped: text: {text}")
+    unseen = [l for l in text.split("\n") if "no read above saw" in l]
+    check(len(unseen) == 1 and "1 process that did not exit" in unseen[0] and "3 threads that had no record" in
+          unseen[0] and "_exit" not in unseen[0], f"unseen: {unseen}")
+    st, out, err = dump(path, "--format", "json")
+    check(json.loads(out)["processes"][0]["dropped_threads"] == 3, "dropped: json")
+    for group, col, want in (((), "how", "dropped 3 threads"), (("--group",), "threads", "3")):
+        st, out, err = dump(path, "--format", "csv", *group)
+        rows = list(csv.DictReader(io.StringIO(out.decode(), newline="")))
+        check([r[col] for r in rows if r["name"] == "(no record)"] == [want], f"dropped: csv{group}: {rows}")
+    st, out, err = dump(path, "--format", "chrome")
+    ev = json.loads(out)["traceEvents"]
+    check([e["args"]["dropped_threads"] for e in ev if e["ph"] == "i"] == [3], "dropped: chrome")
 
 
 def golden(out, name):
