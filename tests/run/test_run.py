@@ -483,6 +483,53 @@ def test_behaves_like_the_program():
     check(r.returncode == 0 and r.stdout == b"abc\n", f"cat: {r.returncode} {r.stdout!r}")
 
 
+def test_hostile_names():
+    # A program names its threads (prctl PR_SET_NAME) with escape sequences,
+    # a newline, CSV's delimiters, C1 controls, bytes that are not UTF-8 and
+    # a CJK name of 16 bytes, which the kernel cuts to 15 inside a
+    # character. Truth: those bytes as the kernel keeps them (15 of each).
+    # Every format of run's own report holds them: JSON and Chrome to
+    # json.loads (controls escaped and read back, each ill-formed piece one
+    # U+FFFD as Python decodes it), CSV to Python's csv module (escaped
+    # as out.h says), text to what a terminal may get.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from untrusted import HOSTILE, escaped, terminal_text
+    given = [n if i != 3 else b"a" + "\u65e5\u672c\u8a9e\u65e5\u672c".encode() for i, n in enumerate(HOSTILE)]
+    kept = [n[:15] for n in given]
+    code = ("import ctypes, threading\nlibc = ctypes.CDLL(None)\n"
+            f"def w(n):\n    libc.prctl(15, ctypes.c_char_p(n), 0, 0, 0)\n"
+            f"ts = [threading.Thread(target=w, args=(n,)) for n in {given!r}]\n"
+            "[t.start() for t in ts]; [t.join() for t in ts]\n")
+    rep = os.path.join(TMP, "hostile")
+    for fmt in ("json", "chrome", "csv", "text"):
+        p = subprocess.run([TT, "run", "--format", fmt, "--report", rep, "--", sys.executable, "-c", code],
+                           stderr=subprocess.PIPE, cwd=TMP)
+        out = open(rep, "rb").read()
+        check(p.returncode == 0, f"hostile {fmt}: exit status {p.returncode}: {p.stderr[-300:]}")
+        text, bad = terminal_text(out)
+        if not text:
+            check(False, f"hostile {fmt}: the report is no UTF-8: {bad}")
+            continue
+        check(fmt == "json" or fmt == "chrome" or not bad, f"hostile {fmt}: raw control characters {bad[:5]}")
+        if fmt == "json":
+            names = {t["name"] for t in threads(json.loads(text))}
+            want = {n.decode("utf-8", "replace") for n in kept}
+        elif fmt == "chrome":
+            names = {e["args"]["name"] for e in json.loads(text)["traceEvents"] if e["name"] == "thread_name"}
+            want = {n.decode("utf-8", "replace") for n in kept}
+        elif fmt == "csv":
+            import csv
+            import io
+            rows = list(csv.reader(io.StringIO(text, newline="")))
+            check(all(len(r) == len(rows[0]) for r in rows), "hostile csv: every row has the header's columns")
+            names = {r[3] for r in rows[1:]}
+            want = {escaped(n) for n in kept}
+        else:
+            names = {l[11:].split("  ")[0].split(" (was ")[0] for l in text.split("\n") if l[2:9].strip().isdigit()}
+            want = {escaped(n) for n in kept}
+        check(want <= names, f"hostile {fmt}: {sorted(want - names)} not among {sorted(names)}")
+
+
 def test_planted_run_files():
     # The command writes into its own run directory (THREADTIME_RUN_DIR): a
     # symlink to /dev/zero and a FIFO named like process files. The

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 
+from untrusted import HOSTILE, HOSTILE_EXE, escaped, terminal_text
 from run_recording import AT_EXIT, ENDED, EXECED, LIVE, PTHREAD, RUNNING, SEEN, many_threads, proc_file, run_set, thread
 
 TT, GOLDEN = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -86,14 +87,6 @@ def test_exe_without_nul():
     check(st == 0 and json.loads(out)["processes"][0]["exe"] == "A" * 256, "exe: JSON holds exe[]'s 256 bytes")
 
 
-# Names as the kernel can hand them over: escape sequences, a newline and
-# a tab, CSV's delimiters, C1 controls in UTF-8 and raw, a multi-byte
-# character cut by the kernel's 15-byte limit, bytes that are not UTF-8.
-HOSTILE = [b"\x1b]0;pwn\x07\\", b"tab\tnl\nq\"c,", b"\xc2\x9bcsi\x9b\x7f",
-           b"a" + "\u65e5\u672c\u8a9e\u65e5".encode() + "\u672c".encode()[:2], b"ok-\xff\xfe", b"caf\xc3\xa9"]
-HOSTILE_EXE = b"/bin/\x1b[2J\xc2\x9b\nexe\xe6\x97"
-
-
 def hostile_set():
     ts = [thread(100 + i, n, start=1_000_000_000 + i * 1000, end=1_003_000_000, user=1_000_000 + i, system=0)
           for i, n in enumerate(HOSTILE)]
@@ -102,32 +95,9 @@ def hostile_set():
                    cmd=b"prog \x1b]0;t\x07 \xff")
 
 
-def escaped(raw):
-    """The text/CSV rule of out.h, written from its description: valid
-    UTF-8 kept but for control characters and the backslash, which become
-    \\xNN per byte, as does every byte that is not part of valid UTF-8."""
-    out = []
-    for ch in raw.decode("utf-8", "surrogateescape"):
-        o = ord(ch)
-        if 0xdc80 <= o <= 0xdcff:
-            out.append(f"\\x{o - 0xdc00:02x}")
-        elif o < 0x20 or 0x7f <= o <= 0x9f or ch == "\\":
-            out.extend(f"\\x{b:02x}" for b in ch.encode())
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
 def no_raw_controls(out, what):
-    """What a terminal would get: valid UTF-8, and no control character
-    but the newline (no ESC, no C1 such as CSI, raw or in UTF-8)."""
-    try:
-        text = out.decode("utf-8")
-    except UnicodeDecodeError as e:
-        check(False, f"{what}: not UTF-8: {e}")
-        return ""
-    bad = [c for c in text if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f]
-    check(not bad, f"{what}: raw control characters {bad[:5]}")
+    text, bad = terminal_text(out)
+    check(not bad, f"{what}: not what a terminal may get: {bad[:5]}")
     return text
 
 
