@@ -115,7 +115,7 @@ static const tt__rseq_cs g_desc = {
 #endif
 
 /* Per thread. initial-exec: reachable from a signal handler without
- * __tls_get_addr, which may allocate. 48 bytes of static TLS.
+ * __tls_get_addr, which may allocate. 56 bytes of static TLS.
  *
  * A task other than the one that armed it can find this state: a vfork
  * child or a clone(CLONE_VM) child shares the parent's memory and TLS; an
@@ -135,6 +135,7 @@ typedef struct fast_state {
     tt__rseq_area *area; /* this thread's rseq area, once checked usable */
     int status;          /* THREAD_* */
     pid_t tid;           /* the task this state belongs to (0: not yet known) */
+    pid_t pid;           /* and its process */
 } fast_state;
 static __thread fast_state t_fast __attribute__((tls_model("initial-exec")));
 
@@ -395,27 +396,36 @@ static int task_has_rseq(void)
 #endif
 }
 
-/* The state was written by another task (see fast_state). A child with
- * memory of its own (_Fork, a raw fork-like clone) inherited the parent's
- * registration of this very area with glibc's signature: its state is
- * reset as fork()'s atfork handler would have done (every per-thread
- * figure of the core), and it becomes the owner. A child that shares the
- * parent's memory (vfork, clone(CLONE_VM)) has no registration (the kernel
- * drops it for CLONE_VM): it must not write the parent's state at all, so
- * it gets its own clock, bare. Returns 1 when the caller now owns the
- * state, else 0 with the bare read in *bare. Rare: once per such child. */
+/* The state was written by another task (see fast_state). If that task
+ * was our parent, we are its child:
+ *   - with memory of our own (_Fork, a raw fork-like clone), we inherited
+ *     its registration of this very area with glibc's signature: our state
+ *     is reset as fork()'s atfork handler would have done (every
+ *     per-thread figure of the core), and we own it;
+ *   - on its memory (vfork, clone(CLONE_VM)), the kernel dropped the
+ *     registration: we must not write its state at all, and read our own
+ *     clock bare. So do we wherever there is no rseq to tell the two apart.
+ * If not, a child of ours that ran on our memory (a vfork child that read
+ * the clock, which POSIX does not allow it) wrote its name here: the state
+ * is ours again, the fast clock's part of it reset. Returns 1 when the
+ * caller now owns the state, else 0 with the bare read in *bare. Rare:
+ * once per such child. */
 __attribute__((noinline, cold)) static int adopt(fast_state *s, pid_t me, int64_t *bare)
 {
+    if (s->pid != getppid()) {
+        tt__fast_fork_child();
+        s->tid = me;
+        s->pid = getpid();
+        return 1;
+    }
 #if TT__FAST_POSSIBLE
     fast_state probe = {0};
     if (task_has_rseq() && thread_check(&probe) == NULL) {
         tt__fork_child_reset(); /* calls tt__fast_fork_child: s is cleared */
         s->tid = me;
+        s->pid = getpid();
         return 1;
     }
-#else
-    (void)s;
-    (void)me;
 #endif
     *bare = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
     return 0;
@@ -427,8 +437,10 @@ __attribute__((noinline, cold)) static int adopt(fast_state *s, pid_t me, int64_
 static int64_t owner_read(fast_state *s, int *own)
 {
     *own = 1;
-    if (s->tid == 0)
+    if (s->tid == 0) {
         s->tid = (pid_t)syscall(SYS_gettid);
+        s->pid = getpid();
+    }
     int saved = errno;
     int64_t r = tt__read_clock(tt__cpu_clockid(s->tid, 1, TT__CPUCLOCK_SCHED));
     errno = saved;
@@ -463,10 +475,11 @@ static int64_t real_answer(fast_state *s)
 __attribute__((noinline, cold)) static int64_t slow_read(fast_state *s, uint64_t *anchor)
 {
     *anchor = UINT64_MAX;
-    if (!decided() || !atomic_load_explicit(&g_on, memory_order_relaxed)) {
-        int64_t r = tt_self_total_ns();
-        return r < 0 ? r : answer(s, r);
-    }
+    /* Off or unsupported: every read is a real one, still through the
+     * owner's clockid, so a child that skipped the atfork handlers gets
+     * its own figures here too (glibc < 2.35 hosts fall back this way). */
+    if (!decided() || !atomic_load_explicit(&g_on, memory_order_relaxed))
+        return real_answer(s);
 #if TT__FAST_POSSIBLE
     if (s->status == THREAD_UNCHECKED)
         s->status = thread_check(s) == NULL ? THREAD_OK : THREAD_NO;
@@ -665,5 +678,6 @@ void tt__fast_fork_child(void)
     s->c0 = 0;
     s->t0 = 0;
     s->tid = 0; /* the child's own: learnt at its first slow path */
+    s->pid = 0;
     store_u64(&s->last, 0);
 }

@@ -660,10 +660,10 @@ static void *takeover_thread(void *arg)
         return NULL;
     for (int i = 0; i < 100; i++) /* this thread's state checked and armed */
         tt_self_fast_ns();
-    if (syscall(SYS_rseq, (void *)area, len, 1 /* RSEQ_FLAG_UNREGISTER */, TT__RSEQ_SIG) != 0)
+    if (syscall(TT__NR_RSEQ, (void *)area, len, 1 /* RSEQ_FLAG_UNREGISTER */, TT__RSEQ_SIG) != 0)
         return NULL;
-    if (syscall(SYS_rseq, (void *)&g_other_area, 32, 0, TT__RSEQ_SIG) != 0) {
-        syscall(SYS_rseq, (void *)area, len, 0, TT__RSEQ_SIG);
+    if (syscall(TT__NR_RSEQ, (void *)&g_other_area, 32, 0, TT__RSEQ_SIG) != 0) {
+        syscall(TT__NR_RSEQ, (void *)area, len, 0, TT__RSEQ_SIG);
         return NULL;
     }
     res->done = 1;
@@ -679,8 +679,8 @@ static void *takeover_thread(void *arg)
                     (long long)(rb - ra));
     }
     /* Give the thread back to glibc before it exits. */
-    syscall(SYS_rseq, (void *)&g_other_area, 32, 1, TT__RSEQ_SIG);
-    syscall(SYS_rseq, (void *)area, len, 0, TT__RSEQ_SIG);
+    syscall(TT__NR_RSEQ, (void *)&g_other_area, 32, 1, TT__RSEQ_SIG);
+    syscall(TT__NR_RSEQ, (void *)area, len, 0, TT__RSEQ_SIG);
 #endif
     return NULL;
 }
@@ -777,6 +777,45 @@ TT_TEST(vfork_child_leaves_the_parent_alone)
         _exit(child_reads() == 0 ? 0 : 1);
     wait_child(pid);
     parent_after_child("vfork", ra, f0);
+}
+
+/* A thread that never read the clock before its vfork: the child's read
+ * writes its name into the state, and the parent must take the state back
+ * without acting as a fork child (a handle opened before still reads). */
+static void *vfork_from_fresh_thread(void *arg)
+{
+    int *bad = arg;
+    tt_thread *h;
+    if (tt_thread_open(0, &h) != 0) {
+        (*bad)++;
+        return NULL;
+    }
+    int64_t ra = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+    pid_t pid = vfork();
+    if (pid == 0)
+        _exit(child_reads() == 0 ? 0 : 1);
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        (*bad)++;
+    int64_t f = tt_self_fast_ns();
+    int64_t rb = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+    int64_t hr = tt_thread_total_ns(h);
+    if (f < ra || f > rb + TT_FAST_BOUND_NS || hr < rb) {
+        fprintf(stderr, "  after the vfork child: real %lld..%lld fast %lld handle %lld\n", (long long)ra,
+                (long long)rb, (long long)f, (long long)hr);
+        (*bad)++;
+    }
+    tt_thread_close(h);
+    return NULL;
+}
+
+TT_TEST(vfork_child_of_a_thread_that_never_read)
+{
+    int bad = 0;
+    pthread_t t;
+    CHECK_OP(pthread_create(&t, NULL, vfork_from_fresh_thread, &bad), ==, 0);
+    pthread_join(t, NULL);
+    CHECK_OP(bad, ==, 0);
 }
 
 #if !defined(__SANITIZE_THREAD__)
@@ -912,7 +951,7 @@ TT_TEST(self_test_needs_wakeups_on_the_same_cpu)
 static int registered_at(const void *area, unsigned len)
 {
 #if defined(TT__RSEQ_SIG)
-    return syscall(SYS_rseq, area, len, 0, TT__RSEQ_SIG) != 0 && errno == EBUSY;
+    return syscall(TT__NR_RSEQ, area, len, 0, TT__RSEQ_SIG) != 0 && errno == EBUSY;
 #else
     (void)area;
     (void)len;
@@ -926,14 +965,14 @@ static void *registered_first(void *arg)
 {
     int *bad = arg;
 #if defined(TT__RSEQ_SIG)
-    if (syscall(SYS_rseq, (void *)&g_other_area, 32, 0, TT__RSEQ_SIG) != 0) {
+    if (syscall(TT__NR_RSEQ, (void *)&g_other_area, 32, 0, TT__RSEQ_SIG) != 0) {
         (*bad)++;
         return NULL;
     }
     check_blocked("another library's registration", block_nanosleep, NULL, 50);
     if (!registered_at(&g_other_area, 32))
         (*bad)++;
-    syscall(SYS_rseq, (void *)&g_other_area, 32, 1, TT__RSEQ_SIG);
+    syscall(TT__NR_RSEQ, (void *)&g_other_area, 32, 1, TT__RSEQ_SIG);
 #endif
     return NULL;
 }
