@@ -449,6 +449,7 @@ static void settle(tt_run_set *s)
 static volatile sig_atomic_t g_child;     /* CMD's pid while it runs */
 static volatile sig_atomic_t g_reporting; /* CMD has ended: a signal now ends threadtime */
 static int g_dirfd = -1;                  /* the run directory, opened when made */
+static const char *volatile g_report_tmp; /* --report's new file until it is in place */
 static char g_dir[4096];                  /* and its path */
 
 /* Empties and removes the run directory through the descriptor opened when
@@ -514,6 +515,8 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
             kill(child, sig);
     } else if (child > 0 || g_reporting) {
         remove_dir();
+        if (g_report_tmp)
+            unlink(g_report_tmp); /* the report is not written: no half of it stays */
         die_of(sig);
     }
 }
@@ -637,6 +640,7 @@ int tt_cli_run(int argc, char **argv)
         fprintf(stderr, "threadtime run: cannot write the report to %s: %s\n", report, why);
         return 2;
     }
+    g_report_tmp = rep.tmp;
 
     const char *tmp = run_tmpdir();
     snprintf(g_dir, sizeof g_dir, "%s/threadtime-run.XXXXXX", tmp);
@@ -820,6 +824,7 @@ int tt_cli_run(int argc, char **argv)
     free(out);
     if (rc)
         fprintf(stderr, "threadtime run: no report: %s\n", strerror(-rc));
+    g_report_tmp = NULL;
     if (report && (rc = out_file_close(&rep, rc == 0)) != 0)
         fprintf(stderr, "threadtime run: writing the report to %s: %s\n", report, strerror(-rc));
     if (keep) {

@@ -279,8 +279,8 @@ def test_signals_and_leftovers():
     check(not tmp_left(d), f"SIGUSR1: left in TMPDIR: {tmp_left(d)}")
     # After CMD has ended (--wait-all waiting for a background sleep), a
     # SIGTERM still ends threadtime, and cleans up.
-    p = subprocess.Popen([TT, "run", "--wait-all", "--", "sh", "-c", "sleep 60 & echo $!"], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    p = subprocess.Popen([TT, "run", "--wait-all", "--report", os.path.join(d, "r3"), "--", "sh", "-c",
+                          "sleep 60 & echo $!"], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     bg = int(p.stdout.readline())
     while parent_of(bg) != p.pid:  # sh has ended and its sleep came to threadtime
         time.sleep(0.01)
@@ -288,6 +288,8 @@ def test_signals_and_leftovers():
     check(p.wait() == -signal.SIGTERM, f"SIGTERM after the command: exit status {p.returncode}")
     os.kill(bg, signal.SIGKILL)
     check(not tmp_left(d), f"SIGTERM after the command: left in TMPDIR: {tmp_left(d)}")
+    # Neither the report it did not write, nor the new file made for it.
+    check(sorted(os.listdir(d)) == ["r1"], f"SIGTERM after the command: files left: {sorted(os.listdir(d))}")
 
 
 def parent_of(pid):
