@@ -334,11 +334,13 @@ static void settle_one(tt_run_set *s, const tt_run_header *parent, const tt_run_
     /* A fork runs its parent's program. */
     if (!killed.hdr && made_file(s, pid, parent->pid, parent->exe, 1, f = &made) != 0)
         return;
-    /* The killed image's threads without an end: their CPU is in the rest. */
+    /* The killed image's threads without an end: their CPU is in the rest.
+     * A record taken and never published (killed in between) is free. */
     tt_run_thread *slot = NULL;
     for (uint32_t k = 0; k < records(f); k++) {
         tt_run_thread *t = &f->threads[k];
-        if (t->state == TT_RUN_LIVE || t->state == TT_RUN_SEEN || t->state == TT_RUN_WRITING) {
+        if (t->state == TT_RUN_LIVE || t->state == TT_RUN_SEEN || t->state == TT_RUN_WRITING ||
+            t->state == TT_RUN_EMPTY) {
             t->state = TT_RUN_EMPTY;
             slot = slot ? slot : t;
         }

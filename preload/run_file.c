@@ -282,7 +282,9 @@ unsigned char *tt_run_file_read(int fd, size_t *len)
     uint64_t head = h.samples_head;
     uint32_t kept = head < h.sample_cap ? (uint32_t)head : h.sample_cap;
     tt_run_header c = h;
-    c.thread_cap = used ? used : 1;
+    /* One record spare where none was dropped: room for what a reader adds
+     * (threadtime run's row for a killed process). */
+    c.thread_cap = h.threads_used < h.thread_cap ? used + 1 : used;
     c.sample_cap = kept ? kept : 1;
     size_t n = tt_run_file_bytes(c.thread_cap, c.sample_cap);
     unsigned char *b = calloc(1, n);

@@ -174,7 +174,7 @@ uint64_t tt_run_now(void);
 uint64_t tt_run_now_real(void);
 
 /* Reads a process's file back from fd (a reader's copy): its header, the
- * records taken and the samples the ring still holds, with its
+ * records taken (and one spare) and the samples the ring still holds, with its
  * capacities cut to those, so a copy is as large as what was recorded,
  * not as the file. NULL when the file is shorter than its header says or
  * damaged (tt_run_file_check), or out of memory; else *len is set. */
