@@ -187,6 +187,7 @@ static int64_t add_ns(int64_t a, int64_t b)
 
 typedef struct row {
     uint32_t tid, count; /* count > 1: a group */
+    uint32_t procs;      /* the groups over all processes: how many processes */
     int mixed;           /* a group of different names */
     char name[64], name_start[TT_RUN_NAME], orig[64];
     const char *how;     /* how the figures were taken */
@@ -413,7 +414,8 @@ static int group_rows(proc *p)
         }
         row *q = &p->rows[slot[j] - 1];
         q->mixed |= strcmp(q->orig, r.name) != 0;
-        q->count++;
+        q->count += r.count;
+        q->procs += r.procs;
         q->user = q->user >= 0 && r.user >= 0 ? add_ns(q->user, r.user) : -1;
         q->sys = q->sys >= 0 && r.sys >= 0 ? add_ns(q->sys, r.sys) : -1;
         q->total = add_ns(q->total, r.total);
@@ -819,7 +821,7 @@ static void unseen(sink *out, const proc *ps, const uint32_t *order, uint32_t n,
     puts_(out, "\n");
 }
 
-static void report_csv(sink *out, const proc *ps, const uint32_t *order, uint32_t n, int group)
+static void report_csv(sink *out, const proc *ps, const uint32_t *order, uint32_t n, int group, const proc *all)
 {
     puts_(out, group ? "pid,ppid,threads,name,user_ns,system_ns,total_ns\n"
                      : "pid,ppid,tid,name,name_at_start,user_ns,system_ns,total_ns,lifetime_ns,how\n");
@@ -845,10 +847,17 @@ static void report_csv(sink *out, const proc *ps, const uint32_t *order, uint32_
         else if (dropped(p->h))
             put_fmt(out, "%u,%u,,(no record),,-1,-1,-1,0,dropped %u threads\n", p->h->pid, p->h->ppid, dropped(p->h));
     }
+    /* --group: the totals over all processes, with no pid. */
+    for (uint32_t i = 0; all && i < all->nrows; i++) {
+        const row *r = &all->rows[i];
+        put_fmt(out, ",,%u,", r->count);
+        put_csv_str(out, r->name, strlen(r->name));
+        put_fmt(out, ",%lld,%lld,%lld\n", (long long)r->user, (long long)r->sys, (long long)r->total);
+    }
 }
 
 static void report_json(sink *out, const tt_run_set *s, const proc *ps, const uint32_t *order, uint32_t n, int group,
-                        int64_t sum)
+                        int64_t sum, const proc *all)
 {
     puts_(out, "{\"command\":");
     put_json_utf8(out, s->cmd ? s->cmd : "", s->cmd ? strlen(s->cmd) : 0);
@@ -874,7 +883,52 @@ static void report_json(sink *out, const tt_run_set *s, const proc *ps, const ui
         }
         puts_(out, "]}");
     }
-    puts_(out, "]}\n");
+    puts_(out, "]");
+    for (uint32_t i = 0; all && i < all->nrows; i++) {
+        const row *r = &all->rows[i];
+        put_fmt(out, "%s\n {\"threads\":%u,\"processes\":%u,\"name\":", i ? "," : ",\"groups\":[", r->count,
+                r->procs);
+        put_json_utf8(out, r->name, strlen(r->name));
+        put_fmt(out, ",\"user_ns\":%lld,\"system_ns\":%lld,\"total_ns\":%lld}%s", (long long)r->user,
+                (long long)r->sys, (long long)r->total, i + 1 == all->nrows ? "]" : "");
+    }
+    puts_(out, "}\n");
+}
+
+/* --group's totals over all processes: every process's groups folded
+ * again by name (make's three cc1 processes: one cc1 row of 3 threads in 3
+ * processes), into all. 0 or -ENOMEM. */
+static int group_all(const proc *ps, const uint32_t *order, uint32_t n, proc *all)
+{
+    uint32_t rows = 0;
+    for (uint32_t k = 0; k < n; k++)
+        rows += ps[order[k]].nrows;
+    *all = (proc){.rows = calloc(rows ? rows : 1, sizeof(row))};
+    if (!all->rows)
+        return -ENOMEM;
+    for (uint32_t k = 0; k < n; k++)
+        for (uint32_t i = 0; i < ps[order[k]].nrows; i++) {
+            row r = ps[order[k]].rows[i];
+            r.procs = 1;
+            r.mixed = 0;
+            all->rows[all->nrows++] = r;
+        }
+    return group_rows(all);
+}
+
+static void text_all(sink *out, const proc *all)
+{
+    put_fmt(out, "\nall processes, by thread name:\n  %7s  %9s  %-24s %12s %12s %12s\n", "threads", "processes",
+            "name", "user_ms", "system_ms", "total_ms");
+    for (uint32_t i = 0; i < all->nrows; i++) {
+        const row *r = &all->rows[i];
+        put_fmt(out, "  %7u  %9u  ", r->count, r->procs);
+        name_cell(out, r);
+        ms(out, r->user, 13);
+        ms(out, r->sys, 13);
+        ms(out, r->total, 13);
+        puts_(out, "\n");
+    }
 }
 
 int tt_run_report(const tt_run_set *s, enum out_format fmt, int group, sink *out)
@@ -920,6 +974,9 @@ int tt_run_report(const tt_run_set *s, enum out_format fmt, int group, sink *out
         for (uint32_t i = 0; i < ps[order[k]].nrows; i++)
             sum = add_ns(sum, ps[order[k]].rows[i].total);
     int64_t rus = add_ns(s->h.rusage_user_ns, s->h.rusage_system_ns);
+    proc all = {0};
+    if (rc == 0 && group)
+        rc = group_all(ps, order, n, &all);
     if (rc == 0) {
         switch (fmt) {
         case FMT_TEXT:
@@ -928,6 +985,8 @@ int tt_run_report(const tt_run_set *s, enum out_format fmt, int group, sink *out
             puts_(out, "\n");
             for (uint32_t k = 0; k < n; k++)
                 text_proc(out, &ps[order[k]], group);
+            if (group && n > 1)
+                text_all(out, &all);
             put_fmt(out, "\nall threads: %.3f ms CPU; the command's own rusage (wait4): %.3f ms "
                          "(user %.3f, system %.3f); exit status %d\n",
                     (double)sum / 1e6, (double)rus / 1e6, (double)s->h.rusage_user_ns / 1e6,
@@ -936,10 +995,10 @@ int tt_run_report(const tt_run_set *s, enum out_format fmt, int group, sink *out
                 unseen(out, ps, order, n, (double)(rus - sum) / 1e6);
             break;
         case FMT_CSV:
-            report_csv(out, ps, order, n, group);
+            report_csv(out, ps, order, n, group, group ? &all : NULL);
             break;
         case FMT_JSON:
-            report_json(out, s, ps, order, n, group, sum);
+            report_json(out, s, ps, order, n, group, sum, group ? &all : NULL);
             break;
         case FMT_CHROME:
             rc = chrome(out, ps, order, n);
@@ -949,6 +1008,7 @@ int tt_run_report(const tt_run_set *s, enum out_format fmt, int group, sink *out
     sink_flush(out);
     for (uint32_t i = 0; ps && i < s->nprocs; i++)
         free(ps[i].rows);
+    free(all.rows);
     free(ps);
     free(order);
     return rc;

@@ -377,6 +377,34 @@ def test_dropped_and_unseen():
     check([e["args"]["dropped_threads"] for e in ev if e["ph"] == "i"] == [3], "dropped: chrome")
 
 
+def test_group_across_processes():
+    # --group totals each thread name over all processes: make's three cc1
+    # processes are one cc1 row of 3 threads in 3 processes, and two GC
+    # workers in two JVMs one "GC Thread#*" row.
+    ms = 1_000_000
+    procs = [proc_file(10, 1, b"make", [thread(10, b"make", kind=2, user=1 * ms, system=0)])]
+    procs += [proc_file(11 + i, 10, b"cc1", [thread(11 + i, b"cc1", kind=2, user=(i + 1) * ms, system=0)])
+              for i in range(3)]
+    procs += [proc_file(20 + i, 10, b"java", [thread(30 + i, b"GC Thread#%d" % i, user=5 * ms, system=ms)])
+              for i in range(2)]
+    path = write("across.ttrunset", run_set(procs))
+    st, out, err = dump(path, "--format", "json", "--group")
+    groups = {g["name"]: g for g in json.loads(out).get("groups", [])} if st == 0 else {}
+    check(groups.get("cc1", {}).get("threads") == 3 and groups["cc1"]["processes"] == 3 and
+          groups["cc1"]["total_ns"] == 6 * ms, f"across json: cc1 {groups.get('cc1')}")
+    gc = groups.get("GC Thread#*", {})
+    check(gc.get("threads") == 2 and gc.get("processes") == 2 and gc.get("total_ns") == 12 * ms, f"across json: GC {gc}")
+    st, out, err = dump(path, "--format", "csv", "--group")
+    rows = [r for r in csv.DictReader(io.StringIO(out.decode(), newline="")) if not r["pid"]]
+    check(sorted((r["name"], r["threads"], r["total_ns"]) for r in rows) ==
+          [("GC Thread#*", "2", str(12 * ms)), ("cc1", "3", str(6 * ms)), ("make", "1", str(ms))],
+          f"across csv: rows without a pid {rows}")
+    st, out, err = dump(path, "--group")
+    text = out.decode()
+    tail = text[text.find("all processes, by thread name:"):]
+    check(any(l.split()[:3] == ["3", "3", "cc1"] for l in tail.split("\n")), f"across text: {tail}")
+
+
 def golden(out, name):
     path = os.path.join(GOLDEN, name)
     if os.environ.get("TT_UPDATE_GOLDEN"):
