@@ -3,9 +3,10 @@ OpenTelemetry SDK with the same exporter, in one run.
 
     python python/bench/bench_otel.py [--spans 5000] [--rounds 15]
 
-Each round times, one after the other, the same loop of spans (`with
-tracer.start_as_current_span("op"): pass`) on three tracer providers, each
-with SimpleSpanProcessor(InMemorySpanExporter()) (cleared between rounds):
+Each round times, one after the other (each variant first in turn), the
+same loop of spans (`with tracer.start_as_current_span("op"): pass`) on
+three tracer providers, each with SimpleSpanProcessor(InMemorySpanExporter())
+(emptied after each timing, so that every variant runs on the same heap):
 
   plain       the SDK and the exporter alone
   cpu         ThreadTimeSpanProcessor(split=False) added: the total only
@@ -59,6 +60,7 @@ def per_span_ns(p: TracerProvider, exporter: InMemorySpanExporter, n: int, gc_of
     used = time.thread_time_ns() - t0
     gc.enable()
     assert len(exporter.get_finished_spans()) == n
+    exporter.clear()  # every variant starts on the same heap
     return used / n
 
 
@@ -85,8 +87,10 @@ def main() -> int:
     for p, e in variants.values():  # warm-up
         per_span_ns(p, e, min(args.spans, 2000))
     samples: dict[str, list[float]] = {name: [] for name in [*variants, *floors]}
-    for _ in range(args.rounds):
-        for name, (p, e) in variants.items():
+    order = list(variants)
+    for r in range(args.rounds):
+        for name in order[r % len(order):] + order[:r % len(order)]:  # each variant first in turn
+            p, e = variants[name]
             samples[name].append(per_span_ns(p, e, args.spans, args.gc_off))
         for name, fn in floors.items():
             samples[name].append(per_call_ns(fn, args.spans))

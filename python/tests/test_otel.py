@@ -316,3 +316,27 @@ def test_span_ended_in_another_task_gets_no_figure(traced):
     run(main)
     assert otel.TOTAL not in finished(exporter, "handed to a task")
     assert processor.unmeasured(otel.OTHER_THREAD) == 1
+
+
+def test_a_hook_already_on_end_is_kept():
+    """Another processor's hook on end() (here a second one of ours) still
+    runs, and the span ends once, with its figure and no hook left."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    calls = []
+
+    class Hooked(otel.ThreadTimeSpanProcessor):
+        def _ending(self, *args, **kwargs):
+            calls.append(self)
+            super()._ending(*args, **kwargs)
+
+    first, second = Hooked(split=False), Hooked(split=False)
+    provider.add_span_processor(first)
+    provider.add_span_processor(second)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    span = provider.get_tracer("test").start_span("twice hooked")
+    span.end()
+    assert calls == [second, first] and "end" not in vars(span)
+    (done,) = exporter.get_finished_spans()
+    assert done.attributes[otel.TOTAL] >= 0
+    provider.shutdown()

@@ -114,6 +114,7 @@ class ThreadTimeSpanProcessor(SpanProcessor):
         self._split = split
         self._lock = threading.Lock()
         self._unmeasured = dict.fromkeys(REASONS, 0)
+        self._end_hook = self._ending  # made once, not per span
 
     def unmeasured(self, reason: str) -> int:
         """Spans that got no CPU attribute for this reason (OTHER_THREAD or
@@ -138,17 +139,28 @@ class ThreadTimeSpanProcessor(SpanProcessor):
             owner = threading.get_ident()
             # Last: the processor's own work stays outside the figure.
             start = times() if self._split else total_ns()
-        # One partial, not a closure: a closure's cells are 5 more objects
-        # per span for the cycle collector to count.
-        span.end = functools.partial(self._ending, span, owner, start, span.end)  # type: ignore[method-assign]
+        # One partial (and its arguments' tuple) per span: a closure and its
+        # cells, or bound methods, would be more objects for the cycle
+        # collector to count. An end() already set on the span (another
+        # hook) is kept and called; else the class's.
+        span.end = functools.partial(self._end_hook, span, owner, start,  # type: ignore[method-assign]
+                                     vars(span).get("end"))
 
-    def _ending(self, span: Span, owner: object, start: int | Times, end: Callable[[int | None], None],
+    def _ending(self, span: Span, owner: object, start: int | Times, end: Callable[[int | None], None] | None,
                 end_time: int | None = None) -> None:
         try:  # measured first, so that the SDK's end() stays outside the figure
             self._measure(span, owner, start)
         finally:
-            del span.end  # the class's end() again; no cycle left behind
-        end(end_time)
+            # The end() there was before: the class's (no cycle left behind),
+            # or the hook that runs next and then puts back its own.
+            if end is None:
+                del span.end
+            else:
+                span.end = end  # type: ignore[method-assign,assignment]
+        if end is None:
+            type(span).end(span, end_time)
+        else:
+            end(end_time)
 
     def _measure(self, span: Span, owner: object, start: int | Times) -> None:
         if not span.is_recording():  # ended already: end() again only warns
