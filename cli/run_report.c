@@ -711,12 +711,27 @@ static void json_row(sink *out, const row *r, int group)
     puts_(out, "}");
 }
 
-static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
+/* The earliest start of the first n processes: time 0 of Chrome's ts and
+ * of the samples' t_ns. */
+static uint64_t first_start(const proc *ps, uint32_t n)
 {
     uint64_t t0 = UINT64_MAX;
     for (uint32_t i = 0; i < n; i++)
         if (ps[i].h->start_ns < t0)
             t0 = ps[i].h->start_ns;
+    return t0;
+}
+
+/* The first sample of the ring still whole: the oldest slot may be half
+ * overwritten. */
+static uint64_t samples_from(const tt_run_header *h)
+{
+    return h->samples_head > h->sample_cap ? h->samples_head - h->sample_cap + 1 : 0;
+}
+
+static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
+{
+    uint64_t t0 = first_start(ps, n);
     puts_(out, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
     int first = 1;
 #define SEP() (first ? (first = 0, "") : ",\n")
@@ -763,8 +778,7 @@ static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
             m[j].name = p->rows[r].name;
         }
         uint64_t head = h->samples_head, cap = h->sample_cap;
-        uint64_t from = head > cap ? head - cap + 1 : 0; /* the oldest slot may be half overwritten */
-        for (uint64_t i = from; i < head; i++) {
+        for (uint64_t i = samples_from(h); i < head; i++) {
             const tt_run_sample *a = &p->samples[i % cap];
             if (!a->tid)
                 continue;
@@ -864,6 +878,7 @@ static void report_json(sink *out, const tt_run_set *s, const proc *ps, const ui
     put_fmt(out, ",\"exit_status\":%d,\"rusage\":{\"user_ns\":%lld,\"system_ns\":%lld},\"threads_total_ns\":%lld,"
                  "\"processes\":[",
             s->h.exit_status, (long long)s->h.rusage_user_ns, (long long)s->h.rusage_system_ns, (long long)sum);
+    uint64_t t0 = first_start(ps, n);
     for (uint32_t k = 0; k < n; k++) {
         const proc *p = &ps[order[k]];
         const tt_run_header *h = p->h;
@@ -880,6 +895,18 @@ static void report_json(sink *out, const tt_run_set *s, const proc *ps, const ui
         for (uint32_t i = 0; i < p->nrows; i++) {
             puts_(out, i ? ",\n " : "\n ");
             json_row(out, &p->rows[i], group);
+        }
+        /* The sampler's time series: each thread's CPU total at each round,
+         * t_ns from the earliest process's start. */
+        puts_(out, "],\"samples\":[");
+        int first = 1;
+        for (uint64_t i = samples_from(h); i < h->samples_head; i++) {
+            const tt_run_sample *a = &p->samples[i % h->sample_cap];
+            if (!a->tid)
+                continue;
+            put_fmt(out, "%s{\"t_ns\":%lld,\"tid\":%u,\"round\":%u,\"total_ns\":%lld}", first ? "\n " : ",\n ",
+                    (long long)(a->t_ns - t0), a->tid, a->round, (long long)a->total_ns);
+            first = 0;
         }
         puts_(out, "]}");
     }

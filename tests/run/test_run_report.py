@@ -405,6 +405,17 @@ def test_group_across_processes():
     check(any(l.split()[:3] == ["3", "3", "cc1"] for l in tail.split("\n")), f"across text: {tail}")
 
 
+def test_samples_json():
+    # The sampler's time series in JSON: each sample as the recording holds
+    # it, t_ns from the earliest process's start.
+    rec = run_set([proc_file(40, 1, b"s", [thread(41, b"w")], start=1_000_000_000,
+                             samples=[(1_001_000_000, 41, 1, 100), (1_002_000_000, 41, 2, 600_100)])])
+    st, out, err = dump(write("samples.ttrunset", rec), "--format", "json")
+    got = json.loads(out)["processes"][0].get("samples") if st == 0 else None
+    check(got == [{"t_ns": 1_000_000, "tid": 41, "round": 1, "total_ns": 100},
+                  {"t_ns": 2_000_000, "tid": 41, "round": 2, "total_ns": 600_100}], f"samples: {got}")
+
+
 def golden(out, name):
     path = os.path.join(GOLDEN, name)
     if os.environ.get("TT_UPDATE_GOLDEN"):
