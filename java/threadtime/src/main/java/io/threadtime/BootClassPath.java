@@ -61,9 +61,13 @@ final class BootClassPath {
                 }
             }
         }
-        Path hooks = NativeLibrary.install("threadtime-hooks", ".jar", buf.toByteArray(),
-                "start the JVM with a writable java.io.tmpdir");
-        inst.appendToBootstrapClassLoaderSearch(new JarFile(hooks.toFile()));
+        // The JVM opens the JAR here and keeps it open: a directory for this
+        // JVM alone may be removed right after.
+        NativeLibrary.extracting("the hook classes", "start the JVM with a java.io.tmpdir only you can change", dir -> {
+            Path hooks = NativeLibrary.putVersioned(dir, "threadtime-hooks", ".jar", buf.toByteArray());
+            inst.appendToBootstrapClassLoaderSearch(new JarFile(hooks.toFile()));
+            return hooks;
+        });
         // Each must be the boot loader's copy; one loaded from the class path
         // before (a program that used threadtime before attaching) cannot be.
         for (Class<?> c : List.of(ProbeConfig.class, Probes.class)) {

@@ -3,21 +3,13 @@ package io.threadtime;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.Files;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
-import java.util.Set;
+import java.util.regex.Pattern;
 import java.util.zip.CRC32;
 
 /**
@@ -27,17 +19,18 @@ import java.util.zip.CRC32;
  * <li>{@code System.loadLibrary("threadtime_java")}, i.e. {@code java.library.path};</li>
  * <li>the copy bundled in this JAR for this platform ({@link #PLATFORMS}),
  *     extracted to
- *     {@code <java.io.tmpdir>/threadtime-<user>/libthreadtime_java-<version>-<crc>.so}.</li>
+ *     {@code <java.io.tmpdir>/threadtime-<user>/libthreadtime_java-<version>-<crc>.so}
+ *     ({@link ExtractionDirectory} says how that is kept out of other users'
+ *     reach).</li>
  * </ol>
  * A failure is kept, not cached as a broken class: every later call gets an
  * {@link UnsupportedOperationException} that names the platform and the
  * cause ({@link #load()}).
  * <p>
  * The extracted name carries the artifact version and a CRC of the content,
- * so JARs of different versions never overwrite each other's file and a file
- * in use is never rewritten. Concurrent JVMs extracting at once serialize on a
- * file lock in that directory and the file appears by an atomic rename, so no
- * JVM ever loads a half-written library.
+ * so JARs of different versions never overwrite each other's file, a file
+ * in use is never rewritten, and two class loaders (the OpenTelemetry
+ * extension's copy) load two files.
  * <p>
  * Both backends load the library through here: the FFM backend finds the
  * {@code tt_} symbols with {@code SymbolLookup.loaderLookup()}, which sees
@@ -51,7 +44,6 @@ final class NativeLibrary {
     static final String AGENT_NAME = "threadtime_vthreads";
     /** The platforms whose natives this JAR carries (built against glibc 2.17, docs/platforms.md). */
     static final List<String> PLATFORMS = List.of("linux-x86_64", "linux-aarch64");
-    private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
 
     private NativeLibrary() {}
 
@@ -126,9 +118,14 @@ final class NativeLibrary {
                 System.loadLibrary(NAME);
                 return "java.library.path";
             } catch (UnsatisfiedLinkError notThere) {
-                Path extracted = extract(NAME, "set -D" + PROPERTY + "=<path>");
-                System.load(extracted.toString());
-                return extracted.toString();
+                String otherwise = "set -D" + PROPERTY + "=<path>";
+                byte[] bytes = bundled("lib" + NAME + ".so", otherwise);
+                return extracting("lib" + NAME + ".so", otherwise, dir -> {
+                    Path extracted = putVersioned(dir, "lib" + NAME, ".so", bytes);
+                    System.load(extracted.toString());
+                    return dir.perJvm() ? extracted + " (removed once loaded: another user holds "
+                            + "the shared directory's name)" : extracted.toString();
+                });
             }
         } catch (IllegalCallerException denied) {
             throw new IllegalCallerException(NativeAccess.message(NativeLibrary.class.getModule()), denied);
@@ -165,76 +162,59 @@ final class NativeLibrary {
     }
 
     /**
-     * The bundled library {@code lib<name>.so}, extracted as described above
-     * (or found there, extracted before); its path. {@code otherwise} tells,
-     * in any error message, how to use a copy of one's own instead.
+     * The file this JAR carries for this platform under
+     * {@code io/threadtime/native/<platform>/}; {@code otherwise} tells, in
+     * any error message, how to use a copy of one's own instead.
      */
-    static Path extract(String name, String otherwise) {
+    static byte[] bundled(String file, String otherwise) {
         String platform = platform();
-        String resource = "/io/threadtime/native/" + platform + "/lib" + name + ".so";
+        String resource = "/io/threadtime/native/" + platform + "/" + file;
         if (!PLATFORMS.contains(platform)) {
             throw new UnsatisfiedLinkError("threadtime bundles native libraries for " + String.join(" and ", PLATFORMS)
-                    + ", not " + platform + "; build lib" + name + ".so from source and " + otherwise);
+                    + ", not " + platform + "; build " + file + " from source and " + otherwise);
         }
-        byte[] bytes;
         try (InputStream in = NativeLibrary.class.getResourceAsStream(resource)) {
             if (in == null) {
                 throw new UnsatisfiedLinkError("threadtime: " + resource + " is missing from the JAR");
             }
-            bytes = in.readAllBytes();
+            return in.readAllBytes();
         } catch (IOException e) {
             throw new UncheckedIOException("threadtime: reading " + resource, e);
         }
-        return install("lib" + name, ".so", bytes, otherwise);
+    }
+
+    /** What is done with the extraction directory, open and locked. */
+    interface Use<T> {
+        T in(ExtractionDirectory dir) throws IOException;
     }
 
     /**
-     * {@code bytes} as the file {@code <prefix>-<version>-<crc><suffix>} in
-     * the extraction directory, written there unless it already is (see the
-     * class comment); its path.
+     * use run on the extraction directory ({@link ExtractionDirectory}),
+     * which is then closed: a directory for this JVM alone is removed with
+     * its files unless use kept them. {@code what} and {@code otherwise} make
+     * the message of a failure.
      */
-    static Path install(String prefix, String suffix, byte[] bytes, String otherwise) {
+    static <T> T extracting(String what, String otherwise, Use<T> use) {
+        try (ExtractionDirectory dir = ExtractionDirectory.open()) {
+            return use.in(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("threadtime: cannot extract " + what + ": " + e.getMessage()
+                    + "; to use a copy installed elsewhere, " + otherwise, e);
+        }
+    }
+
+    /**
+     * bytes put into dir as {@code <prefix>[-<copy>]-<version>-<crc><suffix>}
+     * (see the class comment), removing this prefix's copies of other
+     * builds that were not used for a day; its path.
+     */
+    static Path putVersioned(ExtractionDirectory dir, String prefix, String suffix, byte[] bytes) throws IOException {
         CRC32 crc = new CRC32();
         crc.update(bytes);
         String copy = property("copy", "");
-        String file = String.format("%s-%s%s-%08x%s", prefix, version(), copy.isEmpty() ? "" : "-" + copy, crc.getValue(), suffix);
-        try {
-            Path dir = privateDirectory();
-            Path target = dir.resolve(file);
-            try (FileChannel lockFile = FileChannel.open(dir.resolve(".lock"),
-                         StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-                 FileLock lock = lockFile.lock()) {
-                if (!Files.isRegularFile(target) || Files.size(target) != bytes.length) {
-                    Path tmp = Files.createTempFile(dir, file, ".tmp");
-                    Files.write(tmp, bytes);
-                    Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                }
-            }
-            return target;
-        } catch (IOException e) {
-            throw new UncheckedIOException("threadtime: extracting " + file + " to "
-                    + System.getProperty("java.io.tmpdir") + " failed; to use a copy installed elsewhere, " + otherwise, e);
-        }
-    }
-
-    /**
-     * The shared extraction directory if this user owns it and nobody else
-     * can write to it; otherwise a fresh private directory for this JVM, so
-     * that no other user can plant a library we would load.
-     */
-    private static Path privateDirectory() throws IOException {
-        String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
-        Path shared = Paths.get(System.getProperty("java.io.tmpdir"), "threadtime-" + user);
-        try {
-            Files.createDirectories(shared, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
-            if (Files.getOwner(shared).getName().equals(System.getProperty("user.name"))
-                    && Files.getPosixFilePermissions(shared).equals(OWNER_ONLY)) {
-                return shared;
-            }
-        } catch (AccessDeniedException | FileAlreadyExistsException notUsable) {
-            // somebody else's path: use a directory of our own
-        }
-        return Files.createTempDirectory("threadtime", PosixFilePermissions.asFileAttribute(OWNER_ONLY));
+        String stem = copy.isEmpty() ? prefix : prefix + "-" + copy;
+        String file = String.format("%s-%s-%08x%s", stem, version(), crc.getValue(), suffix);
+        return dir.put(file, bytes, Pattern.compile(Pattern.quote(stem + "-") + "[0-9].*-[0-9a-f]{8}" + Pattern.quote(suffix)));
     }
 
     /** The artifact version, from the filtered threadtime.properties. */

@@ -2,6 +2,7 @@ package io.threadtime;
 
 import io.threadtime.boot.VtConfig;
 import java.nio.file.Path;
+import java.util.regex.Pattern;
 
 /**
  * CPU time of virtual threads, which {@code ThreadMXBean} reports as -1.
@@ -11,15 +12,16 @@ import java.nio.file.Path;
  * <ul>
  * <li>the {@code java.lang.instrument} agent, the JAR itself:
  * <pre>{@code
- * java -XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions \
- *      -javaagent:threadtime.jar=mode=exact ...
+ * java -javaagent:threadtime.jar=mode=exact ...
  * }</pre>
  * It hooks {@code java.lang.VirtualThread}'s mount and unmount, and costs
  * the clock reads and a few stores into the thread's own account per mount
- * and unmount (see {@link #accountsInThreads()}). The flag
+ * and unmount (see {@link #accountsInThreads()}). <b>On JDK 21 only</b>,
+ * {@code -XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions}
  * switches off HotSpot's JVMTI transition path, which any
  * {@code -javaagent} otherwise pays for on every mount and unmount (see
- * {@link #transitionPathOff()});</li>
+ * {@link #transitionPathOff()}); never on JDK 24 and later, where under it
+ * virtual threads that contend on a monitor deadlock;</li>
  * <li>the JVMTI agent, for JVMs where the hooks do not apply and for
  * attaching to a running JVM:
  * <pre>{@code
@@ -115,9 +117,11 @@ public final class VirtualThreadCpu {
     /**
      * True when HotSpot's JVMTI transition path for virtual threads is
      * switched off ({@code -XX:+UnlockExperimentalVMOptions
-     * -XX:-DoJVMTIVirtualThreadTransitions}): the {@code -javaagent} then
-     * costs only its own work, and the JVMTI agent cannot work (it refuses to
-     * start). False when it is on, or on a JVM without that flag.
+     * -XX:-DoJVMTIVirtualThreadTransitions}, for JDK 21 only: on JDK 24 and
+     * later it deadlocks virtual threads that contend on a monitor): the
+     * {@code -javaagent} then costs only its own work, and the JVMTI agent
+     * cannot work (it refuses to start). False when it is on, or on a JVM
+     * without that flag.
      */
     public static boolean transitionPathOff() {
         return Boolean.FALSE.equals(HotSpotFlags.transitionsOn());
@@ -218,20 +222,29 @@ public final class VirtualThreadCpu {
 
     /**
      * The agent library this JAR carries, extracted next to the binding's own
-     * library (same directory, same versioned naming); give it to
-     * {@code -agentpath}, or to {@code jcmd <pid> JVMTI.agent_load}. Loading it
+     * library under a name without version or build,
+     * {@code <java.io.tmpdir>/threadtime-<user>/libthreadtime_vthreads.so},
+     * which stays the same across upgrades (each extraction brings it up to
+     * this JAR's content); give it to {@code -agentpath}, or to
+     * {@code jcmd <pid> JVMTI.agent_load}. Loading it
      * into this JVM after start-up (Attach API) needs
      * {@code -Djdk.attach.allowAttachSelf=true}, and on JDK 21+
      * {@code -XX:+EnableDynamicAgentLoading} to do so without a warning; a
      * virtual thread is then charged from its next mount, and this class, if
      * already used, keeps the mode it saw first.
      *
-     * @throws UnsatisfiedLinkError if this is not linux-x86_64 or the JAR lacks the agent
+     * @throws UnsatisfiedLinkError if this is not linux-x86_64 or linux-aarch64, or the JAR lacks the agent
      * @throws java.io.UncheckedIOException if it cannot be extracted
      */
     public static Path agentPath() {
-        return NativeLibrary.extract(NativeLibrary.AGENT_NAME,
-                "give that file's path to -agentpath");
+        String file = "lib" + NativeLibrary.AGENT_NAME + ".so";
+        String otherwise = "give that file's path to -agentpath";
+        byte[] bytes = NativeLibrary.bundled(file, otherwise);
+        return NativeLibrary.extracting(file, otherwise, dir -> {
+            dir.keep(); // for a JVM started later
+            // the versioned copies earlier JARs made go
+            return dir.put(file, bytes, Pattern.compile(Pattern.quote("lib" + NativeLibrary.AGENT_NAME + "-") + ".*\\.so"));
+        });
     }
 
     /** Prints {@link #agentPath()}, for {@code -agentpath:$(...)} on a command line. */
