@@ -11,8 +11,6 @@ module io.threadtime {
     requires java.management;
     // HotSpotDiagnosticMXBean: whether HotSpot's transition path is on.
     requires jdk.management;
-    // Only `java -jar threadtime.jar attach` uses the Attach API.
-    requires static jdk.attach;
 
     exports io.threadtime;
 }

@@ -1,75 +1,100 @@
 package io.threadtime;
 
-import com.sun.tools.attach.AgentInitializationException;
-import com.sun.tools.attach.VirtualMachine;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * {@code java -jar threadtime.jar attach PID OPTIONS}: loads this JAR's agent
- * into a running JVM (the Attach API) with probe options: {@code probe=...}
- * and {@code probes=@FILE} add probes, {@code probe=off} takes them all out,
- * {@code dump=PATH} writes the trace now. Relative paths are taken from the
- * directory this command runs in. The options are checked here first, so a
- * wrong one changes nothing in the target. Exit status 0, 1 (the attach or
- * the agent failed) or 2 (usage, bad options).
+ * {@code java -jar threadtime.jar COMMAND ...}: the {@code threadtime}
+ * command line tool ({@code dump}, {@code run}, {@code bench},
+ * {@code attach}, {@code version}; docs/cli.md), run from the copy this JAR
+ * carries for this platform. It is extracted as the native library is
+ * ({@link ExtractionDirectory}), with the library {@code run} preloads
+ * beside it; {@code attach} loads this JAR as the agent unless given
+ * {@code --jar}. The exit status is the tool's: 2 for a wrong command or
+ * usage.
  */
 public final class Main {
+    /** The executable's name in the JAR, beside the libraries. */
+    static final String COMMAND = "threadtime";
+    /** The library {@code threadtime run} preloads into the command it runs. */
+    static final String RUN_LIBRARY = "libthreadtime_run";
+
     private Main() {}
 
     public static void main(String[] args) {
-        if (args.length != 3 || !args[0].equals("attach") || !args[1].matches("[0-9]+")) {
-            System.err.println("usage: java -jar threadtime.jar attach PID OPTIONS\n"
-                    + "  OPTIONS, comma-separated: " + AgentOptions.ATTACH_HELP.substring("expected ".length()));
-            System.exit(2);
-        }
-        String options = absolutePaths(args[2]);
+        String otherwise = "install threadtime's command and run it directly";
+        int status;
         try {
-            AgentOptions.parse(options, true);
-        } catch (IllegalArgumentException e) {
+            byte[] command = NativeLibrary.bundled(COMMAND, otherwise);
+            byte[] preload = NativeLibrary.bundled(RUN_LIBRARY + ".so", otherwise);
+            status = NativeLibrary.extracting("the threadtime command", otherwise, dir -> {
+                Path exe = NativeLibrary.putVersioned(dir, COMMAND, "", command);
+                Path lib = NativeLibrary.putVersioned(dir, RUN_LIBRARY, ".so", preload);
+                ProcessBuilder pb = new ProcessBuilder(arguments(exe, args)).inheritIO();
+                pb.environment().put("THREADTIME_RUN_LIB", lib.toString());
+                Process p = pb.start();
+                dir.unlock(); // started: others may extract while it runs
+                // SIGTERM or Ctrl-C ends this JVM: the command hears it too,
+                // ends first, and its status is this JVM's.
+                Thread forward = new Thread(() -> {
+                    p.destroy();
+                    Runtime.getRuntime().halt(waitFor(p));
+                });
+                Runtime.getRuntime().addShutdownHook(forward);
+                int code = waitFor(p);
+                Runtime.getRuntime().removeShutdownHook(forward);
+                return code;
+            });
+        } catch (UnsatisfiedLinkError | UncheckedIOException e) {
             System.err.println(e.getMessage());
-            System.exit(2);
+            status = 1;
         }
-        String warnings = null;
-        try {
-            String jar = Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
-            VirtualMachine vm = VirtualMachine.attach(args[1]);
-            try {
-                try {
-                    vm.loadAgent(jar, options);
-                } catch (AgentInitializationException e) {
-                    // The protocol carries only the return code; agentmain left its message.
-                    String why = vm.getSystemProperties().getProperty(ThreadTimeAgent.ATTACH_ERROR);
-                    System.err.println("threadtime: the agent in JVM " + args[1] + " failed: "
-                            + (why != null ? why : e.getMessage() + "; its stderr says why"));
-                    System.exit(1);
-                }
-                warnings = vm.getSystemProperties().getProperty(ThreadTimeAgent.ATTACH_WARNINGS);
-            } finally {
-                vm.detach();
-            }
-        } catch (Exception e) {
-            System.err.println("threadtime: could not attach to JVM " + args[1] + ": " + e);
-            System.exit(1);
-        }
-        if (warnings != null && !warnings.isEmpty()) {
-            warnings.lines().forEach(l -> System.err.println("threadtime: " + l));
-        }
-        System.err.println("threadtime: JVM " + args[1] + " took " + options);
+        System.exit(status);
     }
 
-    /** out=, dump= and probes=@ made absolute here, where the user typed them. */
-    static String absolutePaths(String options) {
-        List<String> out = new ArrayList<>();
-        for (String item : options.split(",", -1)) {
-            for (String key : List.of("out=", "dump=", "probes=@")) {
-                if (item.startsWith(key) && item.length() > key.length()) {
-                    item = key + Path.of(item.substring(key.length())).toAbsolutePath();
-                }
+    /** The command line: the tool, then args, with this JAR as attach's agent unless --jar names one. */
+    static List<String> arguments(Path exe, String[] args) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(exe.toString());
+        cmd.addAll(List.of(args));
+        if (args.length > 0 && args[0].equals("attach") && !List.of(args).contains("--jar")) {
+            Path jar = jar();
+            if (jar == null) {
+                throw new IOException("threadtime attach needs --jar JAR: this class was not loaded from a JAR");
             }
-            out.add(item);
+            cmd.add(2, "--jar");
+            cmd.add(3, jar.toString());
         }
-        return String.join(",", out);
+        return cmd;
+    }
+
+    /** The JAR this class came from; null if it came from a directory or elsewhere. */
+    static Path jar() {
+        try {
+            Path p = Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            return p.toString().endsWith(".jar") ? p : null;
+        } catch (URISyntaxException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** How a user runs the threadtime command: {@code java -jar} this JAR, or {@code threadtime}. */
+    static String commandLine() {
+        Path jar = jar();
+        return jar != null ? "java -jar " + jar : "threadtime";
+    }
+
+    private static int waitFor(Process p) {
+        while (true) {
+            try {
+                return p.waitFor();
+            } catch (InterruptedException e) {
+                // the command decides when it ends
+            }
+        }
     }
 }
