@@ -71,6 +71,14 @@ final class AgentLog {
         say(Level.DEBUG, message);
     }
 
+    /** n and the noun, singular or plural: "1 probe", "2 probes", "1 class", "3 classes". */
+    static String count(long n, String noun) {
+        if (n == 1) {
+            return "1 " + noun;
+        }
+        return n + " " + noun + (noun.endsWith("s") ? "es" : "s");
+    }
+
     private static void say(Level l, String message) {
         if (!enabled(l)) {
             return;

@@ -93,7 +93,22 @@ final class NativeLibrary {
      */
     static UnsupportedOperationException unavailable(Throwable cause) {
         return new UnsupportedOperationException("threadtime cannot work on " + platform() + " (os.arch "
-                + System.getProperty("os.arch") + "): " + cause.getMessage() + "; " + STILL_WORKS, cause);
+                + System.getProperty("os.arch") + "): " + cause.getMessage() + archGiven() + "; " + STILL_WORKS, cause);
+    }
+
+    /**
+     * A hint when os.arch was set on the command line: the JDK takes this
+     * machine for that arch too (JDK 22+'s native linker refuses to start on
+     * an arch it does not know), so the fix is to remove the option.
+     */
+    private static String archGiven() {
+        for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            if (a.startsWith("-Dos.arch=")) {
+                return " (" + a + " is on the java command line: the JDK, too, then takes this machine for that arch;"
+                        + " remove it)";
+            }
+        }
+        return "";
     }
 
     /** What still works when the native library cannot load. */
@@ -140,18 +155,19 @@ final class NativeLibrary {
      */
     static UnsatisfiedLinkError notOurs(String what) {
         String source = load();
+        String file = source;
         String fix;
         String named = System.getProperty(PROPERTY);
         if (named != null && !named.isEmpty()) {
             fix = "point -D" + PROPERTY + " at lib" + NAME + ".so of threadtime " + version()
                     + ", or remove it to use the copy this JAR carries";
         } else if (source.equals("java.library.path")) {
-            fix = "remove lib" + NAME + ".so from java.library.path (" + System.getProperty("java.library.path")
-                    + "), or put threadtime " + version() + "'s there";
+            file = "lib" + NAME + ".so, found on java.library.path (" + System.getProperty("java.library.path") + "),";
+            fix = "remove that file, or put threadtime " + version() + "'s there; without one, this JAR's own copy is used";
         } else {
             fix = "delete " + source + " so that it is extracted again";
         }
-        return new UnsatisfiedLinkError("threadtime: the native library " + source + " " + what + "; " + fix);
+        return new UnsatisfiedLinkError("threadtime: the native library " + file + " " + what + "; " + fix);
     }
 
     /** Checks the loaded library's version ({@code tt_version()}) against this JAR's. */

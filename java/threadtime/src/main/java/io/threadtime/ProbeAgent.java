@@ -183,7 +183,8 @@ final class ProbeAgent {
         transformer = null;
         Set<String> changed = Set.copyOf(REGISTRY.clear());
         int n = retransform(c -> changed.contains(c.getName().replace('.', '/')));
-        AgentLog.info("probes removed: " + n + " class(es) back to their own bytecode");
+        AgentLog.info("probes removed: " + AgentLog.count(n, "class") + " back to " + (n == 1 ? "its" : "their")
+                + " own bytecode");
     }
 
     /** The filters that match nothing among the classes loaded now, a line each. */
@@ -206,7 +207,7 @@ final class ProbeAgent {
                 }
             }
             if (Probes.failures() > 0) {
-                AgentLog.warn(Probes.failures() + " probe call(s) failed and recorded nothing");
+                AgentLog.warn(AgentLog.count(Probes.failures(), "probe call") + " failed and recorded nothing");
             }
             Path target = out != null ? out : defaultOut();
             List<String> tried = new ArrayList<>();
@@ -215,8 +216,8 @@ final class ProbeAgent {
                 try {
                     EventLog.dump(p);
                     AgentLog.warn((tried.isEmpty() ? "" : "could not write " + String.join("; ", tried) + "; ")
-                            + "trace written to " + p + " (" + REGISTRY.probes() + " probes; read it with: threadtime dump --summary "
-                            + p + ")");
+                            + "trace written to " + p + " (" + AgentLog.count(REGISTRY.probes(), "probe") + "; read it with: "
+                            + Main.commandLine() + " dump --summary " + p + ")");
                     return;
                 } catch (ThreadTimeException e) {
                     tried.add(p + " (" + e.getMessage() + ")");

@@ -6,9 +6,11 @@ import java.util.concurrent.ThreadFactory;
 
 /**
  * CPU time of threads and of this process, from the threadtime core: one
- * {@code clock_gettime()} on a kernel CPU clock per read (~0.3-0.7 us here)
- * where {@code ThreadMXBean.getCurrentThreadUserTime()} parses
- * {@code /proc} (~11 us on JDK 17-25).
+ * {@code clock_gettime()} on a kernel CPU clock per read, or for the
+ * caller's own CPU time often none, where
+ * {@code ThreadMXBean.getCurrentThreadUserTime()} parses {@code /proc} on
+ * JDK 17-25. What each call costs, measured beside the JDK's own, is one
+ * table: java/README.md, "Figures" ({@code make bench-java}).
  * <p>
  * Three kinds of answer, as in the C API:
  * <ul>
@@ -230,7 +232,8 @@ public final class ThreadTime {
      * itself on its first {@code currentThread...} call (here or through
      * {@link ThreadTimeMXBean}); until it is mapped, reads from other
      * threads fall back to the platform {@code ThreadMXBean}, which is
-     * correct but costs ~11 us for user time. Mapping costs one handle
+     * correct but parses {@code /proc} for user time (java/README.md,
+     * "Figures"). Mapping costs one handle
      * (~100 bytes of native memory), released after the {@code Thread}
      * object is garbage collected. Idempotent.
      *

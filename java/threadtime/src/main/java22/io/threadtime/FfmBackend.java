@@ -18,8 +18,7 @@ import java.lang.invoke.MethodHandle;
  * The FFM backend (JDK 22+): each core function is a static final
  * {@link MethodHandle} called with {@code invokeExact}.
  * <p>
- * Calls that are one clock read (a system call of ~0.3-0.7 us that never
- * blocks) and the event calls (a few stores into the thread's ring) are
+ * Calls that are one clock read (a system call that never blocks) and the event calls (a few stores into the thread's ring) are
  * linked {@code critical}: no thread-state transition, which is most of an
  * FFM call's overhead. {@code tt_thread_times} (one to three such reads and
  * a few stores, no lock; a /proc read only where a sandbox refuses CPU
@@ -38,13 +37,16 @@ final class FfmBackend implements Backend {
 
     /** The method handles, created once the library is loaded. */
     private static final class H {
-        static final Linker LINKER = Linker.nativeLinker();
         static final SymbolLookup SYMBOLS;
 
+        // The library first: on a platform without one its message names the
+        // platform, where the linker would only say it does not support it.
         static {
             NativeLibrary.load();
             SYMBOLS = SymbolLookup.loaderLookup();
         }
+
+        static final Linker LINKER = Linker.nativeLinker();
 
         static final MethodHandle VERSION = plain("tt_version", FunctionDescriptor.of(ADDRESS));
         static final MethodHandle STRERROR = plain("tt_strerror", FunctionDescriptor.of(ADDRESS, JAVA_LONG));

@@ -74,6 +74,18 @@ class NativeLibraryTest {
         assertEquals("java.library.path", c.value("source"), c::toString);
     }
 
+    /** Another library on java.library.path: the message names the file and where it was found. */
+    @Test
+    void aWrongLibraryOnJavaLibraryPathIsNamed(@TempDir Path dir) throws Exception {
+        Files.copy(VirtualThreadCpu.agentPath(), dir.resolve("lib" + NativeLibrary.NAME + ".so"));
+        for (String backend : Backends.names()) {
+            ChildJvm c = child(grant(), "-Djava.library.path=" + dir, "-D" + Native.BACKEND_PROPERTY + "=" + backend);
+            assertNotEquals(0, c.exit(), c::toString);
+            assertTrue(c.err().contains("threadtime: the native library libthreadtime_java.so, found on java.library.path ("
+                    + dir + "),"), c::toString);
+        }
+    }
+
     @Test
     void backendCanBeChosen() throws Exception {
         ChildJvm jni = child(grant(), "-D" + Native.BACKEND_PROPERTY + "=jni");

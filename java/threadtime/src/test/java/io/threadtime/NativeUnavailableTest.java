@@ -53,4 +53,13 @@ class NativeUnavailableTest {
                 c::toString);
         assertTrue(!c.err().contains("UnsatisfiedLinkError") && !c.out().contains("NoClassDefFoundError"), c::toString);
     }
+
+    /** os.arch set to what no JDK knows: the message says the option is the cause. */
+    @Test
+    void anArchGivenOnTheCommandLineIsNamed() throws Exception {
+        ChildJvm c = child("-Dos.arch=foo");
+        beanAnswersAndCallsThrow(c, "linux-foo");
+        assertTrue(c.out().contains("not linux-foo"), c::toString);
+        assertTrue(c.out().contains("-Dos.arch=foo is on the java command line"), c::toString);
+    }
 }

@@ -412,7 +412,7 @@ class ProbeAgentTest {
             p.destroyForcibly();
         }
         String stderr = err.get(60, TimeUnit.SECONDS);
-        assertTrue(stderr.contains("probes removed: 1 class(es) back to their own bytecode"), stderr);
+        assertTrue(stderr.contains("probes removed: 1 class back to its own bytecode"), stderr);
     }
 
     /** {@code threadtime attach --jar JAR PID options} (the CLI runs the target's own java): its exit status. */
