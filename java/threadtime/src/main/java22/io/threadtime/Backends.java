@@ -1,17 +1,14 @@
 package io.threadtime;
 
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The backends of JDK 22+: FFM (the default) and JNI. Before the first one
- * is created, checks that the JDK grants this module native access and, if
- * not, says once which flag grants it; the library goes on working wherever
- * the JDK only warns.
+ * The backends of JDK 22+: FFM (the default) and JNI. Without
+ * {@code --enable-native-access} the JDK itself warns, naming that flag, and
+ * threadtime adds nothing to it; where the JDK denies access instead, the
+ * load fails with {@link NativeAccess#message}.
  */
 final class Backends {
-    private static final AtomicBoolean CHECKED = new AtomicBoolean();
-
     private Backends() {}
 
     static List<String> names() {
@@ -19,10 +16,6 @@ final class Backends {
     }
 
     static Backend create(String name) {
-        Module module = Backends.class.getModule();
-        if (CHECKED.compareAndSet(false, true) && !module.isNativeAccessEnabled()) {
-            System.getLogger("io.threadtime").log(System.Logger.Level.WARNING, NativeAccess.message(module));
-        }
         return switch (name) {
             case "ffm" -> new FfmBackend();
             case "jni" -> new JniBackend();
