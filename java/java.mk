@@ -27,9 +27,13 @@ java-toolchains:
 # probe tests read traces with the CLI, hence `build`. A Java
 # 21 runtime, if jdks.sh finds one (.ci/deps.d/jdk21.sh installs it), runs
 # the tests a third time.
+# Then every native the JAR carries (libraries, the threadtime command) is
+# checked to need no glibc newer than $(GLIBC_FLOOR) (docs/platforms.md).
+JAR_NATIVES = $(JAVA_DIR)/threadtime/target/classes/io/threadtime/native
 test-java: java-toolchains build
 	@jdk21=$$($(JAVA_DIR)/jdks.sh runtime 21 2>/dev/null) || echo "test-java: no Java 21 here; testing on $(JDK_OLD) and $(JDK_NEW) only"; \
 	set -x; $(JAVA_MVN) clean verify -Dthreadtime.cli=$(abspath $(THREADTIME)) $${jdk21:+-Djdk21.skip=false -Djdk21.java=$$jdk21/bin/java}
+	scripts/check-glibc.sh $(GLIBC_FLOOR) $(JAR_NATIVES)/linux-*/*
 
 # The JAR into the local Maven repository, for jvmti/java's tests (no tests here).
 java-install: java-toolchains
