@@ -126,7 +126,14 @@ class ExtractionTest {
             assertTrue(c.value("source").startsWith(dir.resolve("threadtime-").toString()), c::toString);
             assertFalse(c.value("source").startsWith(theirs.toString()), c::toString);
         }
-        assertEquals(Set.of(sharedName()), names(dir), "no directory per JVM left behind");
+        // The -javaagent's hook JAR too: appended to the boot class path from
+        // this JVM's own directory, which goes once the JVM has opened it.
+        Path trace = dir.resolve("hooks.ttrace");
+        ChildJvm probed = ProbeAgentTest.app(null, List.of("-Djava.io.tmpdir=" + dir,
+                ProbeAgentTest.agent("probe=" + ProbeAgentTest.WORK + ",out=" + trace)), "calls", "3");
+        assertEquals(0, probed.exit(), probed::toString);
+        assertEquals(3, ProbeAgentTest.count(ProbeAgentTest.read(trace), "begin", ProbeAgentTest.WORK), probed::toString);
+        assertEquals(Set.of(sharedName(), "hooks.ttrace"), names(dir), "no directory per JVM left behind");
         assertEquals(Set.of(), names(theirs));
     }
 
