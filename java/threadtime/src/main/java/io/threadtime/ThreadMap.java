@@ -48,8 +48,19 @@ final class ThreadMap {
     /** What a virtual thread's SELF slot holds. */
     private static final Entry VIRTUAL = new Entry(null, 0, 0);
 
-    static final com.sun.management.ThreadMXBean PLATFORM =
-            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    /**
+     * The platform bean, for threads not mapped yet. Made at its first use,
+     * not with this class: the JDK's management classes it loads cost a
+     * first call that needs none of them more than the rest of that call.
+     */
+    static com.sun.management.ThreadMXBean platform() {
+        return Platform.BEAN;
+    }
+
+    private static final class Platform {
+        static final com.sun.management.ThreadMXBean BEAN =
+                (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    }
 
     private static final ConcurrentHashMap<Long, Entry> BY_ID = new ConcurrentHashMap<>();
     private static final Cleaner CLEANER = Cleaner.create();

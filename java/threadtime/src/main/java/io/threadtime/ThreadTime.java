@@ -283,8 +283,8 @@ public final class ThreadTime {
         }
         long id = thread.getId();
         switch (clock) {
-            case TOTAL: return ThreadMap.PLATFORM.getThreadCpuTime(id);
-            case USER_RAW: return ThreadMap.PLATFORM.getThreadUserTime(id);
+            case TOTAL: return ThreadMap.platform().getThreadCpuTime(id);
+            case USER_RAW: return ThreadMap.platform().getThreadUserTime(id);
             case USER: return platformTimes(id).map(CpuTimes::userNanos).orElse(-1L);
             default: return platformTimes(id).map(CpuTimes::systemNanos).orElse(-1L);
         }
@@ -292,8 +292,8 @@ public final class ThreadTime {
 
     /** A split from the platform bean, for threads not mapped yet. */
     static Optional<CpuTimes> platformTimes(long id) {
-        long user = ThreadMap.PLATFORM.getThreadUserTime(id);
-        long total = ThreadMap.PLATFORM.getThreadCpuTime(id);
+        long user = ThreadMap.platform().getThreadUserTime(id);
+        long total = ThreadMap.platform().getThreadCpuTime(id);
         if (user < 0 || total < 0) {
             return Optional.empty();
         }

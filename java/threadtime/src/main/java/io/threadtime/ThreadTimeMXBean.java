@@ -55,7 +55,7 @@ public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
     private static final MethodHandle TOTAL_ALLOCATED =
             ThreadMap.findOptional(com.sun.management.ThreadMXBean.class, "getTotalThreadAllocatedBytes", long.class);
 
-    private final com.sun.management.ThreadMXBean platform = ThreadMap.PLATFORM;
+    private final com.sun.management.ThreadMXBean platform = ThreadMap.platform();
 
     private ThreadTimeMXBean() {}
 
