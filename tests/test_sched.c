@@ -347,7 +347,7 @@ TT_TEST(a_quota_shows_as_wait_and_throttling)
     char dir[128];
     snprintf(dir, sizeof dir, "/sys/fs/cgroup/cpu/threadtime-test-%d", (int)getpid());
     if (mkdir(dir, 0700) != 0) {
-        printf("skip: cannot make a cgroup at /sys/fs/cgroup/cpu (%s)\n", strerror(errno));
+        printf("skip a_quota_shows_as_wait_and_throttling: cannot make a cgroup at /sys/fs/cgroup/cpu (%s)\n", strerror(errno));
         return;
     }
     if (put_file(dir, "cpu.cfs_period_us", "10000") != 0 || put_file(dir, "cpu.cfs_quota_us", "2000") != 0) {
