@@ -453,19 +453,26 @@ static volatile sig_atomic_t g_reporting; /* CMD has ended: a signal now ends th
 static int g_dirfd = -1;                  /* the run directory, opened when made */
 static const char *volatile g_report_tmp; /* --report's new file until it is in place */
 static char g_dir[4096];                  /* and its path */
+static char g_gone[sizeof g_dir + 8];     /* the name it is removed under */
 
 /* Empties and removes the run directory through the descriptor opened when
- * it was made, so a symlink put in its place is never followed; it is made
- * read-only first, so a process that outlived the command adds no file
- * meanwhile (root still can: up to three passes). Only system calls: a
- * signal ends threadtime through it. */
+ * it was made, so a symlink put in its place is never followed. It is first
+ * renamed to g_gone: a process that outlived the command finds no directory
+ * at the path it was given and adds no file meanwhile. (Making it read-only
+ * instead kept every user but root from emptying it too.) Up to three passes
+ * where the rename failed. Only system calls: a signal ends threadtime
+ * through it. */
 static void remove_dir(void)
 {
     int fd = g_dirfd;
     g_dirfd = -1;
     if (fd < 0)
         return;
-    fchmod(fd, 0500);
+    const char *path = g_dir;
+    struct stat a, b;
+    if (fstat(fd, &a) == 0 && lstat(g_dir, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
+        syscall(SYS_renameat2, AT_FDCWD, g_dir, AT_FDCWD, g_gone, RENAME_NOREPLACE) == 0)
+        path = g_gone;
     for (int pass = 0; pass < 3; pass++) {
         char buf[4096];
         long n;
@@ -477,10 +484,9 @@ static void remove_dir(void)
                 if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
                     unlinkat(fd, d->d_name, 0);
             }
-        struct stat a, b;
-        if (fstat(fd, &a) != 0 || lstat(g_dir, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+        if (fstat(fd, &a) != 0 || lstat(path, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
             break; /* something else is at that path now: left alone */
-        if (rmdir(g_dir) == 0 || errno != ENOTEMPTY)
+        if (rmdir(path) == 0 || errno != ENOTEMPTY)
             break;
     }
     close(fd);
@@ -652,6 +658,7 @@ int tt_cli_run(int argc, char **argv)
         out_file_close(&rep, 0);
         return 2;
     }
+    snprintf(g_gone, sizeof g_gone, "%s.gone", g_dir);
     char *exe = resolve(cmd[0]);
     const char *blocked = exe ? preload_blocker(exe) : NULL;
     free(exe);

@@ -231,14 +231,18 @@ def test_fork_pool():
 def test_survivor():
     # A background subshell outlives the command. The report says it is
     # still running (the kernel agrees: /proc has it when threadtime has
-    # returned), with its CPU so far; --wait-all waits for it instead.
+    # returned), with its CPU so far; --wait-all waits for it instead. The
+    # command ends only once the subshell has written to a FIFO: it has run,
+    # so its CPU so far is above 0 whenever the scheduler let it start.
     d = tempfile.mkdtemp(dir=TMP)
+    fifo = os.path.join(d, "ran")
+    os.mkfifo(fifo)
     loop = "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"
     for wait in (False, True):
         rep_path = os.path.join(d, "report")
         p = subprocess.run([TT, "run", "--format", "json", "--report", rep_path, *(["--wait-all"] if wait else []),
-                            "--", "/bin/sh", "-c", f"({loop}) & echo $!"], stdout=subprocess.PIPE, text=True,
-                           env=dict(os.environ, TMPDIR=d))
+                            "--", "/bin/sh", "-c", f"(echo > '{fifo}'; {loop}) & read x < '{fifo}'; echo $!"],
+                           stdout=subprocess.PIPE, text=True, env=dict(os.environ, TMPDIR=d))
         bg = int(p.stdout.split()[0])
         alive = os.path.exists(f"/proc/{bg}")
         rep = json.load(open(rep_path))
@@ -332,18 +336,16 @@ def test_sigint_once():
     check(b"INT 1" in buf, f"SIGINT once: {buf[-200:]!r}")
 
 
-def test_setuid_and_caps():
-    # The loader drops LD_PRELOAD for a program that changes user or gains
-    # file capabilities, run by another user than root. threadtime says so,
-    # samples it from outside, and the command's rusage stands; as a child
-    # of a shell, it is counted from the shell's wait4.
-    if os.geteuid() != 0 or not shutil.which("setcap") or not shutil.which("setpriv"):
-        print("  SKIP setuid/caps: needs root, setcap and setpriv (to run as nobody)")
-        return
+def nobody_dir(test):
+    """A directory of nobody's own, beside TMP (nobody cannot enter TMP),
+    else in /var/tmp where a clone in a 0700 directory hides the build tree,
+    with threadtime and its preload library copied there (nobody may not
+    reach the build tree's: THREADTIME_RUN_LIB names the copy). Returns
+    nobody's passwd entry, the directory, the threadtime copy and an
+    environment with TMPDIR the directory; d None (one SKIP line said why)
+    where there is no such directory."""
     import pwd
     nobody = pwd.getpwnam("nobody")
-    # nobody's own directory, beside TMP (nobody cannot enter TMP), else in
-    # /var/tmp where a clone in a 0700 directory hides the build tree.
     for base in (os.path.dirname(TMP), "/var/tmp"):
         d = tempfile.mkdtemp(prefix="test_run_nobody.", dir=base)
         os.chown(d, nobody.pw_uid, nobody.pw_gid)
@@ -352,16 +354,50 @@ def test_setuid_and_caps():
             break
         os.rmdir(d)
     else:
-        print("  SKIP setuid/caps: nobody can reach no new directory beside the build tree's or in /var/tmp")
-        return
-    # threadtime and its preload library too, copied there: nobody may not
-    # reach the build tree's (THREADTIME_RUN_LIB names the copy).
+        print(f"  SKIP {test}: nobody can reach no new directory beside the build tree's or in /var/tmp")
+        return nobody, None, None, None
     tt = os.path.join(d, "threadtime")
     shutil.copy(TT, tt)
     build = os.path.dirname(os.path.dirname(TT))
     lib = glob.glob(os.path.join(build, "lib*", "**", "libthreadtime_run.so"), recursive=True)
     shutil.copy(lib[0], d)
-    env = dict(os.environ, TMPDIR=d, THREADTIME_RUN_LIB=os.path.join(d, "libthreadtime_run.so"))
+    return nobody, d, tt, dict(os.environ, TMPDIR=d, THREADTIME_RUN_LIB=os.path.join(d, "libthreadtime_run.so"))
+
+
+def test_unprivileged_leaves_nothing():
+    # Run by a user other than root, threadtime removes its run directory
+    # and the files in it: the kernel's listing of TMPDIR after it returns
+    # holds nothing of it. As root here, the run is nobody's.
+    if os.geteuid() != 0:
+        d = tempfile.mkdtemp(dir=TMP)
+        p = subprocess.run([TT, "run", "--", "true"], stderr=subprocess.PIPE, text=True, env=dict(os.environ, TMPDIR=d))
+        check(p.returncode == 0 and not tmp_left(d), f"unprivileged: {p.returncode}, left in TMPDIR: {tmp_left(d)}")
+        return
+    if not shutil.which("setpriv"):
+        print("  SKIP unprivileged: needs setpriv (to run as nobody)")
+        return
+    nobody, d, tt, env = nobody_dir("unprivileged")
+    if not d:
+        return
+    for cmd in (["true"], ["/bin/sh", "-c", "true & wait"]):
+        p = subprocess.run(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
+                            tt, "run", "--", *cmd], stderr=subprocess.PIPE, text=True, env=env)
+        left = [os.path.join(r, f) for r, ds, fs in os.walk(d) for f in ds + fs if "threadtime-run." in r + f]
+        check(p.returncode == 0 and not left, f"unprivileged {cmd}: {p.returncode} {p.stderr[-300:]}, left: {left}")
+    shutil.rmtree(d)
+
+
+def test_setuid_and_caps():
+    # The loader drops LD_PRELOAD for a program that changes user or gains
+    # file capabilities, run by another user than root. threadtime says so,
+    # samples it from outside, and the command's rusage stands; as a child
+    # of a shell, it is counted from the shell's wait4.
+    if os.geteuid() != 0 or not shutil.which("setcap") or not shutil.which("setpriv"):
+        print("  SKIP setuid/caps: needs root, setcap and setpriv (to run as nobody)")
+        return
+    nobody, d, tt, env = nobody_dir("setuid/caps")
+    if not d:
+        return
     caps, suid = os.path.join(d, "caps_threads"), os.path.join(d, "suid_threads")
     shutil.copy(RUN_THREADS, caps)
     shutil.copy(RUN_THREADS, suid)
@@ -596,14 +632,23 @@ def test_java():
 
 
 def test_python():
-    code = ("import threading\n"
+    # join() returns once Python's thread has finished, which can be before
+    # the kernel's thread has: the program waits for /proc/self/task to lose
+    # each worker (the kernel's word that its end, and the record it makes
+    # there, are over) before it exits, so each worker reads as ended.
+    code = ("import os, threading, time\n"
             "def w():\n    sum(i * i for i in range(200000))\n"
             "ts = [threading.Thread(target=w) for _ in range(4)]\n"
-            "[t.start() for t in ts]; [t.join() for t in ts]\n")
+            "[t.start() for t in ts]; [t.join() for t in ts]\n"
+            "for t in ts:\n"
+            "    while os.path.exists(f'/proc/self/task/{t.native_id}'):\n        time.sleep(0.001)\n"
+            "print(*[t.native_id for t in ts])\n")
     rc, out, err, rep = run([sys.executable, "-c", code])
     check(rc == 0, f"python: exit status {rc}: {err}")
-    ended = [t for t in threads(rep) if t["how"] == "ended"]
-    check(len(ended) >= 4, f"python: {len(ended)} threads ended, want the 4 workers")
+    workers = [int(x) for x in out.split()]
+    how = {t["tid"]: t["how"] for t in threads(rep)}
+    check(len(workers) == 4 and all(how.get(w) == "ended" for w in workers),
+          f"python: the 4 workers {workers} ended: {[how.get(w) for w in workers]}")
     sum_matches_rusage(rep, "python")
 
 
@@ -646,6 +691,9 @@ def wait_sampled_then_signal(rep_args, exe, want, ready=False):
     import signal
     import struct
     rep = os.path.join(TMP, "report")
+    # Only this run's directory: one an earlier run left would name a
+    # process that is gone.
+    before = set(glob.glob(os.path.join(TMP, "threadtime-run.*")))
     p = subprocess.Popen([TT, "run", "--format", "json", "--report", rep, "--", exe],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=TMP, env=dict(os.environ, TMPDIR=TMP))
     target = None  # a pidfd: never signals another process that reuses the pid
@@ -661,6 +709,8 @@ def wait_sampled_then_signal(rep_args, exe, want, ready=False):
             time.sleep(0.05)
             continue
         for path in glob.glob(os.path.join(TMP, "threadtime-run.*", "*.ttrun")):
+            if os.path.dirname(path) in before:
+                continue
             try:
                 with open(path, "rb") as f:
                     head = f.read(96)
