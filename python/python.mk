@@ -9,6 +9,7 @@
 #   make bench-python-trace read_trace()/to_pandas() against `threadtime dump --format csv`
 #   make bench-python-chart the trace chart against its number of intervals (5,000 to 50,000)
 #   make bench-python-async threadtime.asyncio's cost per task step over plain asyncio
+#   make bench-python-async-steps  the same in instructions (callgrind), and TaskCoro alone
 #   make bench-python-otel  threadtime.otel's span processor against the plain SDK, per span
 #   make bench-python-asgi  CPU per request on Starlette under uvicorn, with and without the accounting
 #   make chart              `threadtime bench --json` drawn as PNG + HTML
@@ -24,7 +25,7 @@ CHART_DIR ?= $(BUILD)/chart
 TEST_TARGETS += test-python
 LOAD_TARGETS += test-python-clocks
 .PHONY: python-install python-release-tools test-python test-python-clocks wheels bench-python bench-python-trace \
-	bench-python-chart bench-python-async bench-python-otel bench-python-asgi chart clean-python
+	bench-python-chart bench-python-async bench-python-async-steps bench-python-otel bench-python-asgi chart clean-python
 
 clean: clean-python
 clean-python:
@@ -95,6 +96,13 @@ bench-python-otel: python-install
 # 100,000 tasks x 10 awaits, default loop and uvloop, 5 rounds (2-6 min).
 bench-python-async: python-install
 	$(PY) python/bench/bench_asyncio.py
+
+# What a loaded host cannot change: instructions per step and per task,
+# plain and counted, under valgrind's callgrind (~3 min), then TaskCoro's
+# send alone against a bare coroutine's, in short timed rounds.
+bench-python-async-steps: python-install
+	$(PY) python/bench/bench_asyncio_count.py
+	$(PY) python/bench/bench_taskcoro.py
 
 # 2 x 3 runs of 10 s, 8 clients on 127.0.0.1 (python/bench/asgi_bench.py).
 bench-python-asgi: python-install
