@@ -349,18 +349,24 @@ static int is_coroutine(FactoryObject *self, PyObject *o)
     return yes;
 }
 
-/* task_class(wrapped, loop=loop, **kwargs), eagerly started when the loop
- * had asyncio.eager_task_factory. The class reaches the TaskCoro through
- * the C Task's own get_coro(), so nothing is attached to the task (an
- * attribute store per task). */
-static PyObject *make_task(FactoryObject *self, PyObject *loop, PyObject *wrapped, PyObject *kwargs)
+/* Builds the task the way its class does (new, then init), with a TaskCoro
+ * (counted) attached before init: an eager task's first step runs in init,
+ * and task_cpu_ns() inside it finds the attribute. */
+static PyObject *make_task(FactoryObject *self, PyObject *loop, PyObject *wrapped, int counted, PyObject *kwargs)
 {
     PyObject *kw = kwargs != NULL ? PyDict_Copy(kwargs) : PyDict_New();
     PyObject *args = PyTuple_Pack(1, wrapped);
     PyObject *task = NULL;
-    if (kw != NULL && args != NULL && PyDict_SetItem(kw, str_loop, loop) == 0 &&
-        (!self->eager || PyDict_SetItem(kw, str_eager_start, Py_True) == 0))
-        task = PyObject_Call(self->task_class, args, kw);
+    if (kw == NULL || args == NULL || PyDict_SetItem(kw, str_loop, loop) != 0 ||
+        (self->eager && PyDict_SetItem(kw, str_eager_start, Py_True) != 0))
+        goto out;
+    PyTypeObject *cls = (PyTypeObject *)self->task_class;
+    newfunc new = (newfunc)PyType_GetSlot(cls, Py_tp_new);
+    initproc init = (initproc)PyType_GetSlot(cls, Py_tp_init);
+    task = new(cls, args, kw);
+    if (task != NULL && ((counted && PyObject_SetAttr(task, str_attached, wrapped) != 0) || init(task, args, kw) != 0))
+        Py_CLEAR(task);
+out:
     Py_XDECREF(kw);
     Py_XDECREF(args);
     return task;
@@ -381,7 +387,7 @@ static PyObject *factory_call(PyObject *o, PyObject *args, PyObject *kwargs)
         return NULL;
     PyObject *task;
     if (self->previous == Py_None) {
-        task = make_task(self, loop, wrapped, kwargs);
+        task = make_task(self, loop, wrapped, yes, kwargs);
     } else {
         PyObject *pargs = PyTuple_Pack(2, loop, wrapped);
         task = pargs != NULL ? PyObject_Call(self->previous, pargs, kwargs) : NULL;

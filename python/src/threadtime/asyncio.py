@@ -45,17 +45,11 @@ class CountedTask(asyncio.Task):  # type: ignore[type-arg]
     ``get_coro()`` answers that coroutine, as on a plain task.
     """
 
-    __slots__ = ()
+    __slots__ = ("_threadtime_coro",)
 
     def get_coro(self) -> Any:
         coro = super().get_coro()
         return coro.coro if isinstance(coro, TaskCoro) else coro
-
-    # What threadtime's readers look up: the TaskCoro, which the C Task's own
-    # get_coro() answers (it holds it from before an eager first step).
-    @property
-    def _threadtime_coro(self) -> Any:
-        return super().get_coro()
 
     # What asyncio's repr() and get_stack() read.
     @property
