@@ -98,7 +98,7 @@ bench-python-async: python-install
 	$(PY) python/bench/bench_asyncio.py
 
 # What a loaded host cannot change: instructions per step and per task,
-# plain and counted, under valgrind's callgrind (~3 min), then TaskCoro's
+# plain and counted, under valgrind's callgrind (~7 min on a loaded 2-vCPU host), then TaskCoro's
 # send alone against a bare coroutine's, in short timed rounds.
 bench-python-async-steps: python-install
 	$(PY) python/bench/bench_asyncio_count.py
