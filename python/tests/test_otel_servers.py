@@ -44,9 +44,10 @@ async def handle(path: str) -> int:
 def tracing():
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
-    provider.add_span_processor(otel.ThreadTimeSpanProcessor())
+    processor = otel.ThreadTimeSpanProcessor()
+    provider.add_span_processor(processor)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    return provider, exporter
+    return provider, exporter, processor
 
 
 def server_spans(exporter, key):
@@ -63,7 +64,7 @@ def assert_own_cpu(spans, burned):
 
 
 def test_asgi_server_span_gets_the_requests_cpu():
-    provider, exporter = tracing()
+    provider, exporter, _ = tracing()
     burned = {}
 
     async def app(scope, receive, send):
@@ -103,13 +104,20 @@ def test_asgi_server_span_gets_the_requests_cpu():
 def test_aiohttp_server_span_gets_the_requests_cpu():
     """A real aiohttp server on 127.0.0.1, instrumented as its docs say
     (the instrumentor, then the Application), two requests at once from a
-    client on the same loop."""
-    provider, exporter = tracing()
+    client on the same loop.
+
+    On CPython 3.12 and 3.13 aiohttp makes each connection's task with
+    asyncio.Task(..., eager_start=True), past the loop's task factory, so
+    threadtime.asyncio does not count it: then the span must get no figure
+    (never the loop thread's) and be counted as unmeasured."""
+    provider, exporter, processor = tracing()
     instrumentor = AioHttpServerInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     burned = {}
+    counted = set()
 
     async def handler(request):
+        counted.add(isinstance(asyncio.current_task(), tta.CountedTask))
         burned[request.path] = await handle(request.path)
         return web.Response(text="ok")
 
@@ -138,5 +146,10 @@ def test_aiohttp_server_span_gets_the_requests_cpu():
         instrumentor.uninstrument()
     spans = server_spans(exporter, "http.target") or server_spans(exporter, "url.path")
     assert set(spans) == set(PIECES)
-    assert_own_cpu(spans, burned)
+    assert len(counted) == 1
+    if counted == {True}:
+        assert_own_cpu(spans, burned)
+    else:
+        assert all(otel.TOTAL not in attrs for attrs in spans.values())
+        assert processor.unmeasured(otel.NO_CLOCK) == len(PIECES)
     provider.shutdown()
