@@ -96,10 +96,17 @@ def test_xz_zstd():
         rc, out, err, rep = run(args)
         check(rc == 0, f"{name}: exit status {rc}: {err}")
         check(len(rep["processes"]) == 1 and rep["processes"][0]["exited"], f"{name}: one process that exited")
-        started = [t for t in program_threads(rep) if t["how"] in ("ended", "at exit") and t["tid"] != rep["processes"][0]["pid"]]
+        # A worker still in its own end when the process exits (exit_group
+        # kills it inside its record) reads as its last sample, one the
+        # sampler found before its start record as sampled: both with no
+        # split (-1), the report's word that none is known. The exit raced
+        # it, so either is true; its CPU still counts against wait4 below.
+        started = [t for t in program_threads(rep) if t["how"] in ("ended", "at exit", "last sample", "sampled")
+                   and t["tid"] != rep["processes"][0]["pid"]]
         check(len(started) >= workers, f"{name}: {len(started)} worker threads reported, want >= {workers}")
-        check(all(t["user_ns"] + t["system_ns"] == t["total_ns"] for t in program_threads(rep)),
-              f"{name}: user + system == total")
+        split = [t for t in program_threads(rep) if t["user_ns"] + t["system_ns"] != t["total_ns"] and
+                 not (t["how"] in ("last sample", "sampled") and t["user_ns"] == t["system_ns"] == -1)]
+        check(not split, f"{name}: user + system == total: {split}")
         sum_matches_rusage(rep, name)
 
 
