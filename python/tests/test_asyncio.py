@@ -433,22 +433,59 @@ def eager_pythons() -> list[str]:
     return [p for p in interpreters() if probe(p)[1:3] >= (3, 12)]
 
 
-def test_eager_tasks_are_counted_and_the_parent_is_not_charged_for_their_first_step(tmp_path):
+def run_eager(child: str, tmp_path: Path) -> list[list[int]]:
+    """child's printed ints, from each 3.12+ interpreter installed here."""
     pythons = eager_pythons()
     if not pythons:
         pytest.skip("eager tasks need CPython 3.12+, and none is installed here")
     # The extension is abi3: the package as installed here loads on any 3.12+.
     package = Path(threadtime.__file__).parent
-    shutil.copytree(package, tmp_path / "threadtime", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(package, tmp_path / "threadtime", ignore=shutil.ignore_patterns("__pycache__"),
+                    dirs_exist_ok=True)
+    outs = []
     for python in pythons:
-        out = subprocess.run([python, "-c", EAGER_CHILD], capture_output=True, text=True,
+        out = subprocess.run([python, "-c", child], capture_output=True, text=True,
                              env={**os.environ, "PYTHONPATH": str(tmp_path)}, cwd=tmp_path)
-        assert out.returncode == 0, out.stderr
-        first_step, second_step, own, first, mine, theirs = map(int, out.stdout.split())
+        assert out.returncode == 0, f"{python}: {out.stderr}"
+        outs.append([int(x) for x in out.stdout.split()])
+    return outs
+
+
+def test_eager_tasks_are_counted_and_the_parent_is_not_charged_for_their_first_step(tmp_path):
+    for out in run_eager(EAGER_CHILD, tmp_path):
+        first_step, second_step, own, first, mine, theirs = out
         assert theirs >= first_step + second_step - 2 * BOUND
         # The child's first step ran inside the parent's: it is not the parent's.
         assert first < first_step - BOUND
         assert own - 2 * BOUND <= mine < own + first_step - 2 * BOUND
+
+
+# A task that finishes inside its eager first step: the C Task then drops
+# its coroutine (get_coro() answers None), and the figure must survive it.
+EAGER_DONE_CHILD = textwrap.dedent("""
+    import asyncio, time
+    import threadtime.asyncio as tta
+
+    async def child():
+        t0 = time.thread_time_ns()
+        while time.thread_time_ns() - t0 < 20_000_000:
+            pass
+        return time.thread_time_ns() - t0
+
+    async def main():
+        asyncio.get_running_loop().set_task_factory(asyncio.eager_task_factory)
+        tta.install()
+        t = asyncio.create_task(child())
+        assert t.done(), "the task did not finish in its eager first step"
+        return t.result(), tta.task_cpu_ns(t)
+
+    print(*asyncio.run(main()))
+""")
+
+
+def test_a_task_that_finished_in_its_eager_first_step_keeps_its_figure(tmp_path):
+    for burned, charged in run_eager(EAGER_DONE_CHILD, tmp_path):
+        assert burned - 2 * BOUND <= charged
 
 
 def test_the_lifespan_installs_on_the_servers_loop():
