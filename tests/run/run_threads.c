@@ -25,8 +25,10 @@
  *                         30 ms on its main thread.
  *   run_threads noname    a thread renames itself to "" (the kernel keeps an
  *                         empty name) and ends; prints its tid.
- *   run_threads kill      ends 10 threads, starts 2 that keep burning, then
- *                         kills the whole process with SIGKILL.
+ *   run_threads kill      ends 10 threads, starts 2 that keep burning and,
+ *                         once both have burned 1 ms and the sampler has
+ *                         run three more times, kills the whole process
+ *                         with SIGKILL.
  *   run_threads clone     starts and joins a pthread (which starts the
  *                         sampler), then a thread with clone() directly (as Go's
  *                         runtime does), prints its tid, and keeps it
@@ -155,9 +157,13 @@ static void *unnamed(void *arg)
     return arg;
 }
 
+static int g_burning; /* threads of forever() that have burned 1 ms */
+
 static void *forever(void *arg)
 {
     (void)arg;
+    burn_us(1000);
+    __atomic_add_fetch(&g_burning, 1, __ATOMIC_RELEASE);
     for (;;)
         burn_us(1000);
     return NULL;
@@ -203,6 +209,26 @@ static long sampler_slices(void)
     return n;
 }
 
+/* Waits until threadtime's sampler has run three more times (its schedstat
+ * count of timeslices), so a round that began after the call has read
+ * every thread alive now. -1 at once when there is no sampler. */
+static int wait_sampled(void)
+{
+    const char *interval = getenv("THREADTIME_RUN_INTERVAL_NS");
+    if (!getenv("THREADTIME_RUN_DIR") || !interval || strcmp(interval, "0") == 0)
+        return -1;
+    long start;
+    while ((start = sampler_slices()) < 0) { /* the sampler names itself once it runs */
+        struct timespec d = {0, 10 * 1000000L};
+        nanosleep(&d, NULL);
+    }
+    while (sampler_slices() < start + 3) {
+        struct timespec d = {0, 10 * 1000000L};
+        nanosleep(&d, NULL);
+    }
+    return 0;
+}
+
 static int run_clone(void)
 {
     /* A thread through pthread_create first: threadtime's sampler starts
@@ -220,18 +246,8 @@ static int run_clone(void)
         return 1;
     printf("%d\n", tid);
     fflush(stdout);
-    const char *interval = getenv("THREADTIME_RUN_INTERVAL_NS");
-    if (!getenv("THREADTIME_RUN_DIR") || !interval || strcmp(interval, "0") == 0)
+    if (wait_sampled() != 0)
         return 3; /* not under threadtime run, or no sampler: none to wait for */
-    long start;
-    while ((start = sampler_slices()) < 0) { /* the sampler names itself once it runs */
-        struct timespec d = {0, 10 * 1000000L};
-        nanosleep(&d, NULL);
-    }
-    while (sampler_slices() < start + 3) {
-        struct timespec d = {0, 10 * 1000000L};
-        nanosleep(&d, NULL);
-    }
     g_stop_clone = 1;
     /* The kernel clears child_tid and wakes it when the thread ends. */
     while (__atomic_load_n(&child_tid, __ATOMIC_ACQUIRE) != 0)
@@ -276,7 +292,13 @@ int main(int argc, char **argv)
         for (int i = 0; i < 2; i++)
             if (pthread_create(&t, NULL, forever, NULL) != 0)
                 return 1;
-        burn_us(300000); /* the sampler (100 ms) has sampled by now */
+        /* Both have CPU, then a round of the sampler has read it: a
+         * count of events, not a time. */
+        while (__atomic_load_n(&g_burning, __ATOMIC_ACQUIRE) < 2) {
+            struct timespec d = {0, 1000000L};
+            nanosleep(&d, NULL);
+        }
+        wait_sampled();
         kill(getpid(), SIGKILL);
     }
     fprintf(stderr, "usage: run_threads short N | exact N | vfork | noname | kill | clone\n");
