@@ -215,14 +215,15 @@ ZIG_CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_BUILD_TESTS=O
 NATIVES_JAR := $(JAVA_DIR)/threadtime/target/threadtime-0.1.0.jar
 # Tests the aarch64 run leaves out, and why: test_install builds a consumer
 # with the host's compiler; test_attach attaches the CLI to the host's JVMs;
-# test_dump_golden and test_event_files start aarch64 programs as children
-# (the CLI; a setuid probe), which needs qemu registered with binfmt_misc
-# (they run when it is); test_fallback's seccomp filter would judge qemu's own
+# test_dump_golden, test_event_files, test_run_report and test_unprivileged
+# start aarch64 programs as children or from the host's Python and shell (the
+# CLI; a setuid probe; the suites run as nobody), which needs qemu registered
+# with binfmt_misc (they run when it is); test_fallback's seccomp filter would judge qemu's own
 # x86-64 system calls; test_event_calib holds the counter to 10 ppm of the
 # wall clock, which qemu's emulated counter does not keep; test_run starts
 # the aarch64 CLI from the host's Python and preloads its library into the
 # host's xz, java and make.
-QEMU_SKIP := test_install|test_attach|test_fallback|test_event_calib|test_run$(if $(wildcard /proc/sys/fs/binfmt_misc/qemu-aarch64),,|test_dump_golden|test_event_files)
+QEMU_SKIP := test_install|test_attach|test_fallback|test_event_calib|test_run$(if $(wildcard /proc/sys/fs/binfmt_misc/qemu-aarch64),,|test_dump_golden|test_event_files|test_run_report|test_unprivileged)
 .PHONY: natives test-natives test-natives-qemu bench-natives
 
 natives:
