@@ -13,10 +13,12 @@
 #   sdist; test_wheel: the host's wheels; test_stubs: mypy; test_chart:
 #   matplotlib, which is not installed here; test_otel, test_otel_servers:
 #   the OpenTelemetry SDK and aiohttp, from PyPI, neither installed here;
+#   test_asyncio: uvloop and Starlette, from PyPI, not installed here;
 #   test_readme: runs the README's examples in fresh interpreters);
 # - the tests that start sys.executable as a child: an aarch64 python needs
 #   qemu registered with binfmt_misc for that;
-# - test_procfs_read_of_this_process_and_thread: qemu-user answers the
+# - test_procfs_read_of_this_process_and_thread and
+#   test_procfs_read_takes_keywords_as_documented: qemu-user answers the
 #   guest's /proc/self/stat itself and gives no thread state.
 set -euo pipefail
 if [ $# -ne 2 ] || [ ! -f "$1" ]; then
@@ -49,8 +51,8 @@ PYTHONPATH="$dir/site" qemu-aarch64-static -L "$dir/root" "$dir/root/usr/bin/pyt
   -m pytest -p no:cacheprovider "$tests" \
   --ignore="$tests/test_packaging.py" --ignore="$tests/test_wheel.py" \
   --ignore="$tests/test_stubs.py" --ignore="$tests/test_chart.py" \
-  --ignore="$tests/test_otel.py" --ignore="$tests/test_otel_servers.py" --ignore="$tests/test_readme.py" \
-  -k "not test_another_process and not test_exited_process_is_not_found and not test_pandas_is_needed_only_by_to_pandas and not test_procfs_read_of_this_process_and_thread \
+  --ignore="$tests/test_otel.py" --ignore="$tests/test_otel_servers.py" --ignore="$tests/test_asyncio.py" --ignore="$tests/test_readme.py" \
+  -k "not test_another_process and not test_exited_process_is_not_found and not test_pandas_is_needed_only_by_to_pandas and not test_procfs_read_of_this_process_and_thread and not test_procfs_read_takes_keywords_as_documented \
       and not test_log_info_before_any_start_says_not_running and not test_stop_log_without_a_log_does_nothing \
       and not test_a_bad_environment_value_is_named and not test_environment_turns_it_off \
       and not test_a_flipped_byte_inside_a_record_is_reported and not test_a_huge_file_that_is_no_trace_is_refused_on_its_header"
