@@ -44,10 +44,14 @@ static double window_hz(const tt__anchor *a, const tt__anchor *b)
     return (double)(b->counter - a->counter) * 1e9 / (double)(b->mono_ns - a->mono_ns);
 }
 
+/* To an absolute deadline: a relative sleep restarted with its remainder
+ * gets the timer slack again at each restart, so a signal storm faster than
+ * the slack kept the calibration asleep for ever (seen in test_signal). */
 static void sleep_ns(int64_t ns)
 {
-    struct timespec ts = {.tv_sec = ns / TT__NS_PER_SEC, .tv_nsec = ns % TT__NS_PER_SEC};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+    int64_t end = tt__read_clock(CLOCK_MONOTONIC) + ns;
+    struct timespec ts = {.tv_sec = end / TT__NS_PER_SEC, .tv_nsec = end % TT__NS_PER_SEC};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
         ;
 }
 
