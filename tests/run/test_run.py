@@ -16,15 +16,10 @@ import sys
 import tempfile
 import time
 
+from harness import check, main, scratch
+
 TT, RUN_THREADS = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-FAILED = []
-TMP = tempfile.mkdtemp(prefix="test_run.", dir=os.environ.get("TMPDIR"))
-
-
-def check(cond, what):
-    if not cond:
-        FAILED.append(what)
-        print("  FAIL:", what)
+TMP = scratch("test_run.")
 
 
 def run(args, fmt="json", stdin=None, extra=()):
@@ -796,11 +791,4 @@ def test_fallback():
     check(len(program_threads(rep)) >= 2, "go: threads sampled from outside")
 
 
-ONLY = os.environ.get("TEST_RUN_ONLY", "").split()  # e.g. "test_kill test_java": those alone
-for name, fn in sorted(globals().items()):
-    if name.startswith("test_") and callable(fn) and (not ONLY or name in ONLY):
-        print(name)
-        fn()
-shutil.rmtree(TMP, ignore_errors=True)
-print("failed:" if FAILED else "all passed", *FAILED, sep="\n  " if FAILED else "")
-sys.exit(1 if FAILED else 0)
+main(globals(), TMP)

@@ -21,17 +21,12 @@ import subprocess
 import sys
 import tempfile
 
+from harness import check, main, scratch
 from untrusted import HOSTILE, HOSTILE_EXE, escaped, terminal_text
 from run_recording import AT_EXIT, ENDED, EXECED, LIVE, PTHREAD, RUNNING, SEEN, many_threads, proc_file, run_set, thread
 
 TT, GOLDEN = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-FAILED = []
-TMP = tempfile.mkdtemp(prefix="test_run_report.", dir=os.environ.get("TMPDIR"))
-
-def check(cond, what):
-    if not cond:
-        FAILED.append(what)
-        print("  FAIL:", what)
+TMP = scratch("test_run_report.")
 
 
 def write(name, data):
@@ -433,14 +428,4 @@ def golden(out, name):
 
 
 if __name__ == "__main__":
-    for name, fn in sorted(globals().items()):
-        if name.startswith("test_") and callable(fn):
-            print(name)
-            try:
-                fn()
-            except Exception as e:  # a report that does not parse, say
-                check(False, f"{name}: {type(e).__name__}: {e}")
-    if not FAILED:
-        shutil.rmtree(TMP, ignore_errors=True)
-    print("failed:" if FAILED else "all passed", *FAILED, sep="\n  " if FAILED else "")
-    sys.exit(1 if FAILED else 0)
+    main(globals(), TMP)
