@@ -49,7 +49,7 @@
 #include "out.h"
 #include "threadtime/threadtime.h"
 
-int tt_cli_attach(int argc, char **argv);
+int tt__cli_attach(int argc, char **argv);
 
 /* HotSpot refuses (silently, by closing) an argument longer than this
  * (AttachOperation::arg_length_max on JDK 17 to 25). */
@@ -709,7 +709,7 @@ static int report_load(const char *answer, const target *t, const char *socket_p
     return 1;
 }
 
-int tt_cli_attach(int argc, char **argv)
+int tt__cli_attach(int argc, char **argv)
 {
     const char *jar = NULL;
     int timeout_s = 10;

@@ -306,18 +306,18 @@ static const tt_bench_method *find_method(const char *name, size_t len);
 static void print_json(FILE *out, const machine *mc, const options *opt, const result *r, int n)
 {
     fprintf(out, "{\n  \"machine\": {\"cpu\": ");
-    tt_cli_json_string(out, mc->cpu);
+    tt__cli_json_string(out, mc->cpu);
     fprintf(out, ", \"kernel\": ");
-    tt_cli_json_string(out, mc->kernel);
+    tt__cli_json_string(out, mc->kernel);
     fprintf(out, ", \"clocksource\": ");
-    tt_cli_json_string(out, mc->clocksource);
+    tt__cli_json_string(out, mc->clocksource);
     fprintf(out, ", \"hz\": %ld, \"cpus\": %ld, \"tsc_flags\": ", mc->hz, mc->cpus);
-    tt_cli_json_string(out, mc->tsc_flags);
+    tt__cli_json_string(out, mc->tsc_flags);
     fprintf(out, ", \"threadtime\": ");
-    tt_cli_json_string(out, tt_version());
+    tt__cli_json_string(out, tt_version());
     /* What fast_self reads here, or why it reads the kernel's clock. */
     fprintf(out, ", \"fast_clock\": ");
-    tt_cli_json_string(out, tt_fast_clock_name());
+    tt__cli_json_string(out, tt_fast_clock_name());
     fprintf(out, "},\n  \"sampling\": {\"mode\": \"sample_time\", \"timer\": \"CLOCK_MONOTONIC\", "
                  "\"min_batch_ns\": %.0f, \"warmup_ns\": %" PRId64 ", \"measure_ns\": %" PRId64
                  ", \"baseline\": \"%s\"},\n  \"results\": [",
@@ -336,7 +336,7 @@ static void print_json(FILE *out, const machine *mc, const options *opt, const r
                 r[i].ratio);
         /* What --list says of the method, so a chart can show it. */
         const tt_bench_method *m = find_method(r[i].method, strlen(r[i].method));
-        tt_cli_json_string(out, m ? m->description : "");
+        tt__cli_json_string(out, m ? m->description : "");
         fputc('}', out);
         first = 0;
     }
@@ -347,7 +347,7 @@ static void print_json(FILE *out, const machine *mc, const options *opt, const r
             continue;
         fprintf(out, "%s{\"method\": \"%s\", \"threads\": %d, \"error\": ", first ? "" : ", ",
                 r[i].method, r[i].threads);
-        tt_cli_json_string(out, tt_strerror(r[i].error_code));
+        tt__cli_json_string(out, tt_strerror(r[i].error_code));
         fputc('}', out);
         first = 0;
     }
@@ -518,7 +518,7 @@ static int parse_options(int argc, char **argv, options *opt)
     return -1; /* go on */
 }
 
-int tt_cli_bench(int argc, char **argv)
+int tt__cli_bench(int argc, char **argv)
 {
     options opt;
     int rc = parse_options(argc, argv, &opt);

@@ -35,6 +35,6 @@ extern const tt_bench_method tt_bench_event_methods[];
 #define TT_BENCH_BASELINE "procfs_stat"
 
 /* Entry point of `threadtime bench`. */
-int tt_cli_bench(int argc, char **argv);
+int tt__cli_bench(int argc, char **argv);
 
 #endif /* TT_CLI_BENCH_H */

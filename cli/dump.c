@@ -20,7 +20,7 @@
 #include "threadtime/threadtime.h"
 #include "util.h"
 
-int tt_cli_dump(int argc, char **argv);
+int tt__cli_dump(int argc, char **argv);
 
 static void usage(FILE *f)
 {
@@ -94,7 +94,7 @@ static uint64_t stated_end(const unsigned char *b, size_t have)
             end = tables[i] > end ? tables[i] : end;
         return end;
     }
-    if (!tt_run_set_is(b, have))
+    if (!tt__run_set_is(b, have))
         return have;
     tt_runset_header h;
     if (have < sizeof h)
@@ -227,7 +227,7 @@ static int write_output(out_file *o, const char *out_path, int (*emit)(sink *, c
 
 static int emit_run(sink *s, const void *set, int fmt, int group)
 {
-    return tt_run_report(set, (enum out_format)fmt, group, s);
+    return tt__run_report(set, (enum out_format)fmt, group, s);
 }
 
 static int emit_trace(sink *s, const void *t, int fmt, int summary)
@@ -240,9 +240,9 @@ static int emit_trace(sink *s, const void *t, int fmt, int summary)
 static int dump_run(unsigned char *buf, size_t len, const char *path, const struct stat *in, enum out_format fmt,
                     int want_summary, int group, const char *out_path)
 {
-    tt_run_set set = {0};
+    tt__run_set set = {0};
     const char *why = NULL;
-    int rc = want_summary ? -1 : tt_run_set_parse(buf, len, &set, &why);
+    int rc = want_summary ? -1 : tt__run_set_parse(buf, len, &set, &why);
     free(buf);
     if (want_summary)
         fprintf(stderr, "threadtime dump: --summary is for traces; %s is a recording of threadtime run\n", path);
@@ -250,15 +250,15 @@ static int dump_run(unsigned char *buf, size_t len, const char *path, const stru
         fprintf(stderr, "threadtime dump: %s: damaged run recording: %s\n", path, why);
     out_file o;
     if (rc != 0 || open_output(out_path, path, in, &o) != 0) {
-        tt_run_set_free(&set);
+        tt__run_set_free(&set);
         return 2;
     }
     int status = write_output(&o, out_path, emit_run, &set, fmt, group);
-    tt_run_set_free(&set);
+    tt__run_set_free(&set);
     return status;
 }
 
-int tt_cli_dump(int argc, char **argv)
+int tt__cli_dump(int argc, char **argv)
 {
     enum out_format fmt = FMT_TEXT;
     const char *path = NULL, *out_path = NULL;
@@ -304,7 +304,7 @@ int tt_cli_dump(int argc, char **argv)
     struct stat in;
     if (load(path, &buf, &len, &in) != 0)
         return 2;
-    if (tt_run_set_is(buf, len))
+    if (tt__run_set_is(buf, len))
         return dump_run(buf, len, path, &in, fmt, want_summary, group, out_path);
     if (group) {
         fprintf(stderr, "threadtime dump: --group is for recordings of threadtime run; %s is a trace\n", path);

@@ -21,13 +21,13 @@ typedef struct chrome {
 
 static void chrome_common(chrome *c, const char *ph, uint64_t tid, int64_t ns)
 {
-    puts_(c->s, ",\n{\"ph\":\"");
-    puts_(c->s, ph);
-    puts_(c->s, "\",\"pid\":");
+    put_cstr(c->s, ",\n{\"ph\":\"");
+    put_cstr(c->s, ph);
+    put_cstr(c->s, "\",\"pid\":");
     put_u64(c->s, c->t->h.pid);
-    puts_(c->s, ",\"tid\":");
+    put_cstr(c->s, ",\"tid\":");
     put_u64(c->s, tid);
-    puts_(c->s, ",\"ts\":");
+    put_cstr(c->s, ",\"ts\":");
     put_us(c->s, ns);
 }
 
@@ -36,7 +36,7 @@ static void chrome_name(chrome *c, const tt__trace_event *ev, const char *what)
 {
     size_t len;
     const char *name = tt__trace_name_of(c->t, ev->id, &len);
-    puts_(c->s, ",\"name\":");
+    put_cstr(c->s, ",\"name\":");
     if (ev->text) {
         put_json_str(c->s, ev->text, ev->text_len);
     } else if (name) {
@@ -54,10 +54,10 @@ static void chrome_args(chrome *c, const tt__trace_event *ev)
 {
     size_t len;
     const char *name = tt__trace_name_of(c->t, ev->id, &len);
-    puts_(c->s, ",\"args\":{\"id\":");
+    put_cstr(c->s, ",\"args\":{\"id\":");
     put_u64(c->s, ev->id);
     if (name && ev->text) {
-        puts_(c->s, ",\"event\":");
+        put_cstr(c->s, ",\"event\":");
         put_json_utf8(c->s, name, len);
     }
 }
@@ -66,16 +66,16 @@ static void chrome_args(chrome *c, const tt__trace_event *ev)
  * the kernel's bytes. */
 static void chrome_thread_name(chrome *c, uint64_t tid, const char *name, size_t len, int utf8)
 {
-    puts_(c->s, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
+    put_cstr(c->s, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
     put_u64(c->s, c->t->h.pid);
-    puts_(c->s, ",\"tid\":");
+    put_cstr(c->s, ",\"tid\":");
     put_u64(c->s, tid);
-    puts_(c->s, ",\"args\":{\"name\":");
+    put_cstr(c->s, ",\"args\":{\"name\":");
     if (utf8)
         put_json_utf8(c->s, name, len);
     else
         put_json_str(c->s, name, len);
-    puts_(c->s, "}}");
+    put_cstr(c->s, "}}");
 }
 
 /* A virtual thread's name: the trace's, else "vthread <id>". */
@@ -97,16 +97,16 @@ static void chrome_mounted(chrome *c, const char *ph, uint64_t v, int64_t from, 
 {
     chrome_common(c, ph, c->tid, from);
     if (ph[0] == 'X') {
-        puts_(c->s, ",\"dur\":");
+        put_cstr(c->s, ",\"dur\":");
         put_us(c->s, tt__diff_ns(to, from));
     } else if (ph[0] == 'i') {
-        puts_(c->s, ",\"s\":\"t\"");
+        put_cstr(c->s, ",\"s\":\"t\"");
     }
-    puts_(c->s, ",\"name\":");
+    put_cstr(c->s, ",\"name\":");
     put_vthread_name(c, v);
-    puts_(c->s, ",\"args\":{\"vthread\":");
+    put_cstr(c->s, ",\"args\":{\"vthread\":");
     put_u64(c->s, v);
-    puts_(c->s, "}}");
+    put_cstr(c->s, "}}");
 }
 
 static void on_track(void *ctx, const tt__track *tr)
@@ -148,39 +148,39 @@ static void on_event(void *ctx, const tt__track *tr, const tt__step *st, const t
         return; /* drawn when its end comes, or as open at the track's end */
     if (b) {
         chrome_common(c, "X", c->tid, b->ns);
-        puts_(c->s, ",\"dur\":");
+        put_cstr(c->s, ",\"dur\":");
         put_us(c->s, tt__diff_ns(st->ns, b->ns));
         chrome_name(c, &b->ev, "interval");
         chrome_args(c, &b->ev);
         int64_t user, sys, measured;
         if (tt__event_measured(ev, &measured)) {
             /* The caller's own account: a total, no split. */
-            puts_(c->s, ev->kind == TT__KIND_END_MOUNTED ? ",\"mounted_ns\":" : ",\"cpu_total_ns\":");
+            put_cstr(c->s, ev->kind == TT__KIND_END_MOUNTED ? ",\"mounted_ns\":" : ",\"cpu_total_ns\":");
             put_i64(c->s, measured);
         } else if (tt__pair_cpu(b, st, &user, &sys)) {
-            puts_(c->s, ",\"cpu_user_ns\":");
+            put_cstr(c->s, ",\"cpu_user_ns\":");
             put_i64(c->s, user);
-            puts_(c->s, ",\"cpu_system_ns\":");
+            put_cstr(c->s, ",\"cpu_system_ns\":");
             put_i64(c->s, sys);
-            puts_(c->s, ",\"cpu_total_ns\":");
+            put_cstr(c->s, ",\"cpu_total_ns\":");
             put_i64(c->s, (int64_t)((uint64_t)user + (uint64_t)sys));
         }
         if (b->thread != st->thread)
-            puts_(c->s, ",\"carriers\":2");
+            put_cstr(c->s, ",\"carriers\":2");
         if (ev->thrown)
-            puts_(c->s, ",\"thrown\":true");
-        puts_(c->s, "}}");
+            put_cstr(c->s, ",\"thrown\":true");
+        put_cstr(c->s, "}}");
         return;
     }
     chrome_common(c, "i", c->tid, st->ns);
     chrome_name(c, ev, tt__kind_is_end(ev->kind) ? "end without begin" : "event");
-    puts_(c->s, ",\"s\":\"t\"");
+    put_cstr(c->s, ",\"s\":\"t\"");
     chrome_args(c, ev);
     if (ev->kind == TT__KIND_VALUE) {
-        puts_(c->s, ",\"value\":");
+        put_cstr(c->s, ",\"value\":");
         put_u64(c->s, ev->p0);
     }
-    puts_(c->s, "}}");
+    put_cstr(c->s, "}}");
 }
 
 /* A carrier's stretch still running at the end of its track. */
@@ -202,20 +202,20 @@ static void on_open(void *ctx, const tt__track *tr, const tt__step *b)
     chrome_common(c, "B", c->tid, b->ns);
     chrome_name(c, &b->ev, "interval");
     chrome_args(c, &b->ev);
-    puts_(c->s, "}}");
+    put_cstr(c->s, "}}");
 }
 
 int chrome_emit(sink *s, const tt__trace *t)
 {
     chrome c = {s, t, 0, 0, 0};
-    puts_(s, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-    puts_(s, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+    put_cstr(s, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+    put_cstr(s, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
     put_u64(s, t->h.pid);
-    puts_(s, ",\"tid\":0,\"args\":{\"name\":\"threadtime pid ");
+    put_cstr(s, ",\"tid\":0,\"args\":{\"name\":\"threadtime pid ");
     put_u64(s, t->h.pid);
-    puts_(s, "\"}}");
+    put_cstr(s, "\"}}");
     const tt__walk_ops ops = {on_track, on_event, on_track_end, on_open};
     int rc = tt__trace_walk(t, &ops, &c);
-    puts_(s, "\n]}\n");
+    put_cstr(s, "\n]}\n");
     return rc;
 }

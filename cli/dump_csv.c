@@ -6,7 +6,7 @@
 
 void csv_header(sink *s)
 {
-    puts_(s, "tid,thread,vthread,index,t_ns,delta_ns,kind,id,name,value,text,cpu_user_ns,cpu_system_ns,thrown,vthread_name\n");
+    put_cstr(s, "tid,thread,vthread,index,t_ns,delta_ns,kind,id,name,value,text,cpu_user_ns,cpu_system_ns,thrown,vthread_name\n");
 }
 
 void csv_thread(sink *row, const tt__trace_thread *th)
@@ -34,7 +34,7 @@ void csv_event(sink *s, const tt__trace *t, const sink *row, const tt__trace_eve
     put(s, ",", 1);
     put_i64(s, delta);
     put(s, ",", 1);
-    puts_(s, tt__trace_kind_name(ev->kind));
+    put_cstr(s, tt__trace_kind_name(ev->kind));
     put(s, ",", 1);
     put_u64(s, ev->id);
     put(s, ",", 1);

@@ -16,7 +16,7 @@ void json_damaged(sink *s, const tt__trace *t)
     if (t->damaged)
         put_json_str(s, t->error, strlen(t->error));
     else
-        puts_(s, "null");
+        put_cstr(s, "null");
 }
 
 static void json_vthread_names(sink *s, const tt__trace *t);
@@ -25,36 +25,36 @@ void json_header(row_ctx *c)
 {
     sink *s = c->s;
     const tt__trace *t = c->t;
-    puts_(s, "{\"format\":\"");
+    put_cstr(s, "{\"format\":\"");
     put_u64(s, t->h.version_major);
-    puts_(s, ".");
+    put_cstr(s, ".");
     put_u64(s, t->h.version_minor);
-    puts_(s, "\",\"pid\":");
+    put_cstr(s, "\",\"pid\":");
     put_u64(s, t->h.pid);
-    puts_(s, ",\"source\":\"");
-    puts_(s, tt__trace_source_name(t->h.source));
-    puts_(s, "\",\"counter_hz\":");
+    put_cstr(s, ",\"source\":\"");
+    put_cstr(s, tt__trace_source_name(t->h.source));
+    put_cstr(s, "\",\"counter_hz\":");
     /* A damaged file's frequency can be anything when the anchors carry
      * the time: only a value a u64 holds is converted. */
     double hz = t->h.counter_hz;
     put_u64(s, hz >= 0 && hz < 1.8e19 ? (uint64_t)(hz + 0.5) : 0);
-    puts_(s, ",\"start_realtime_ns\":");
+    put_cstr(s, ",\"start_realtime_ns\":");
     put_i64(s, t->h.anchors[0].real_ns);
-    puts_(s, ",\"damaged\":");
+    put_cstr(s, ",\"damaged\":");
     json_damaged(s, t);
-    puts_(s, ",\"names\":{");
+    put_cstr(s, ",\"names\":{");
     for (uint32_t i = 0; i < t->nnames; i++) {
         const tt__trace_name *n = &t->names[i];
         if (i)
-            puts_(s, ",");
-        puts_(s, "\"");
+            put_cstr(s, ",");
+        put_cstr(s, "\"");
         put_u64(s, n->id);
-        puts_(s, "\":");
+        put_cstr(s, "\":");
         put_json_utf8(s, n->text, n->len);
     }
-    puts_(s, "}");
+    put_cstr(s, "}");
     json_vthread_names(s, t);
-    puts_(s, ",\"threads\":[\n");
+    put_cstr(s, ",\"threads\":[\n");
 }
 
 /* "vthreads": virtual thread id -> name (1.2), when the trace names any. */
@@ -62,18 +62,18 @@ static void json_vthread_names(sink *s, const tt__trace *t)
 {
     if (!t->nvnames && !t->h.thread_names_dropped)
         return;
-    puts_(s, ",\"vthreads\":{");
+    put_cstr(s, ",\"vthreads\":{");
     uint32_t n;
     const tt__trace_name *v = tt__trace_vthread_names(t, &n);
     for (uint32_t i = 0; i < n; i++) {
-        puts_(s, i ? ",\"" : "\"");
+        put_cstr(s, i ? ",\"" : "\"");
         put_u64(s, v[i].id);
-        puts_(s, "\":");
+        put_cstr(s, "\":");
         put_json_utf8(s, v[i].text, v[i].len);
     }
-    puts_(s, "}");
+    put_cstr(s, "}");
     if (t->h.thread_names_dropped) {
-        puts_(s, ",\"thread_names_dropped\":");
+        put_cstr(s, ",\"thread_names_dropped\":");
         put_u64(s, t->h.thread_names_dropped);
     }
 }
@@ -82,26 +82,26 @@ void json_thread(row_ctx *c, const tt__trace_thread *th, uint64_t missing)
 {
     sink *s = c->s;
     comma(c);
-    puts_(s, "{\"tid\":");
+    put_cstr(s, "{\"tid\":");
     put_u64(s, th->tid);
-    puts_(s, ",\"name\":");
+    put_cstr(s, ",\"name\":");
     size_t name_len;
     const char *name = tt__trace_thread_name(th, &name_len);
     if (th->full_name)
         put_json_utf8(s, name, name_len); /* checked UTF-8, kept as such */
     else
         put_json_str(s, name, name_len);  /* the kernel's bytes */
-    puts_(s, ",\"state\":\"");
-    puts_(s, th->state == TT__RING_EXITED ? "exited" : "live");
-    puts_(s, "\",\"overwritten\":");
+    put_cstr(s, ",\"state\":\"");
+    put_cstr(s, th->state == TT__RING_EXITED ? "exited" : "live");
+    put_cstr(s, "\",\"overwritten\":");
     put_u64(s, th->overwritten);
-    puts_(s, ",\"incomplete\":");
+    put_cstr(s, ",\"incomplete\":");
     put_u64(s, missing);
     if (th->damaged) {
-        puts_(s, ",\"damaged\":");
+        put_cstr(s, ",\"damaged\":");
         put_u64(s, th->damaged);
     }
-    puts_(s, ",\"events\":[\n");
+    put_cstr(s, ",\"events\":[\n");
     c->first = 1;
 }
 
@@ -109,54 +109,54 @@ void json_event(row_ctx *c, const tt__trace_event *ev, int64_t delta, uint64_t v
 {
     sink *s = c->s;
     comma(c);
-    puts_(s, "{\"index\":");
+    put_cstr(s, "{\"index\":");
     put_u64(s, ev->index);
-    puts_(s, ",\"t_ns\":");
+    put_cstr(s, ",\"t_ns\":");
     put_i64(s, tt__trace_rebase(c->t, ev));
-    puts_(s, ",\"delta_ns\":");
+    put_cstr(s, ",\"delta_ns\":");
     put_i64(s, delta);
-    puts_(s, ",\"kind\":\"");
-    puts_(s, tt__trace_kind_name(ev->kind));
-    puts_(s, "\",\"id\":");
+    put_cstr(s, ",\"kind\":\"");
+    put_cstr(s, tt__trace_kind_name(ev->kind));
+    put_cstr(s, "\",\"id\":");
     put_u64(s, ev->id);
     size_t len;
     const char *name = tt__trace_name_of(c->t, ev->id, &len);
     if (name && !tt__kind_is_marker(ev->kind)) {
-        puts_(s, ",\"name\":");
+        put_cstr(s, ",\"name\":");
         put_json_utf8(s, name, len);
     }
     if (vthread) {
-        puts_(s, ",\"vthread\":");
+        put_cstr(s, ",\"vthread\":");
         put_u64(s, vthread);
     }
     if (ev->kind == TT__KIND_VALUE) {
-        puts_(s, ",\"value\":");
+        put_cstr(s, ",\"value\":");
         put_u64(s, ev->p0);
     }
     if (ev->text) {
-        puts_(s, ",\"text\":");
+        put_cstr(s, ",\"text\":");
         put_json_str(s, ev->text, ev->text_len);
     }
     int64_t measured;
     if (tt__event_measured(ev, &measured)) {
-        puts_(s, ev->kind == TT__KIND_END_MOUNTED ? ",\"mounted_ns\":" : ",\"cpu_total_ns\":");
+        put_cstr(s, ev->kind == TT__KIND_END_MOUNTED ? ",\"mounted_ns\":" : ",\"cpu_total_ns\":");
         put_i64(s, measured);
     }
     if (tt__event_has_cpu(ev)) {
-        puts_(s, ",\"cpu_user_ns\":");
+        put_cstr(s, ",\"cpu_user_ns\":");
         put_u64(s, ev->p0);
-        puts_(s, ",\"cpu_system_ns\":");
+        put_cstr(s, ",\"cpu_system_ns\":");
         put_u64(s, ev->p1);
     }
     if (ev->thrown)
-        puts_(s, ",\"thrown\":true");
-    puts_(s, "}");
+        put_cstr(s, ",\"thrown\":true");
+    put_cstr(s, "}");
 }
 
 void json_thread_end(row_ctx *c)
 {
-    puts_(c->s, "]}");
+    put_cstr(c->s, "]}");
     c->first = 0;
 }
 
-void json_footer(row_ctx *c) { puts_(c->s, "\n]}\n"); }
+void json_footer(row_ctx *c) { put_cstr(c->s, "\n]}\n"); }

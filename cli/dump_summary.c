@@ -322,7 +322,7 @@ static void put_us_or_dash(sink *s, int have, int64_t ns)
     if (have)
         put_us(s, ns);
     else
-        puts_(s, "-");
+        put_cstr(s, "-");
 }
 
 /* A right-aligned cell of width w, formatted by fill into a scratch sink
@@ -345,7 +345,7 @@ static void fill_u(sink *s, int have, int64_t v)
     if (have)
         put_u64(s, (uint64_t)v);
     else
-        puts_(s, "-");
+        put_cstr(s, "-");
 }
 
 static void put_row_name(sink *s, const srow *r)
@@ -353,7 +353,7 @@ static void put_row_name(sink *s, const srow *r)
     if (r->name) {
         put_escaped(s, r->name, r->name_len);
     } else {
-        puts_(s, "id ");
+        put_cstr(s, "id ");
         put_u64(s, r->id);
     }
 }
@@ -363,22 +363,22 @@ static void summary_text(sink *s, const summary *sm, srow **hit, size_t nhit)
     const tt__trace *t = sm->t;
     char line[256];
     if (t->has_summary)
-        puts_(s, "calls, total, mean, max, thrown and CPU: every call (the probes' accumulators);\n"
-                 "p50 and p99: the begin/end pairs still in the rings (column 'pairs')\n");
+        put_cstr(s, "calls, total, mean, max, thrown and CPU: every call (the probes' accumulators);\n"
+                    "p50 and p99: the begin/end pairs still in the rings (column 'pairs')\n");
     else if (t->h.summary_size)
-        puts_(s, "the trace's probe summary is damaged (see the message on stderr):\n"
-                 "every figure comes from the begin/end pairs still in the rings\n");
+        put_cstr(s, "the trace's probe summary is damaged (see the message on stderr):\n"
+                    "every figure comes from the begin/end pairs still in the rings\n");
     else
-        puts_(s, "this trace has no probe summary (a 1.0 file, a crash-safe file, or intervals placed by hand):\n"
-                 "every figure comes from the begin/end pairs still in the rings\n");
+        put_cstr(s, "this trace has no probe summary (a 1.0 file, a crash-safe file, or intervals placed by hand):\n"
+                    "every figure comes from the begin/end pairs still in the rings\n");
     if (t->summary_overflow) {
         snprintf(line, sizeof line,
                  "%llu calls are in no row: their id did not fit in its thread's accumulator (%u ids)\n",
                  (unsigned long long)t->summary_overflow, TT_PROBE_IDS_PER_THREAD);
-        puts_(s, line);
+        put_cstr(s, line);
     }
-    puts_(s, "\n     calls   total_us     mean_us      p50_us      p99_us      max_us     pairs  thrown"
-             "  cpu_user_us  cpu_sys_us      cpu_us  cpu_calls  name\n");
+    put_cstr(s, "\n     calls   total_us     mean_us      p50_us      p99_us      max_us     pairs  thrown"
+                "  cpu_user_us  cpu_sys_us      cpu_us  cpu_calls  name\n");
     for (size_t i = 0; i < sm->n; i++) {
         const srow *r = &sm->rows[i];
         if (!has_calls(r))
@@ -397,80 +397,80 @@ static void summary_text(sink *s, const summary *sm, srow **hit, size_t nhit)
         cell(s, 12, put_us_or_dash, split_known(r), r->cpu_system);
         cell(s, 12, put_us_or_dash, cpu_calls_all(r) > 0, cpu_all(r));
         cell(s, 11, fill_u, 1, (int64_t)cpu_calls_all(r));
-        puts_(s, "  ");
+        put_cstr(s, "  ");
         put_row_name(s, r);
         if (r->accumulated == FROM_RINGS && t->has_summary)
-            puts_(s, "  (from the rings)");
+            put_cstr(s, "  (from the rings)");
         else if (r->accumulated == FROM_BOTH)
-            puts_(s, "  (partly from the rings)");
+            put_cstr(s, "  (partly from the rings)");
         if (r->nmore) {
             snprintf(line, sizeof line, "  (%zu ids)", r->nmore + 1);
-            puts_(s, line);
+            put_cstr(s, line);
         }
         if (r->m.cpu_calls && r->cpu_calls) {
             snprintf(line, sizeof line, "  (%llu calls' CPU without a user/system split)",
                      (unsigned long long)r->m.cpu_calls);
-            puts_(s, line);
+            put_cstr(s, line);
         }
         if (r->m.mounted_calls) {
             snprintf(line, sizeof line, "  (%llu calls mounted ", (unsigned long long)r->m.mounted_calls);
-            puts_(s, line);
+            put_cstr(s, line);
             put_us(s, r->m.mounted);
-            puts_(s, " us: time mounted, not CPU)");
+            put_cstr(s, " us: time mounted, not CPU)");
         }
         if (r->cpu_apart) {
             snprintf(line, sizeof line, "  (%llu calls' CPU not attributable)", (unsigned long long)r->cpu_apart);
-            puts_(s, line);
+            put_cstr(s, line);
         }
-        puts_(s, "\n");
+        put_cstr(s, "\n");
     }
     if (!nhit)
         return;
-    puts_(s, "\ninstant events (line probes among them) still in the rings:\n\n      hits  name\n");
+    put_cstr(s, "\ninstant events (line probes among them) still in the rings:\n\n      hits  name\n");
     for (size_t i = 0; i < nhit; i++) {
         cell(s, 10, fill_u, 1, (int64_t)hit[i]->hits);
-        puts_(s, "  ");
+        put_cstr(s, "  ");
         put_row_name(s, hit[i]);
-        puts_(s, "\n");
+        put_cstr(s, "\n");
     }
 }
 
 static void json_kv(sink *s, const char *key, int have, int64_t v)
 {
-    puts_(s, ",\"");
-    puts_(s, key);
-    puts_(s, "\":");
+    put_cstr(s, ",\"");
+    put_cstr(s, key);
+    put_cstr(s, "\":");
     if (have)
         put_i64(s, v);
     else
-        puts_(s, "null");
+        put_cstr(s, "null");
 }
 
 static void json_ids(sink *s, const srow *r)
 {
-    puts_(s, "{\"ids\":[");
+    put_cstr(s, "{\"ids\":[");
     put_u64(s, r->id);
     for (size_t k = 0; k < r->nmore; k++) {
-        puts_(s, ",");
+        put_cstr(s, ",");
         put_u64(s, r->more[k]);
     }
-    puts_(s, "],\"name\":");
+    put_cstr(s, "],\"name\":");
     if (r->name)
         put_json_utf8(s, r->name, r->name_len);
     else
-        puts_(s, "null");
+        put_cstr(s, "null");
 }
 
 static void summary_json(sink *s, const summary *sm, srow **hit, size_t nhit)
 {
     const tt__trace *t = sm->t;
-    puts_(s, "{\"source\":\"");
-    puts_(s, t->has_summary ? "accumulators" : "rings");
-    puts_(s, "\",\"overflow_calls\":");
+    put_cstr(s, "{\"source\":\"");
+    put_cstr(s, t->has_summary ? "accumulators" : "rings");
+    put_cstr(s, "\",\"overflow_calls\":");
     put_u64(s, t->summary_overflow);
-    puts_(s, ",\"damaged\":");
+    put_cstr(s, ",\"damaged\":");
     json_damaged(s, t);
-    puts_(s, ",\"rows\":[");
+    put_cstr(s, ",\"rows\":[");
     int first = 1;
     for (size_t i = 0; i < sm->n; i++) {
         const srow *r = &sm->rows[i];
@@ -478,13 +478,13 @@ static void summary_json(sink *s, const summary *sm, srow **hit, size_t nhit)
             continue;
         int h50, h99;
         int64_t p50 = percentile(r, 0.50, &h50), p99 = percentile(r, 0.99, &h99);
-        puts_(s, first ? "\n" : ",\n");
+        put_cstr(s, first ? "\n" : ",\n");
         first = 0;
         json_ids(s, r);
         static const char *const from[] = {"rings", "accumulators", "both"};
-        puts_(s, ",\"from\":\"");
-        puts_(s, from[r->accumulated]);
-        puts_(s, "\"");
+        put_cstr(s, ",\"from\":\"");
+        put_cstr(s, from[r->accumulated]);
+        put_cstr(s, "\"");
         json_kv(s, "calls", 1, (int64_t)r->calls);
         json_kv(s, "total_ns", 1, r->total);
         json_kv(s, "mean_ns", r->calls > 0, r->calls ? r->total / (int64_t)r->calls : 0);
@@ -500,16 +500,16 @@ static void summary_json(sink *s, const summary *sm, srow **hit, size_t nhit)
         json_kv(s, "cpu_apart", 1, (int64_t)r->cpu_apart);
         json_kv(s, "mounted_calls", 1, (int64_t)r->m.mounted_calls);
         json_kv(s, "mounted_ns", r->m.mounted_calls > 0, r->m.mounted);
-        puts_(s, "}");
+        put_cstr(s, "}");
     }
-    puts_(s, "\n],\"hits\":[");
+    put_cstr(s, "\n],\"hits\":[");
     for (size_t i = 0; i < nhit; i++) {
-        puts_(s, i ? ",\n" : "\n");
+        put_cstr(s, i ? ",\n" : "\n");
         json_ids(s, hit[i]);
         json_kv(s, "hits", 1, (int64_t)hit[i]->hits);
-        puts_(s, "}");
+        put_cstr(s, "}");
     }
-    puts_(s, "\n]}\n");
+    put_cstr(s, "\n]}\n");
 }
 
 int summary_emit(sink *s, const tt__trace *t, int json)

@@ -3,7 +3,7 @@
 #include "json.h"
 #include "out.h"
 
-void tt_cli_json_string(FILE *out, const char *s)
+void tt__cli_json_string(FILE *out, const char *s)
 {
     static sink k; /* bench prints from one thread */
     k.f = out;

@@ -6,6 +6,6 @@
 
 /* s as a quoted JSON string, escaped as put_json_utf8 does (out.h): always
  * valid UTF-8, no control character raw. */
-void tt_cli_json_string(FILE *out, const char *s);
+void tt__cli_json_string(FILE *out, const char *s);
 
 #endif

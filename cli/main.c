@@ -5,9 +5,9 @@
 #include "bench.h"
 #include "threadtime/threadtime.h"
 
-int tt_cli_dump(int argc, char **argv);
-int tt_cli_attach(int argc, char **argv);
-int tt_cli_run(int argc, char **argv);
+int tt__cli_dump(int argc, char **argv);
+int tt__cli_attach(int argc, char **argv);
+int tt__cli_run(int argc, char **argv);
 
 typedef struct subcommand {
     const char *name;
@@ -16,10 +16,10 @@ typedef struct subcommand {
 } subcommand;
 
 static const subcommand subcommands[] = {
-    {"bench", tt_cli_bench, "measure every CPU-time and event method side by side"},
-    {"dump", tt_cli_dump, "print a trace file as text, CSV, JSON or Chrome trace JSON"},
-    {"attach", tt_cli_attach, "add or remove probes in a running JVM, or dump its trace"},
-    {"run", tt_cli_run, "run a command and report the CPU time of each of its threads"},
+    {"bench", tt__cli_bench, "measure every CPU-time and event method side by side"},
+    {"dump", tt__cli_dump, "print a trace file as text, CSV, JSON or Chrome trace JSON"},
+    {"attach", tt__cli_attach, "add or remove probes in a running JVM, or dump its trace"},
+    {"run", tt__cli_run, "run a command and report the CPU time of each of its threads"},
 };
 
 static void usage(FILE *out)

@@ -174,7 +174,7 @@ void put_json_utf8(sink *s, const char *text, size_t n)
         uint32_t cp = 0;
         size_t bad = 0, len = utf8_at(p + i, n - i, &cp, &bad);
         if (!len) {
-            puts_(s, "\\ufffd");
+            put_cstr(s, "\\ufffd");
             i += bad;
             continue;
         }

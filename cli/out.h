@@ -46,7 +46,7 @@ static inline void put(sink *s, const char *p, size_t n)
     s->used += n;
 }
 
-static inline void puts_(sink *s, const char *p) { put(s, p, strlen(p)); }
+static inline void put_cstr(sink *s, const char *p) { put(s, p, strlen(p)); }
 void put_u64(sink *s, uint64_t v);
 void put_i64(sink *s, int64_t v);
 /* ns as microseconds with exactly three decimals: 1234567 -> 1234.567. */

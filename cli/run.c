@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int tt_cli_run(int argc, char **argv);
+int tt__cli_run(int argc, char **argv);
 
 static void usage(FILE *out)
 {
@@ -183,7 +183,7 @@ static int descendant(pid_t pid)
     return 0;
 }
 
-static tt_run_thread *record_of_tid(tt_run_file *f, uint32_t tid)
+static tt__run_thread *record_of_tid(tt__run_file *f, uint32_t tid)
 {
     uint32_t used = f->hdr->threads_used < f->hdr->thread_cap ? f->hdr->threads_used : f->hdr->thread_cap;
     for (uint32_t i = 0; i < used; i++)
@@ -199,14 +199,14 @@ static tt_run_thread *record_of_tid(tt_run_file *f, uint32_t tid)
  * split from its stat line, in clock ticks, scaled to that runtime; else
  * (a process still running when the report is written) a thread without a
  * record gets a SEEN one, like those the preload's sampler makes. */
-static void outside_round(tt_run_file *f, pid_t pid, uint32_t round, int split)
+static void outside_round(tt__run_file *f, pid_t pid, uint32_t round, int split)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
     DIR *d = opendir(path);
     if (!d)
         return;
-    uint64_t now = tt_run_now();
+    uint64_t now = tt__run_now();
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         char *end;
@@ -219,8 +219,8 @@ static void outside_round(tt_run_file *f, pid_t pid, uint32_t round, int split)
         int64_t total = task_runtime_ns(pid, (pid_t)tid);
         if (total < 0)
             total = st.user_ns + st.system_ns;
-        tt_run_thread *t = record_of_tid(f, (uint32_t)tid);
-        if (!t && (t = tt_run_thread_take(f)) != NULL) {
+        tt__run_thread *t = record_of_tid(f, (uint32_t)tid);
+        if (!t && (t = tt__run_thread_take(f)) != NULL) {
             t->tid = (uint32_t)tid;
             t->kind = TT_RUN_KIND_OTHER;
             /* Outside all along: first seen, or the process's start. A
@@ -229,7 +229,7 @@ static void outside_round(tt_run_file *f, pid_t pid, uint32_t round, int split)
             t->user_ns = t->system_ns = -1;
             memcpy(t->name_start, st.name, TT_RUN_NAME - 1);
             if (!split)
-                tt_run_thread_publish(t, TT_RUN_SEEN);
+                tt__run_thread_publish(t, TT_RUN_SEEN);
         }
         if (!t)
             continue;
@@ -242,9 +242,9 @@ static void outside_round(tt_run_file *f, pid_t pid, uint32_t round, int split)
             t->user_ns = total - t->system_ns;
             memcpy(t->name_end, st.name, TT_RUN_NAME - 1);
             t->flags |= TT_RUN_NAME_END;
-            tt_run_thread_publish(t, TT_RUN_AT_EXIT);
+            tt__run_thread_publish(t, TT_RUN_AT_EXIT);
         }
-        tt_run_sample_add(f, now, (uint32_t)tid, round, total);
+        tt__run_sample_add(f, now, (uint32_t)tid, round, total);
     }
     closedir(d);
     f->hdr->end_ns = now;
@@ -253,17 +253,17 @@ static void outside_round(tt_run_file *f, pid_t pid, uint32_t round, int split)
 /* ---- after the command: what its processes did not record ---- */
 
 /* A file held in memory, as one mapped (room for all its capacity). */
-static tt_run_file view(const tt_run_proc_buf *b)
+static tt__run_file view(const tt__run_proc_buf *b)
 {
-    tt_run_file f = {.hdr = (tt_run_header *)b->data, .threads = (tt_run_thread *)(b->data + TT_RUN_HEADER_SIZE),
+    tt__run_file f = {.hdr = (tt__run_header *)b->data, .threads = (tt__run_thread *)(b->data + TT_RUN_HEADER_SIZE),
                      .bytes = b->len};
-    f.samples = (tt_run_sample *)((unsigned char *)f.threads + (size_t)f.hdr->thread_cap * TT_RUN_THREAD_SIZE);
+    f.samples = (tt__run_sample *)((unsigned char *)f.threads + (size_t)f.hdr->thread_cap * TT_RUN_THREAD_SIZE);
     atomic_store_explicit(&f.thread_room, f.hdr->thread_cap, memory_order_relaxed);
     f.sample_room = f.hdr->sample_cap;
     return f;
 }
 
-static uint32_t records(const tt_run_file *f)
+static uint32_t records(const tt__run_file *f)
 {
     return f->hdr->threads_used < f->hdr->thread_cap ? f->hdr->threads_used : f->hdr->thread_cap;
 }
@@ -273,10 +273,10 @@ static int64_t tv_ns(struct timeval tv) { return (int64_t)tv.tv_sec * 1000000000
 /* A file for a process that left none (a fork that never recorded, then
  * was killed or is still running): room for cap records and samples,
  * appended to the set. 0 or -ENOMEM. */
-static int made_file(tt_run_set *s, uint32_t pid, uint32_t ppid, const char *exe, uint32_t cap, tt_run_file *out)
+static int made_file(tt__run_set *s, uint32_t pid, uint32_t ppid, const char *exe, uint32_t cap, tt__run_file *out)
 {
-    size_t n = tt_run_file_bytes(cap, cap);
-    tt_run_proc_buf *p = realloc(s->procs, (s->nprocs + 1) * sizeof *p);
+    size_t n = tt__run_file_bytes(cap, cap);
+    tt__run_proc_buf *p = realloc(s->procs, (s->nprocs + 1) * sizeof *p);
     unsigned char *b = calloc(1, n);
     if (!p || !b) {
         free(b);
@@ -285,8 +285,8 @@ static int made_file(tt_run_set *s, uint32_t pid, uint32_t ppid, const char *exe
         return -ENOMEM;
     }
     s->procs = p;
-    s->procs[s->nprocs++] = (tt_run_proc_buf){b, n};
-    tt_run_header *h = (tt_run_header *)b;
+    s->procs[s->nprocs++] = (tt__run_proc_buf){b, n};
+    tt__run_header *h = (tt__run_header *)b;
     memcpy(h->magic, TT_RUN_MAGIC, TT_RUN_MAGIC_LEN);
     h->version = TT_RUN_VERSION;
     h->header_size = TT_RUN_HEADER_SIZE;
@@ -306,13 +306,13 @@ static int made_file(tt_run_set *s, uint32_t pid, uint32_t ppid, const char *exe
  * records hold (threads that ended, children it reaped), is the CPU
  * nothing else shows: one FROM_PARENT row in its file (made here when it
  * left none), in place of its threads' last samples. */
-static void settle_one(tt_run_set *s, const tt_run_header *parent, const tt_run_thread *child)
+static void settle_one(tt__run_set *s, const tt__run_header *parent, const tt__run_thread *child)
 {
     uint32_t pid = child->tid;
-    tt_run_file killed = {0};
+    tt__run_file killed = {0};
     int64_t rest = child->user_ns + child->system_ns;
     for (uint32_t i = 0; i < s->nprocs; i++) {
-        tt_run_file f = view(&s->procs[i]);
+        tt__run_file f = view(&s->procs[i]);
         if (f.hdr->pid != pid)
             continue;
         if (f.hdr->state == TT_RUN_PROC_EXITED || f.hdr->state == TT_RUN_PROC_REAPED)
@@ -320,7 +320,7 @@ static void settle_one(tt_run_set *s, const tt_run_header *parent, const tt_run_
         if (f.hdr->state == TT_RUN_PROC_RUNNING)
             killed = f;
         for (uint32_t k = 0; k < records(&f); k++) {
-            const tt_run_thread *t = &f.threads[k];
+            const tt__run_thread *t = &f.threads[k];
             if (t->kind == TT_RUN_KIND_CHILD && t->state == TT_RUN_ENDED)
                 rest -= t->user_ns + t->system_ns;
             else if ((t->state == TT_RUN_ENDED || t->state == TT_RUN_AT_EXIT) && t->user_ns >= 0 && t->system_ns >= 0)
@@ -330,15 +330,15 @@ static void settle_one(tt_run_set *s, const tt_run_header *parent, const tt_run_
                 rest -= (int64_t)t->spare[0]; /* shown as the last sample of an earlier image */
         }
     }
-    tt_run_file made, *f = &killed;
+    tt__run_file made, *f = &killed;
     /* A fork runs its parent's program. */
     if (!killed.hdr && made_file(s, pid, parent->pid, parent->exe, 1, f = &made) != 0)
         return;
     /* The killed image's threads without an end: their CPU is in the rest.
      * A record taken and never published (killed in between) is free. */
-    tt_run_thread *slot = NULL;
+    tt__run_thread *slot = NULL;
     for (uint32_t k = 0; k < records(f); k++) {
-        tt_run_thread *t = &f->threads[k];
+        tt__run_thread *t = &f->threads[k];
         if (t->state == TT_RUN_LIVE || t->state == TT_RUN_SEEN || t->state == TT_RUN_WRITING ||
             t->state == TT_RUN_EMPTY) {
             t->state = TT_RUN_EMPTY;
@@ -393,9 +393,9 @@ static void each_number(const char *path, void (*fn)(void *ctx, uint32_t n), voi
  * that has not needed one yet): one is made, read from outside. */
 static void add_survivor(void *ctx, uint32_t pid)
 {
-    tt_run_set *s = ctx;
+    tt__run_set *s = ctx;
     for (uint32_t i = 0; i < s->nprocs; i++)
-        if (((tt_run_header *)s->procs[i].data)->pid == pid)
+        if (((tt__run_header *)s->procs[i].data)->pid == pid)
             return;
     if (!descendant((pid_t)pid))
         return;
@@ -406,10 +406,10 @@ static void add_survivor(void *ctx, uint32_t pid)
     uint32_t threads = 0;
     snprintf(path, sizeof path, "/proc/%u/task", pid);
     each_number(path, count_entry, &threads);
-    tt_run_file f;
+    tt__run_file f;
     if (made_file(s, pid, (uint32_t)parent_of((pid_t)pid), exe, threads + 8, &f) != 0)
         return;
-    f.hdr->start_ns = tt_run_now(); /* its start is not known (wall 0): its figures are */
+    f.hdr->start_ns = tt__run_now(); /* its start is not known (wall 0): its figures are */
     outside_round(&f, (pid_t)pid, 1, 0);
     f.hdr->state = TT_RUN_PROC_ALIVE;
 }
@@ -418,23 +418,23 @@ static void add_survivor(void *ctx, uint32_t pid)
  * running below threadtime and reads their threads now (making a file for
  * those that have none), then clears the CHILD records: the report shows
  * threads. */
-static void settle(tt_run_set *s)
+static void settle(tt__run_set *s)
 {
     uint32_t n = s->nprocs; /* settle_one may append */
     for (uint32_t i = 0; i < n; i++) {
         for (uint32_t k = 0;; k++) {
-            tt_run_file f = view(&s->procs[i]); /* again each time: settle_one may move s->procs */
+            tt__run_file f = view(&s->procs[i]); /* again each time: settle_one may move s->procs */
             if (k >= records(&f))
                 break;
             if (f.threads[k].kind == TT_RUN_KIND_CHILD && f.threads[k].state == TT_RUN_ENDED) {
-                tt_run_thread child = f.threads[k];
-                tt_run_header parent = *f.hdr;
+                tt__run_thread child = f.threads[k];
+                tt__run_header parent = *f.hdr;
                 settle_one(s, &parent, &child);
             }
         }
     }
     for (uint32_t i = 0; i < s->nprocs; i++) {
-        tt_run_file f = view(&s->procs[i]);
+        tt__run_file f = view(&s->procs[i]);
         for (uint32_t k = 0; k < records(&f); k++)
             if (f.threads[k].kind == TT_RUN_KIND_CHILD)
                 f.threads[k].state = TT_RUN_EMPTY;
@@ -593,7 +593,7 @@ static const char *option(int argc, char **argv, int *i, const char *name)
     return NULL;
 }
 
-int tt_cli_run(int argc, char **argv)
+int tt__cli_run(int argc, char **argv)
 {
     double interval_ms = 100;
     int group = 0, wait_all = 0;
@@ -764,9 +764,9 @@ int tt_cli_run(int argc, char **argv)
         close(ex[0]);
     }
 
-    tt_run_file outside = {0};
+    tt__run_file outside = {0};
     uint32_t round = 0;
-    if (blocked && tt_run_file_create(g_dir, pid, getpid(), 16384, 65536, &outside) == 0) {
+    if (blocked && tt__run_file_create(g_dir, pid, getpid(), 16384, 65536, &outside) == 0) {
         outside.hdr->flags = TT_RUN_FLAG_OUTSIDE;
         outside.hdr->interval_ns = interval_ns;
         snprintf(outside.hdr->exe, sizeof outside.hdr->exe, "%s", cmd[0]);
@@ -791,7 +791,7 @@ int tt_cli_run(int argc, char **argv)
     g_child = 0;
     if (outside.hdr)
         outside.hdr->state = TT_RUN_PROC_EXITED;
-    tt_run_file_close(&outside);
+    tt__run_file_close(&outside);
     /* Orphans that ended are reaped; with --wait-all every descendant is
      * waited for, else those still running are reported as such. */
     while (wait4(-1, NULL, wait_all ? 0 : WNOHANG, NULL) > 0 || (wait_all && errno == EINTR))
@@ -804,8 +804,8 @@ int tt_cli_run(int argc, char **argv)
         return code; /* the child said why; nothing ran to report */
     }
 
-    tt_run_set set = {0};
-    tt_run_set_load_dir(g_dir, &set); /* which follows no symlink in its place */
+    tt__run_set set = {0};
+    tt__run_set_load_dir(g_dir, &set); /* which follows no symlink in its place */
     settle(&set);
     /* The command and every descendant reaped here (orphans), with the
      * children they reaped in turn. */
@@ -829,7 +829,7 @@ int tt_cli_run(int argc, char **argv)
                 cmd[0], lib);
     free(lib);
     sink *out = sink_new(report ? rep.f : stderr);
-    int rc = out ? tt_run_report(&set, fmt, group, out) : -ENOMEM;
+    int rc = out ? tt__run_report(&set, fmt, group, out) : -ENOMEM;
     free(out);
     if (rc)
         fprintf(stderr, "threadtime run: no report: %s\n", strerror(-rc));
@@ -837,11 +837,11 @@ int tt_cli_run(int argc, char **argv)
     if (report && (rc = out_file_close(&rep, rc == 0)) != 0)
         fprintf(stderr, "threadtime run: writing the report to %s: %s\n", report, strerror(-rc));
     if (keep) {
-        rc = tt_run_set_save(&set, keep);
+        rc = tt__run_set_save(&set, keep);
         if (rc)
             fprintf(stderr, "threadtime run: cannot write %s: %s\n", keep, tt_strerror(rc));
     }
-    tt_run_set_free(&set);
+    tt__run_set_free(&set);
     remove_dir();
     if (WIFSIGNALED(status)) {
         fflush(stderr);

@@ -23,39 +23,39 @@ typedef struct tt_runset_header {
     uint64_t flags;          /* bit 0: sampled from outside */
 } tt_runset_header;
 
-typedef struct tt_run_proc_buf {
+typedef struct tt__run_proc_buf {
     unsigned char *data;
     size_t len;
-} tt_run_proc_buf;
+} tt__run_proc_buf;
 
 /* Everything one report needs. */
-typedef struct tt_run_set {
+typedef struct tt__run_set {
     tt_runset_header h;
     char *cmd;
-    tt_run_proc_buf *procs;
+    tt__run_proc_buf *procs;
     uint32_t nprocs;
-} tt_run_set;
+} tt__run_set;
 
 /* Loads every .ttrun file of dir. 0 or -errno (message printed). */
-int tt_run_set_load_dir(const char *dir, tt_run_set *s);
+int tt__run_set_load_dir(const char *dir, tt__run_set *s);
 /* The magic a kept recording (threadtime run -o) starts with. */
-static inline int tt_run_set_is(const unsigned char *b, size_t len)
+static inline int tt__run_set_is(const unsigned char *b, size_t len)
 {
     return len >= 8 && memcmp(b, TT_RUNSET_MAGIC, 8) == 0;
 }
 /* Parses a kept recording already read into memory (threadtime dump reads
  * it): every length it states is checked against len, and each process's
- * file as tt_run_file_check does. 0, or -EINVAL with *why what is wrong
+ * file as tt__run_file_check does. 0, or -EINVAL with *why what is wrong
  * (s then empty). */
-int tt_run_set_parse(const unsigned char *b, size_t len, tt_run_set *s, const char **why);
+int tt__run_set_parse(const unsigned char *b, size_t len, tt__run_set *s, const char **why);
 /* Writes s as a kept recording. 0 or -errno. */
-int tt_run_set_save(const tt_run_set *s, const char *path);
-void tt_run_set_free(tt_run_set *s);
+int tt__run_set_save(const tt__run_set *s, const char *path);
+void tt__run_set_free(tt__run_set *s);
 
 /* Writes the report in fmt (names escaped as out.h says) to out, which it
  * flushes. 0 or -ENOMEM. */
-int tt_run_report(const tt_run_set *s, enum out_format fmt, int group, sink *out);
+int tt__run_report(const tt__run_set *s, enum out_format fmt, int group, sink *out);
 
-int tt_cli_run(int argc, char **argv);
+int tt__cli_run(int argc, char **argv);
 
 #endif

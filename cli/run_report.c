@@ -13,19 +13,19 @@
 
 /* ---- loading ---- */
 
-static int add_proc(tt_run_set *s, unsigned char *data, size_t len)
+static int add_proc(tt__run_set *s, unsigned char *data, size_t len)
 {
-    tt_run_proc_buf *p = realloc(s->procs, (s->nprocs + 1) * sizeof *p);
+    tt__run_proc_buf *p = realloc(s->procs, (s->nprocs + 1) * sizeof *p);
     if (!p)
         return -ENOMEM;
     s->procs = p;
-    s->procs[s->nprocs++] = (tt_run_proc_buf){data, len};
+    s->procs[s->nprocs++] = (tt__run_proc_buf){data, len};
     return 0;
 }
 
 /* One process's file, opened in the run directory: a regular file only
  * (never through a symlink, never waiting on a FIFO), read as
- * tt_run_file_read reads it (what the header says was recorded, and no
+ * tt__run_file_read reads it (what the header says was recorded, and no
  * further). NULL when it is anything else, or not a complete file. */
 static unsigned char *read_proc_file(int dir, const char *name, size_t *len)
 {
@@ -33,13 +33,13 @@ static unsigned char *read_proc_file(int dir, const char *name, size_t *len)
     struct stat st;
     unsigned char *b = NULL;
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-        b = tt_run_file_read(fd, len);
+        b = tt__run_file_read(fd, len);
     if (fd >= 0)
         close(fd);
     return b;
 }
 
-int tt_run_set_load_dir(const char *dir, tt_run_set *s)
+int tt__run_set_load_dir(const char *dir, tt__run_set *s)
 {
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
@@ -65,12 +65,12 @@ int tt_run_set_load_dir(const char *dir, tt_run_set *s)
     return rc;
 }
 
-int tt_run_set_parse(const unsigned char *b, size_t len, tt_run_set *s, const char **why)
+int tt__run_set_parse(const unsigned char *b, size_t len, tt__run_set *s, const char **why)
 {
     *why = NULL;
     memset(s, 0, sizeof *s);
-    if (!tt_run_set_is(b, len) || len < sizeof s->h) {
-        *why = tt_run_set_is(b, len) ? "shorter than its header" : "not a recording of threadtime run";
+    if (!tt__run_set_is(b, len) || len < sizeof s->h) {
+        *why = tt__run_set_is(b, len) ? "shorter than its header" : "not a recording of threadtime run";
         return -EINVAL;
     }
     memcpy(&s->h, b, sizeof s->h);
@@ -105,17 +105,17 @@ int tt_run_set_parse(const unsigned char *b, size_t len, tt_run_set *s, const ch
         }
         memcpy(p, b + off, (size_t)n);
         off += (size_t)n;
-        if (tt_run_file_check(p, (size_t)n, why) != 0)
+        if (tt__run_file_check(p, (size_t)n, why) != 0)
             break;
     }
     if (*why) {
-        tt_run_set_free(s);
+        tt__run_set_free(s);
         return -EINVAL;
     }
     return 0;
 }
 
-int tt_run_set_save(const tt_run_set *s, const char *path)
+int tt__run_set_save(const tt__run_set *s, const char *path)
 {
     /* As the core writes its traces (docs/security.md): a new 0600 file
      * beside the destination, O_EXCL|O_NOFOLLOW under an unpredictable
@@ -165,7 +165,7 @@ int tt_run_set_save(const tt_run_set *s, const char *path)
     return rc;
 }
 
-void tt_run_set_free(tt_run_set *s)
+void tt__run_set_free(tt__run_set *s)
 {
     for (uint32_t i = 0; i < s->nprocs; i++)
         free(s->procs[i].data);
@@ -193,14 +193,14 @@ typedef struct row {
     const char *how;     /* how the figures were taken */
     int64_t user, sys, total; /* user/sys -1: unknown (sampled total only) */
     uint64_t start, end;      /* start 0: unknown */
-    const tt_run_thread *rec;
+    const tt__run_thread *rec;
     int early; /* its CPU counts from before its recorded start (a main thread: exec, the loader) */
 } row;
 
 typedef struct proc {
-    const tt_run_header *h;
-    const tt_run_thread *threads;
-    const tt_run_sample *samples;
+    const tt__run_header *h;
+    const tt__run_thread *threads;
+    const tt__run_sample *samples;
     row *rows;
     uint32_t nrows, depth;
     int done, folded; /* folded: an exec image shown in the next one */
@@ -252,7 +252,7 @@ static pthread_seen *pthread_tids(const proc *p, uint32_t used, uint32_t *cap)
     *cap = table_cap(used);
     pthread_seen *m = calloc(*cap, sizeof *m);
     for (uint32_t i = 0; m && i < used; i++) {
-        const tt_run_thread *t = &p->threads[i];
+        const tt__run_thread *t = &p->threads[i];
         uint32_t st = t->state;
         if (!t->tid || t->kind != TT_RUN_KIND_PTHREAD ||
             !(st == TT_RUN_ENDED || st == TT_RUN_AT_EXIT || st == TT_RUN_LIVE || st == TT_RUN_WRITING))
@@ -268,7 +268,7 @@ static pthread_seen *pthread_tids(const proc *p, uint32_t used, uint32_t *cap)
 /* A record SEEN by the sampler that a pthread record of the same tid
  * covers is that thread, caught before its record was published: the
  * pthread record is live, or ended after the sampler first saw the tid. */
-static int covered(const pthread_seen *m, uint32_t cap, const tt_run_thread *seen)
+static int covered(const pthread_seen *m, uint32_t cap, const tt__run_thread *seen)
 {
     if (!seen->tid)
         return 0;
@@ -291,7 +291,7 @@ static const char sampler_how[] = "threadtime";
 
 static void build_rows(proc *p)
 {
-    const tt_run_header *h = p->h;
+    const tt__run_header *h = p->h;
     uint32_t used = h->threads_used < h->thread_cap ? h->threads_used : h->thread_cap;
     p->rows = calloc(used + 1, sizeof *p->rows);
     if (!p->rows)
@@ -304,7 +304,7 @@ static void build_rows(proc *p)
         return;
     }
     for (uint32_t i = 0; i < used; i++) {
-        const tt_run_thread *t = &p->threads[i];
+        const tt__run_thread *t = &p->threads[i];
         /* After exec the main thread goes on in the next image's file, its
          * CPU clock with it: counted there, once. */
         if (h->state == TT_RUN_PROC_EXECED && t->tid == h->pid)
@@ -434,7 +434,7 @@ static int group_rows(proc *p)
     return 0;
 }
 
-static const char *proc_state(const tt_run_header *h)
+static const char *proc_state(const tt__run_header *h)
 {
     if (h->flags & TT_RUN_FLAG_OUTSIDE)
         return "sampled from outside";
@@ -459,7 +459,7 @@ static int by_parent(const void *a, const void *b, void *arg)
 {
     const proc *ps = arg;
     uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-    const tt_run_header *x = ps[i].h, *y = ps[j].h;
+    const tt__run_header *x = ps[i].h, *y = ps[j].h;
     if (x->ppid != y->ppid)
         return x->ppid < y->ppid ? -1 : 1;
     if (x->start_ns != y->start_ns)
@@ -617,7 +617,7 @@ static int fold_exec_chains(proc *ps, uint32_t n)
 /* ---- output ---- */
 
 /* The process's exe as it stored it: bounded by its field, NUL or not. */
-static size_t exe_len(const tt_run_header *h) { return strnlen(h->exe, sizeof h->exe); }
+static size_t exe_len(const tt__run_header *h) { return strnlen(h->exe, sizeof h->exe); }
 
 static void ms(sink *out, int64_t ns, int width)
 {
@@ -634,16 +634,16 @@ static void name_cell(sink *out, const row *r)
 {
     size_t cols = put_escaped(out, r->name, strlen(r->name));
     if (r->name_start[0]) {
-        puts_(out, " (was ");
+        put_cstr(out, " (was ");
         cols += 7 + put_escaped(out, r->name_start, strlen(r->name_start));
-        puts_(out, ")");
+        put_cstr(out, ")");
     }
     for (; cols < 24; cols++)
         put(out, " ", 1);
 }
 
 /* Threads of the process that found no record (the file was full). */
-static uint32_t dropped(const tt_run_header *h)
+static uint32_t dropped(const tt__run_header *h)
 {
     return h->threads_used > h->thread_cap ? h->threads_used - h->thread_cap : 0;
 }
@@ -653,7 +653,7 @@ static uint32_t dropped(const tt_run_header *h)
 
 static void text_proc(sink *out, const proc *p, int group)
 {
-    const tt_run_header *h = p->h;
+    const tt__run_header *h = p->h;
     uint64_t wall = h->end_ns > h->start_ns ? h->end_ns - h->start_ns : 0;
     put_fmt(out, "\n%*spid %u (parent %u) ", (int)p->depth * 2, "", h->pid, h->ppid);
     put_escaped(out, h->exe, exe_len(h));
@@ -678,7 +678,7 @@ static void text_proc(sink *out, const proc *p, int group)
         else
             put_fmt(out, " %7s", "-");
         if (group)
-            puts_(out, "\n");
+            put_cstr(out, "\n");
         else
             put_fmt(out, "  %s%s\n", r->how, r->early ? EARLY_NOTE : "");
     }
@@ -699,7 +699,7 @@ static void json_row(sink *out, const row *r, int group)
         put_fmt(out, "{\"tid\":%u,\"name\":", r->tid);
     put_json_utf8(out, r->name, strlen(r->name));
     if (r->name_start[0]) {
-        puts_(out, ",\"name_at_start\":");
+        put_cstr(out, ",\"name_at_start\":");
         put_json_utf8(out, r->name_start, strlen(r->name_start));
     }
     put_fmt(out, ",\"user_ns\":%lld,\"system_ns\":%lld,\"total_ns\":%lld,\"lifetime_ns\":%llu", (long long)r->user,
@@ -707,8 +707,8 @@ static void json_row(sink *out, const row *r, int group)
     if (!group)
         put_fmt(out, ",\"how\":\"%s\"", r->how);
     if (!group && r->early)
-        puts_(out, ",\"cpu_before_start\":true");
-    puts_(out, "}");
+        put_cstr(out, ",\"cpu_before_start\":true");
+    put_cstr(out, "}");
 }
 
 /* The earliest start of the first n processes: time 0 of Chrome's ts and
@@ -724,7 +724,7 @@ static uint64_t first_start(const proc *ps, uint32_t n)
 
 /* The first sample of the ring still whole: the oldest slot may be half
  * overwritten. */
-static uint64_t samples_from(const tt_run_header *h)
+static uint64_t samples_from(const tt__run_header *h)
 {
     return h->samples_head > h->sample_cap ? h->samples_head - h->sample_cap + 1 : 0;
 }
@@ -732,15 +732,15 @@ static uint64_t samples_from(const tt_run_header *h)
 static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
 {
     uint64_t t0 = first_start(ps, n);
-    puts_(out, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+    put_cstr(out, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
     int first = 1;
 #define SEP() (first ? (first = 0, "") : ",\n")
     for (uint32_t k = 0; k < n; k++) {
         proc *p = &ps[order[k]];
-        const tt_run_header *h = p->h;
+        const tt__run_header *h = p->h;
         put_fmt(out, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":", SEP(), h->pid);
         put_json_utf8(out, h->exe, exe_len(h));
-        puts_(out, "}}");
+        put_cstr(out, "}}");
         if (dropped(h))
             put_fmt(out, "%s{\"ph\":\"i\",\"s\":\"p\",\"name\":\"%u threads had no record\",\"pid\":%u,"
                          "\"ts\":%.3f,\"args\":{\"dropped_threads\":%u}}",
@@ -750,7 +750,7 @@ static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
             put_fmt(out, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":", SEP(),
                     h->pid, r->tid);
             put_json_utf8(out, r->name, strlen(r->name));
-            puts_(out, "}}");
+            put_cstr(out, "}}");
             uint64_t s = r->start ? r->start : h->start_ns, e = r->end > s ? r->end : s;
             put_fmt(out, "%s{\"ph\":\"X\",\"name\":", SEP());
             put_json_utf8(out, r->name, strlen(r->name));
@@ -766,7 +766,7 @@ static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
         struct last {
             uint32_t tid;
             const char *name;
-            const tt_run_sample *s;
+            const tt__run_sample *s;
         } *m = calloc(cap2, sizeof *m);
         if (!m)
             return -ENOMEM;
@@ -779,7 +779,7 @@ static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
         }
         uint64_t head = h->samples_head, cap = h->sample_cap;
         for (uint64_t i = samples_from(h); i < head; i++) {
-            const tt_run_sample *a = &p->samples[i % cap];
+            const tt__run_sample *a = &p->samples[i % cap];
             if (!a->tid)
                 continue;
             uint32_t j = tid_slot(m, sizeof *m, cap2, a->tid);
@@ -789,7 +789,7 @@ static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
                 used++;
                 m[j] = (struct last){a->tid, "?", NULL};
             }
-            const tt_run_sample *prev = m[j].s;
+            const tt__run_sample *prev = m[j].s;
             m[j].s = a;
             if (!prev || a->t_ns <= prev->t_ns || a->total_ns < prev->total_ns)
                 continue;
@@ -803,7 +803,7 @@ static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
         }
         free(m);
     }
-    puts_(out, "\n]}\n");
+    put_cstr(out, "\n]}\n");
 #undef SEP
     return 0;
 }
@@ -818,7 +818,7 @@ static void unseen(sink *out, const proc *ps, const uint32_t *order, uint32_t n,
 {
     uint32_t killed = 0, drops = 0, outside = 0;
     for (uint32_t k = 0; k < n; k++) {
-        const tt_run_header *h = ps[order[k]].h;
+        const tt__run_header *h = ps[order[k]].h;
         outside += (h->flags & TT_RUN_FLAG_OUTSIDE) != 0;
         killed += !(h->flags & TT_RUN_FLAG_OUTSIDE) && h->state == TT_RUN_PROC_RUNNING;
         drops += dropped(h);
@@ -832,13 +832,13 @@ static void unseen(sink *out, const proc *ps, const uint32_t *order, uint32_t n,
         put_fmt(out, "; %u threads that had no record", drops);
     if (outside)
         put_fmt(out, "; what ran after the last /proc sample");
-    puts_(out, "\n");
+    put_cstr(out, "\n");
 }
 
 static void report_csv(sink *out, const proc *ps, const uint32_t *order, uint32_t n, int group, const proc *all)
 {
-    puts_(out, group ? "pid,ppid,threads,name,user_ns,system_ns,total_ns\n"
-                     : "pid,ppid,tid,name,name_at_start,user_ns,system_ns,total_ns,lifetime_ns,how\n");
+    put_cstr(out, group ? "pid,ppid,threads,name,user_ns,system_ns,total_ns\n"
+                        : "pid,ppid,tid,name,name_at_start,user_ns,system_ns,total_ns,lifetime_ns,how\n");
     for (uint32_t k = 0; k < n; k++) {
         const proc *p = &ps[order[k]];
         for (uint32_t i = 0; i < p->nrows; i++) {
@@ -846,13 +846,13 @@ static void report_csv(sink *out, const proc *ps, const uint32_t *order, uint32_
             put_fmt(out, "%u,%u,%u,", p->h->pid, p->h->ppid, group ? r->count : r->tid);
             put_csv_str(out, r->name, strlen(r->name));
             if (!group) {
-                puts_(out, ",");
+                put_cstr(out, ",");
                 put_csv_str(out, r->name_start, strlen(r->name_start));
             }
             put_fmt(out, ",%lld,%lld,%lld", (long long)r->user, (long long)r->sys, (long long)r->total);
             if (!group)
                 put_fmt(out, ",%llu,%s", (unsigned long long)life(r), r->how);
-            puts_(out, "\n");
+            put_cstr(out, "\n");
         }
         /* Threads that found no record: one row, their count where a
          * group's count goes, no figures. */
@@ -870,10 +870,10 @@ static void report_csv(sink *out, const proc *ps, const uint32_t *order, uint32_
     }
 }
 
-static void report_json(sink *out, const tt_run_set *s, const proc *ps, const uint32_t *order, uint32_t n, int group,
-                        int64_t sum, const proc *all)
+static void report_json(sink *out, const tt__run_set *s, const proc *ps, const uint32_t *order, uint32_t n, int group,
+                         int64_t sum, const proc *all)
 {
-    puts_(out, "{\"command\":");
+    put_cstr(out, "{\"command\":");
     put_json_utf8(out, s->cmd ? s->cmd : "", s->cmd ? strlen(s->cmd) : 0);
     put_fmt(out, ",\"exit_status\":%d,\"rusage\":{\"user_ns\":%lld,\"system_ns\":%lld},\"threads_total_ns\":%lld,"
                  "\"processes\":[",
@@ -881,7 +881,7 @@ static void report_json(sink *out, const tt_run_set *s, const proc *ps, const ui
     uint64_t t0 = first_start(ps, n);
     for (uint32_t k = 0; k < n; k++) {
         const proc *p = &ps[order[k]];
-        const tt_run_header *h = p->h;
+        const tt__run_header *h = p->h;
         put_fmt(out, "%s\n{\"pid\":%u,\"ppid\":%u,\"depth\":%u,\"exe\":", k ? "," : "", h->pid, h->ppid, p->depth);
         put_json_utf8(out, h->exe, exe_len(h));
         put_fmt(out, ",\"state\":\"%s\"", proc_state(h));
@@ -893,24 +893,24 @@ static void report_json(sink *out, const tt_run_set *s, const proc *ps, const ui
                 (unsigned long long)h->interval_ns, (unsigned long long)h->sampler_rounds,
                 (unsigned long long)h->sampler_cpu_ns, group ? "groups" : "threads");
         for (uint32_t i = 0; i < p->nrows; i++) {
-            puts_(out, i ? ",\n " : "\n ");
+            put_cstr(out, i ? ",\n " : "\n ");
             json_row(out, &p->rows[i], group);
         }
         /* The sampler's time series: each thread's CPU total at each round,
          * t_ns from the earliest process's start. */
-        puts_(out, "],\"samples\":[");
+        put_cstr(out, "],\"samples\":[");
         int first = 1;
         for (uint64_t i = samples_from(h); i < h->samples_head; i++) {
-            const tt_run_sample *a = &p->samples[i % h->sample_cap];
+            const tt__run_sample *a = &p->samples[i % h->sample_cap];
             if (!a->tid)
                 continue;
             put_fmt(out, "%s{\"t_ns\":%lld,\"tid\":%u,\"round\":%u,\"total_ns\":%lld}", first ? "\n " : ",\n ",
                     (long long)(a->t_ns - t0), a->tid, a->round, (long long)a->total_ns);
             first = 0;
         }
-        puts_(out, "]}");
+        put_cstr(out, "]}");
     }
-    puts_(out, "]");
+    put_cstr(out, "]");
     for (uint32_t i = 0; all && i < all->nrows; i++) {
         const row *r = &all->rows[i];
         put_fmt(out, "%s\n {\"threads\":%u,\"processes\":%u,\"name\":", i ? "," : ",\"groups\":[", r->count,
@@ -919,7 +919,7 @@ static void report_json(sink *out, const tt_run_set *s, const proc *ps, const ui
         put_fmt(out, ",\"user_ns\":%lld,\"system_ns\":%lld,\"total_ns\":%lld}%s", (long long)r->user,
                 (long long)r->sys, (long long)r->total, i + 1 == all->nrows ? "]" : "");
     }
-    puts_(out, "}\n");
+    put_cstr(out, "}\n");
 }
 
 /* --group's totals over all processes: every process's groups folded
@@ -954,11 +954,11 @@ static void text_all(sink *out, const proc *all)
         ms(out, r->user, 13);
         ms(out, r->sys, 13);
         ms(out, r->total, 13);
-        puts_(out, "\n");
+        put_cstr(out, "\n");
     }
 }
 
-int tt_run_report(const tt_run_set *s, enum out_format fmt, int group, sink *out)
+int tt__run_report(const tt__run_set *s, enum out_format fmt, int group, sink *out)
 {
     uint32_t n = s->nprocs;
     proc *ps = calloc(n ? n : 1, sizeof *ps);
@@ -966,10 +966,10 @@ int tt_run_report(const tt_run_set *s, enum out_format fmt, int group, sink *out
     int rc = ps && order ? 0 : -ENOMEM;
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         proc *p = &ps[i];
-        p->h = (const tt_run_header *)s->procs[i].data;
-        p->threads = (const tt_run_thread *)(s->procs[i].data + TT_RUN_HEADER_SIZE);
-        p->samples = (const tt_run_sample *)((const unsigned char *)p->threads +
-                                             (size_t)p->h->thread_cap * TT_RUN_THREAD_SIZE);
+        p->h = (const tt__run_header *)s->procs[i].data;
+        p->threads = (const tt__run_thread *)(s->procs[i].data + TT_RUN_HEADER_SIZE);
+        p->samples = (const tt__run_sample *)((const unsigned char *)p->threads +
+                                              (size_t)p->h->thread_cap * TT_RUN_THREAD_SIZE);
         build_rows(p);
         if (!p->rows)
             rc = -ENOMEM;
@@ -1007,9 +1007,9 @@ int tt_run_report(const tt_run_set *s, enum out_format fmt, int group, sink *out
     if (rc == 0) {
         switch (fmt) {
         case FMT_TEXT:
-            puts_(out, "threadtime run: ");
+            put_cstr(out, "threadtime run: ");
             put_escaped(out, s->cmd ? s->cmd : "", s->cmd ? strlen(s->cmd) : 0);
-            puts_(out, "\n");
+            put_cstr(out, "\n");
             for (uint32_t k = 0; k < n; k++)
                 text_proc(out, &ps[order[k]], group);
             if (group && n > 1)

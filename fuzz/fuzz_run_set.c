@@ -42,16 +42,16 @@ static int clean(const unsigned char *b, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    tt_run_set set = {0};
+    tt__run_set set = {0};
     const char *why = NULL;
-    if (tt_run_set_is(data, size)) {
-        if (tt_run_set_parse(data, size, &set, &why) != 0) {
+    if (tt__run_set_is(data, size)) {
+        if (tt__run_set_parse(data, size, &set, &why) != 0) {
             if (!why || set.nprocs || set.cmd || set.procs)
                 abort(); /* refused: with a reason, and nothing kept */
             return 0;
         }
     } else {
-        if (tt_run_file_check(data, size, &why) != 0)
+        if (tt__run_file_check(data, size, &why) != 0)
             return 0;
         /* As the reporter holds a file it read: its own aligned copy. */
         unsigned char *copy = malloc(size);
@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!copy || !set.procs)
             abort();
         memcpy(copy, data, size);
-        set.procs[0] = (tt_run_proc_buf){copy, size};
+        set.procs[0] = (tt__run_proc_buf){copy, size};
         set.nprocs = 1;
     }
     for (int fmt = FMT_TEXT; fmt <= FMT_CHROME; fmt++)
@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             size_t len = 0;
             FILE *mem = open_memstream(&text, &len);
             sink *s = mem ? sink_new(mem) : NULL;
-            if (!s || tt_run_report(&set, (enum out_format)fmt, group, s) != 0)
+            if (!s || tt__run_report(&set, (enum out_format)fmt, group, s) != 0)
                 abort(); /* only -ENOMEM, which a fuzz input cannot cause at this size */
             free(s);
             fclose(mem);
@@ -76,6 +76,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
             free(text);
         }
-    tt_run_set_free(&set);
+    tt__run_set_free(&set);
     return 0;
 }

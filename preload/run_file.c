@@ -16,13 +16,13 @@
 #define FIRST_RECORDS 64
 #define FIRST_SAMPLES 128
 
-size_t tt_run_file_bytes(uint32_t thread_cap, uint32_t sample_cap)
+size_t tt__run_file_bytes(uint32_t thread_cap, uint32_t sample_cap)
 {
     return TT_RUN_HEADER_SIZE + (size_t)thread_cap * TT_RUN_THREAD_SIZE + (size_t)sample_cap * TT_RUN_SAMPLE_SIZE;
 }
 
-uint64_t tt_run_now(void) { return (uint64_t)tt__read_clock(CLOCK_MONOTONIC); }
-uint64_t tt_run_now_real(void) { return (uint64_t)tt__read_clock(CLOCK_REALTIME); }
+uint64_t tt__run_now(void) { return (uint64_t)tt__read_clock(CLOCK_MONOTONIC); }
+uint64_t tt__run_now_real(void) { return (uint64_t)tt__read_clock(CLOCK_REALTIME); }
 
 /* Appends the decimal digits of v; no snprintf, which a fork child of a
  * threaded process must not call. */
@@ -45,12 +45,12 @@ static void mark_execed(int fd)
 {
     uint32_t st = TT_RUN_PROC_EXECED;
     uint32_t cur = 0;
-    if (pread(fd, &cur, sizeof cur, offsetof(tt_run_header, state)) == sizeof cur && cur == TT_RUN_PROC_RUNNING)
-        (void)!pwrite(fd, &st, sizeof st, offsetof(tt_run_header, state));
+    if (pread(fd, &cur, sizeof cur, offsetof(tt__run_header, state)) == sizeof cur && cur == TT_RUN_PROC_RUNNING)
+        (void)!pwrite(fd, &st, sizeof st, offsetof(tt__run_header, state));
 }
 
-int tt_run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_cap, uint32_t sample_cap,
-                       tt_run_file *out)
+int tt__run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_cap, uint32_t sample_cap,
+                        tt__run_file *out)
 {
     size_t dlen = strlen(dir);
     char path[4096];
@@ -85,14 +85,14 @@ int tt_run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_c
     }
     if (fd < 0)
         return -EEXIST;
-    size_t bytes = tt_run_file_bytes(thread_cap, sample_cap);
+    size_t bytes = tt__run_file_bytes(thread_cap, sample_cap);
     struct stat st;
     int rc = ftruncate(fd, (off_t)bytes) != 0 || fstat(fd, &st) != 0 ? errno : 0;
     uint32_t threads = thread_cap < FIRST_RECORDS ? thread_cap : FIRST_RECORDS;
     uint32_t samples = sample_cap < FIRST_SAMPLES ? sample_cap : FIRST_SAMPLES;
-    off_t soff = (off_t)tt_run_file_bytes(thread_cap, 0);
+    off_t soff = (off_t)tt__run_file_bytes(thread_cap, 0);
     if (!rc)
-        rc = posix_fallocate(fd, 0, (off_t)tt_run_file_bytes(threads, 0));
+        rc = posix_fallocate(fd, 0, (off_t)tt__run_file_bytes(threads, 0));
     if (!rc)
         rc = posix_fallocate(fd, soff, (off_t)samples * TT_RUN_SAMPLE_SIZE);
     if (rc) {
@@ -107,7 +107,7 @@ int tt_run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_c
         unlink(path);
         return rc;
     }
-    tt_run_header *h = m;
+    tt__run_header *h = m;
     h->version = TT_RUN_VERSION;
     h->header_size = TT_RUN_HEADER_SIZE;
     h->thread_size = TT_RUN_THREAD_SIZE;
@@ -116,14 +116,14 @@ int tt_run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_c
     h->sample_cap = sample_cap;
     h->pid = (uint32_t)pid;
     h->ppid = (uint32_t)ppid;
-    h->start_ns = tt_run_now();
-    h->start_real_ns = tt_run_now_real();
+    h->start_ns = tt__run_now();
+    h->start_real_ns = tt__run_now_real();
     /* The magic last: a reader treats a file without it as never started. */
     __atomic_thread_fence(__ATOMIC_RELEASE);
     memcpy(h->magic, TT_RUN_MAGIC, TT_RUN_MAGIC_LEN);
     out->hdr = h;
-    out->threads = (tt_run_thread *)((char *)m + TT_RUN_HEADER_SIZE);
-    out->samples = (tt_run_sample *)((char *)out->threads + (size_t)thread_cap * TT_RUN_THREAD_SIZE);
+    out->threads = (tt__run_thread *)((char *)m + TT_RUN_HEADER_SIZE);
+    out->samples = (tt__run_sample *)((char *)out->threads + (size_t)thread_cap * TT_RUN_THREAD_SIZE);
     out->bytes = bytes;
     atomic_store_explicit(&out->thread_room, threads, memory_order_relaxed);
     out->sample_room = samples;
@@ -137,7 +137,7 @@ int tt_run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_c
 /* Gives [off, off + len) of f blocks: 0 or -errno. The file is opened
  * again by its path and must still be the one made (a descriptor kept
  * open could be closed by the program, and its number reused). */
-static int reserve(tt_run_file *f, off_t off, off_t len)
+static int reserve(tt__run_file *f, off_t off, off_t len)
 {
     if (!f->path[0])
         return -ENOSPC; /* in memory: there is no more than its capacity */
@@ -162,7 +162,7 @@ static uint32_t next_room(uint32_t room, uint32_t need, uint32_t cap)
     return r > cap ? cap : (uint32_t)r;
 }
 
-void tt_run_file_close(tt_run_file *f)
+void tt__run_file_close(tt__run_file *f)
 {
     if (f && f->hdr)
         munmap(f->hdr, f->bytes);
@@ -170,7 +170,7 @@ void tt_run_file_close(tt_run_file *f)
         f->hdr = NULL;
 }
 
-tt_run_thread *tt_run_thread_take(tt_run_file *f)
+tt__run_thread *tt__run_thread_take(tt__run_file *f)
 {
     /* Relaxed: the slot is this caller's alone; its state store publishes it. */
     uint32_t i = atomic_fetch_add_explicit(&f->hdr->threads_used, 1, memory_order_relaxed);
@@ -196,26 +196,26 @@ tt_run_thread *tt_run_thread_take(tt_run_file *f)
     return &f->threads[i];
 }
 
-int tt_run_thread_claim(tt_run_thread *t, uint32_t from)
+int tt__run_thread_claim(tt__run_thread *t, uint32_t from)
 {
     /* Acquire: the winner reads the fields the previous state published. */
     return atomic_compare_exchange_strong_explicit(&t->state, &from, TT_RUN_WRITING, memory_order_acquire,
                                                    memory_order_relaxed);
 }
 
-void tt_run_thread_publish(tt_run_thread *t, uint32_t to)
+void tt__run_thread_publish(tt__run_thread *t, uint32_t to)
 {
     /* Release: a reader that sees the state sees the fields. */
     atomic_store_explicit(&t->state, to, memory_order_release);
 }
 
-void tt_run_sample_add(tt_run_file *f, uint64_t t_ns, uint32_t tid, uint32_t round, int64_t total_ns)
+void tt__run_sample_add(tt__run_file *f, uint64_t t_ns, uint32_t tid, uint32_t round, int64_t total_ns)
 {
     uint64_t head = atomic_load_explicit(&f->hdr->samples_head, memory_order_relaxed);
     uint32_t slot = (uint32_t)(head % f->hdr->sample_cap);
     if (slot >= f->sample_room) {
         uint32_t want = next_room(f->sample_room, slot + 1, f->hdr->sample_cap);
-        off_t at = (off_t)tt_run_file_bytes(f->hdr->thread_cap, 0);
+        off_t at = (off_t)tt__run_file_bytes(f->hdr->thread_cap, 0);
         if (atomic_load_explicit(&f->full, memory_order_relaxed) ||
             reserve(f, at, (off_t)want * TT_RUN_SAMPLE_SIZE) != 0) {
             atomic_store_explicit(&f->full, 1, memory_order_relaxed);
@@ -223,7 +223,7 @@ void tt_run_sample_add(tt_run_file *f, uint64_t t_ns, uint32_t tid, uint32_t rou
         }
         f->sample_room = want;
     }
-    tt_run_sample *s = &f->samples[slot];
+    tt__run_sample *s = &f->samples[slot];
     s->t_ns = t_ns;
     s->tid = tid;
     s->round = round;
@@ -232,9 +232,9 @@ void tt_run_sample_add(tt_run_file *f, uint64_t t_ns, uint32_t tid, uint32_t rou
     atomic_store_explicit(&f->hdr->samples_head, head + 1, memory_order_release);
 }
 
-int tt_run_file_check(const void *buf, size_t n, const char **why)
+int tt__run_file_check(const void *buf, size_t n, const char **why)
 {
-    const tt_run_header *h = buf;
+    const tt__run_header *h = buf;
     if (n < TT_RUN_HEADER_SIZE || memcmp(h->magic, TT_RUN_MAGIC, TT_RUN_MAGIC_LEN) != 0) {
         *why = "not a threadtime run file (or never started)";
         return -EINVAL;
@@ -245,7 +245,7 @@ int tt_run_file_check(const void *buf, size_t n, const char **why)
         return -EINVAL;
     }
     if (h->thread_cap == 0 || h->sample_cap == 0 || h->thread_cap > (1u << 24) || h->sample_cap > (1u << 26) ||
-        tt_run_file_bytes(h->thread_cap, h->sample_cap) > n) {
+        tt__run_file_bytes(h->thread_cap, h->sample_cap) > n) {
         *why = "run file shorter than its header says";
         return -EINVAL;
     }
@@ -266,27 +266,27 @@ static int read_at(int fd, void *buf, size_t n, off_t off)
     return 0;
 }
 
-unsigned char *tt_run_file_read(int fd, size_t *len)
+unsigned char *tt__run_file_read(int fd, size_t *len)
 {
-    tt_run_header h;
+    tt__run_header h;
     struct stat st;
     const char *why;
     if (fstat(fd, &st) != 0 || read_at(fd, &h, sizeof h, 0) != 0)
         return NULL;
-    /* The caps bounded as tt_run_file_check bounds them, and the file as
+    /* The caps bounded as tt__run_file_check bounds them, and the file as
      * long as they say: a shorter one was cut while it was made. */
     if (h.thread_cap == 0 || h.sample_cap == 0 || h.thread_cap > (1u << 24) || h.sample_cap > (1u << 26) ||
-        (uint64_t)st.st_size < tt_run_file_bytes(h.thread_cap, h.sample_cap))
+        (uint64_t)st.st_size < tt__run_file_bytes(h.thread_cap, h.sample_cap))
         return NULL;
     uint32_t used = h.threads_used < h.thread_cap ? h.threads_used : h.thread_cap;
     uint64_t head = h.samples_head;
     uint32_t kept = head < h.sample_cap ? (uint32_t)head : h.sample_cap;
-    tt_run_header c = h;
+    tt__run_header c = h;
     /* One record spare where none was dropped: room for what a reader adds
      * (threadtime run's row for a killed process). */
     c.thread_cap = h.threads_used < h.thread_cap ? used + 1 : used;
     c.sample_cap = kept ? kept : 1;
-    size_t n = tt_run_file_bytes(c.thread_cap, c.sample_cap);
+    size_t n = tt__run_file_bytes(c.thread_cap, c.sample_cap);
     unsigned char *b = calloc(1, n);
     if (!b)
         return NULL;
@@ -296,11 +296,11 @@ unsigned char *tt_run_file_read(int fd, size_t *len)
         rc = read_at(fd, b + TT_RUN_HEADER_SIZE, (size_t)used * TT_RUN_THREAD_SIZE, TT_RUN_HEADER_SIZE);
     /* The ring's last `kept` samples, each at its index modulo the new
      * capacity, so the reader's walk from samples_head finds them. */
-    tt_run_sample *ring = (tt_run_sample *)(b + tt_run_file_bytes(c.thread_cap, 0));
-    off_t at = (off_t)tt_run_file_bytes(h.thread_cap, 0);
+    tt__run_sample *ring = (tt__run_sample *)(b + tt__run_file_bytes(c.thread_cap, 0));
+    off_t at = (off_t)tt__run_file_bytes(h.thread_cap, 0);
     for (uint64_t j = head - kept; !rc && j < head; j++)
         rc = read_at(fd, &ring[j % c.sample_cap], sizeof *ring, at + (off_t)(j % h.sample_cap) * TT_RUN_SAMPLE_SIZE);
-    if (rc || tt_run_file_check(b, n, &why) != 0) {
+    if (rc || tt__run_file_check(b, n, &why) != 0) {
         free(b);
         return NULL;
     }

@@ -67,7 +67,7 @@ enum {
                                children recorded themselves */
 };
 
-/* tt_run_thread.flags */
+/* tt__run_thread.flags */
 #define TT_RUN_NAME_END 1u
 
 /* Thread record kinds. */
@@ -78,7 +78,7 @@ enum {
                                 user/system: its rusage from wait4, its reaped children's in it) */
 };
 
-typedef struct tt_run_header {
+typedef struct tt__run_header {
     char magic[TT_RUN_MAGIC_LEN];
     uint32_t version, header_size;
     uint32_t thread_size, sample_size;
@@ -95,9 +95,9 @@ typedef struct tt_run_header {
     _Atomic uint64_t sampler_cpu_ns; /* the sampler's own CPU time */
     _Atomic uint64_t sampler_rounds;
     char exe[256];               /* argv[0]-like: the command as the process saw itself */
-} tt_run_header;
+} tt__run_header;
 
-typedef struct tt_run_thread {
+typedef struct tt__run_thread {
     _Atomic uint32_t state;
     uint32_t tid;
     uint32_t kind;
@@ -107,29 +107,29 @@ typedef struct tt_run_thread {
     char name_start[TT_RUN_NAME];
     char name_end[TT_RUN_NAME];
     uint64_t spare[2];
-} tt_run_thread;
+} tt__run_thread;
 
-typedef struct tt_run_sample {
+typedef struct tt__run_sample {
     uint64_t t_ns;   /* CLOCK_MONOTONIC */
     uint32_t tid;
     uint32_t round;  /* which sampler round (all threads of a round share it) */
     int64_t total_ns; /* the thread's CPU time then */
     uint64_t spare;
-} tt_run_sample;
+} tt__run_sample;
 
-_Static_assert(sizeof(tt_run_header) <= TT_RUN_HEADER_SIZE, "header fits");
-_Static_assert(sizeof(tt_run_thread) == TT_RUN_THREAD_SIZE, "thread record size");
-_Static_assert(sizeof(tt_run_sample) == TT_RUN_SAMPLE_SIZE, "sample size");
+_Static_assert(sizeof(tt__run_header) <= TT_RUN_HEADER_SIZE, "header fits");
+_Static_assert(sizeof(tt__run_thread) == TT_RUN_THREAD_SIZE, "thread record size");
+_Static_assert(sizeof(tt__run_sample) == TT_RUN_SAMPLE_SIZE, "sample size");
 
 /* One process's mapped file. It is sparse: only the header and the records
  * and samples written so far have blocks, reserved a chunk ahead (doubling)
  * through a fresh open of path (checked to be the same file), so a full
  * disk ends recording, never raises SIGBUS. A file held in memory (path
  * "") has room for all its capacity. */
-typedef struct tt_run_file {
-    tt_run_header *hdr;
-    tt_run_thread *threads;
-    tt_run_sample *samples;
+typedef struct tt__run_file {
+    tt__run_header *hdr;
+    tt__run_thread *threads;
+    tt__run_sample *samples;
     size_t bytes;
     _Atomic uint32_t thread_room; /* records with blocks */
     uint32_t sample_room;         /* samples with blocks (the sampler's alone) */
@@ -137,10 +137,10 @@ typedef struct tt_run_file {
     dev_t dev;
     ino_t ino;
     char path[4096 + 32];
-} tt_run_file;
+} tt__run_file;
 
 /* Bytes of a file with these capacities. */
-size_t tt_run_file_bytes(uint32_t thread_cap, uint32_t sample_cap);
+size_t tt__run_file_bytes(uint32_t thread_cap, uint32_t sample_cap);
 
 /* Creates dir/<pid>-<n>.ttrun with the first free n, sparse at its full
  * size, blocks reserved for the header and a first chunk of records and
@@ -148,40 +148,40 @@ size_t tt_run_file_bytes(uint32_t thread_cap, uint32_t sample_cap);
  * header filled. A file of the same pid found on the way is marked EXECED: this
  * pid's earlier image is gone. Only system calls and no allocation, so a
  * fork child may call it. Returns 0 or -errno with nothing left behind. */
-int tt_run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_cap, uint32_t sample_cap,
-                       tt_run_file *out);
+int tt__run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_cap, uint32_t sample_cap,
+                        tt__run_file *out);
 
 /* Unmaps; NULL or an unmapped file is accepted. */
-void tt_run_file_close(tt_run_file *f);
+void tt__run_file_close(tt__run_file *f);
 
 /* Takes a record (state still EMPTY), reserving blocks for it first, or
  * NULL when the file is full (the drop is counted by threads_used passing
  * thread_cap) or the disk is. Only system calls: a signal handler may. */
-tt_run_thread *tt_run_thread_take(tt_run_file *f);
+tt__run_thread *tt__run_thread_take(tt__run_file *f);
 
 /* Moves a record from state `from` to TT_RUN_WRITING; 1 if this caller won. */
-int tt_run_thread_claim(tt_run_thread *t, uint32_t from);
+int tt__run_thread_claim(tt__run_thread *t, uint32_t from);
 
 /* Publishes a record's fields with state `to` (release). */
-void tt_run_thread_publish(tt_run_thread *t, uint32_t to);
+void tt__run_thread_publish(tt__run_thread *t, uint32_t to);
 
 /* Appends one sample to the ring (none once the disk is full). One writer
  * at a time (the sampler). */
-void tt_run_sample_add(tt_run_file *f, uint64_t t_ns, uint32_t tid, uint32_t round, int64_t total_ns);
+void tt__run_sample_add(tt__run_file *f, uint64_t t_ns, uint32_t tid, uint32_t round, int64_t total_ns);
 
 /* CLOCK_MONOTONIC / CLOCK_REALTIME in ns. */
-uint64_t tt_run_now(void);
-uint64_t tt_run_now_real(void);
+uint64_t tt__run_now(void);
+uint64_t tt__run_now_real(void);
 
 /* Reads a process's file back from fd (a reader's copy): its header, the
  * records taken (and one spare) and the samples the ring still holds, with its
  * capacities cut to those, so a copy is as large as what was recorded,
  * not as the file. NULL when the file is shorter than its header says or
- * damaged (tt_run_file_check), or out of memory; else *len is set. */
-unsigned char *tt_run_file_read(int fd, size_t *len);
+ * damaged (tt__run_file_check), or out of memory; else *len is set. */
+unsigned char *tt__run_file_read(int fd, size_t *len);
 
 /* Checks that buf (n bytes, e.g. a whole file read back) holds a complete
  * header with capacities that fit n. 0 or -EINVAL with *why set. */
-int tt_run_file_check(const void *buf, size_t n, const char **why);
+int tt__run_file_check(const void *buf, size_t n, const char **why);
 
 #endif /* TT_RUN_FILE_H */

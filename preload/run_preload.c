@@ -48,7 +48,7 @@ static _Atomic(void *) g_real_create;
 static const char *g_dir;      /* from the environment; NULL: inert */
 static uint64_t g_interval_ns; /* 0: no sampler */
 static uint32_t g_thread_cap = 16384, g_sample_cap = 32768;
-static tt_run_file g_file;     /* hdr NULL: no file (yet) in this process */
+static tt__run_file g_file;     /* hdr NULL: no file (yet) in this process */
 static _Atomic int g_creating;  /* one thread creates a fork child's file */
 static _Atomic unsigned g_gen;  /* bumped in a fork child: records of the parent's file are not ours */
 static _Atomic int g_sampling;  /* the sampler was started (with the process's second thread) */
@@ -130,15 +130,15 @@ static void note_reaped(pid_t pid, int status, const struct rusage *ru)
 {
     if (!g_dir || !(WIFEXITED(status) || WIFSIGNALED(status)) || !have_file())
         return;
-    tt_run_thread *t = tt_run_thread_take(&g_file);
+    tt__run_thread *t = tt__run_thread_take(&g_file);
     if (!t)
         return;
     t->tid = (uint32_t)pid;
     t->kind = TT_RUN_KIND_CHILD;
-    t->start_ns = t->end_ns = tt_run_now();
+    t->start_ns = t->end_ns = tt__run_now();
     t->user_ns = (int64_t)ru->ru_utime.tv_sec * 1000000000 + (int64_t)ru->ru_utime.tv_usec * 1000;
     t->system_ns = (int64_t)ru->ru_stime.tv_sec * 1000000000 + (int64_t)ru->ru_stime.tv_usec * 1000;
-    tt_run_thread_publish(t, TT_RUN_ENDED);
+    tt__run_thread_publish(t, TT_RUN_ENDED);
 }
 
 /* wait(), waitpid() and wait3() come here too: each is wait4() with
@@ -260,7 +260,7 @@ static uint32_t record_of(tid_map *m, uint32_t tid, uint64_t now)
         used = g_file.hdr->thread_cap;
     uint32_t found = UINT32_MAX;
     for (; m->cursor < used; m->cursor++) {
-        tt_run_thread *t = &g_file.threads[m->cursor];
+        tt__run_thread *t = &g_file.threads[m->cursor];
         uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
         if (st == TT_RUN_EMPTY)
             break; /* taken, not yet published: look again next round */
@@ -273,7 +273,7 @@ static uint32_t record_of(tid_map *m, uint32_t tid, uint64_t now)
     }
     if (found != UINT32_MAX)
         return found;
-    tt_run_thread *t = tt_run_thread_take(&g_file);
+    tt__run_thread *t = tt__run_thread_take(&g_file);
     if (!t)
         return UINT32_MAX;
     t->tid = tid;
@@ -281,7 +281,7 @@ static uint32_t record_of(tid_map *m, uint32_t tid, uint64_t now)
     t->start_ns = tid == g_file.hdr->pid ? g_file.hdr->start_ns : now;
     t->user_ns = t->system_ns = -1;
     thread_name((pid_t)tid, t->name_start);
-    tt_run_thread_publish(t, TT_RUN_SEEN);
+    tt__run_thread_publish(t, TT_RUN_SEEN);
     uint32_t r = (uint32_t)(t - g_file.threads);
     return map_put(m, tid, r) == 0 ? r : UINT32_MAX;
 }
@@ -375,7 +375,7 @@ static void sample_one(uint32_t tid, void *p)
      * crash; relaxed stores, read only once the process is gone. */
     __atomic_store_n(&g_file.threads[r].spare[0], (uint64_t)total, __ATOMIC_RELAXED);
     __atomic_store_n(&g_file.threads[r].spare[1], c->now, __ATOMIC_RELAXED);
-    tt_run_sample_add(&g_file, c->now, tid, c->round, total);
+    tt__run_sample_add(&g_file, c->now, tid, c->round, total);
     list_push(c->next, tid);
 }
 
@@ -388,7 +388,7 @@ static void sample_new_records(round_ctx *c)
     if (used > g_file.hdr->thread_cap)
         used = g_file.hdr->thread_cap;
     for (; m->cursor < used; m->cursor++) {
-        tt_run_thread *t = &g_file.threads[m->cursor];
+        tt__run_thread *t = &g_file.threads[m->cursor];
         uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
         if (st == TT_RUN_EMPTY)
             break; /* taken, not yet published: next round */
@@ -435,7 +435,7 @@ static void *sampler_main(void *arg)
         }
         tid_list *prev = &lists[round & 1], *cur = &lists[(round + 1) & 1];
         cur->n = 0;
-        round_ctx c = {&map, cur, self, round, tt_run_now()};
+        round_ctx c = {&map, cur, self, round, tt__run_now()};
         if (round == 1 || prev->n < FULL_ALWAYS_BELOW || round % FULL_EVERY == 0) {
             each_task(sample_one, &c);
         } else {
@@ -443,7 +443,7 @@ static void *sampler_main(void *arg)
                 sample_one(prev->v[i], &c);
             sample_new_records(&c);
         }
-        atomic_store_explicit(&g_file.hdr->end_ns, tt_run_now(), memory_order_relaxed);
+        atomic_store_explicit(&g_file.hdr->end_ns, tt__run_now(), memory_order_relaxed);
         int64_t own = tt_self_total_ns();
         if (own >= 0)
             atomic_store_explicit(&g_file.hdr->sampler_cpu_ns, (uint64_t)own, memory_order_relaxed);
@@ -488,8 +488,8 @@ static void start_sampler(void)
 
 static int make_file(void)
 {
-    tt_run_file f;
-    if (tt_run_file_create(g_dir, getpid(), getppid(), g_thread_cap, g_sample_cap, &f) != 0)
+    tt__run_file f;
+    if (tt__run_file_create(g_dir, getpid(), getppid(), g_thread_cap, g_sample_cap, &f) != 0)
         return 0;
     const char *exe = program_invocation_name;
     if (exe)
@@ -516,8 +516,8 @@ static void fork_child(void)
 {
     /* The parent's file is the parent's: drop the mapping (one system call,
      * allowed in a fork child) and let the parent's records go. */
-    tt_run_file_close(&g_file);
-    g_fork_ns = tt_run_now(); /* the vDSO clock: no lock, fine here */
+    tt__run_file_close(&g_file);
+    g_fork_ns = tt__run_now(); /* the vDSO clock: no lock, fine here */
     atomic_fetch_add_explicit(&g_gen, 1, memory_order_relaxed);
     atomic_store_explicit(&g_creating, 0, memory_order_relaxed);
     g_owner = getpid();
@@ -535,7 +535,7 @@ typedef struct start_arg {
 } start_arg;
 
 typedef struct life {
-    tt_run_thread *rec;
+    tt__run_thread *rec;
     unsigned gen;
     uint64_t renames;
 } life;
@@ -563,15 +563,15 @@ static void thread_end(void *p)
     int renamed = atomic_load_explicit(&g_renames, memory_order_relaxed) != l->renames;
     if (renamed)
         thread_name(0, name);
-    uint64_t now = tt_run_now();
-    if (!tt_run_thread_claim(l->rec, TT_RUN_LIVE))
+    uint64_t now = tt__run_now();
+    if (!tt__run_thread_claim(l->rec, TT_RUN_LIVE))
         return; /* the exit handler read this thread already */
     l->rec->end_ns = now;
     l->rec->user_ns = rc ? -1 : t.user_ns;
     l->rec->system_ns = rc ? -1 : t.system_ns;
     memcpy(l->rec->name_end, renamed ? name : l->rec->name_start, TT_RUN_NAME);
     l->rec->flags |= TT_RUN_NAME_END;
-    tt_run_thread_publish(l->rec, TT_RUN_ENDED);
+    tt__run_thread_publish(l->rec, TT_RUN_ENDED);
 }
 
 static void *trampoline(void *p)
@@ -579,12 +579,12 @@ static void *trampoline(void *p)
     start_arg a = *(start_arg *)p;
     free(p);
     life l = {NULL, atomic_load_explicit(&g_gen, memory_order_relaxed), a.renames};
-    if (g_file.hdr && (l.rec = tt_run_thread_take(&g_file)) != NULL) {
+    if (g_file.hdr && (l.rec = tt__run_thread_take(&g_file)) != NULL) {
         l.rec->tid = (uint32_t)tt__gettid();
         l.rec->kind = TT_RUN_KIND_PTHREAD;
-        l.rec->start_ns = tt_run_now();
+        l.rec->start_ns = tt__run_now();
         memcpy(l.rec->name_start, a.name, TT_RUN_NAME);
-        tt_run_thread_publish(l.rec, TT_RUN_LIVE);
+        tt__run_thread_publish(l.rec, TT_RUN_LIVE);
     }
     void *ret;
     /* Runs on return, pthread_exit() and cancellation alike. */
@@ -633,7 +633,7 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
  * ended since it was listed (r is then left as it was). Another thread's
  * split is its three clocks, the runtime divided in the proportion of its
  * raw ticks as the kernel divides it for /proc; no allocation, no lock. */
-static int read_alive(tt_run_thread *r, uint32_t tid, uint64_t now)
+static int read_alive(tt__run_thread *r, uint32_t tid, uint64_t now)
 {
     tt_times t;
     int self = tid == (uint32_t)tt__gettid();
@@ -703,7 +703,7 @@ static void at_exit(void)
     if (m.e)
         each_task(list_task, &m);
     uint32_t sampler = g_file.hdr->sampler_tid;
-    uint64_t now = tt_run_now();
+    uint64_t now = tt__run_now();
     uint32_t used = atomic_load_explicit(&g_file.hdr->threads_used, memory_order_acquire);
     if (used > g_file.hdr->thread_cap)
         used = g_file.hdr->thread_cap;
@@ -713,7 +713,7 @@ static void at_exit(void)
      * its record was published): the thread's own record, earlier, was
      * read already. */
     for (uint32_t i = 0; m.e && i < used; i++) {
-        tt_run_thread *r = &g_file.threads[i];
+        tt__run_thread *r = &g_file.threads[i];
         uint32_t st = atomic_load_explicit(&r->state, memory_order_acquire);
         if (r->kind == TT_RUN_KIND_CHILD)
             continue; /* its pid may be a thread's tid by now */
@@ -724,14 +724,14 @@ static void at_exit(void)
         /* Still listed but gone by the read (a thread whose end the
          * program already waited for can linger in /proc/self/task): its
          * record stays what it was, the sampler's last figure. */
-        if (st != TT_RUN_ENDED && tt_run_thread_claim(r, st))
-            tt_run_thread_publish(r, read_alive(r, e->tid, now) == 0 ? TT_RUN_AT_EXIT : st);
+        if (st != TT_RUN_ENDED && tt__run_thread_claim(r, st))
+            tt__run_thread_publish(r, read_alive(r, e->tid, now) == 0 ? TT_RUN_AT_EXIT : st);
     }
     for (uint32_t i = 0; m.e && i < m.cap; i++) {
         tid_entry *e = &m.e[i];
         if (!e->tid || e->seen_round || e->tid == sampler)
             continue;
-        tt_run_thread *r = tt_run_thread_take(&g_file);
+        tt__run_thread *r = tt__run_thread_take(&g_file);
         if (!r)
             break;
         r->tid = e->tid;
@@ -742,7 +742,7 @@ static void at_exit(void)
             r->end_ns = now; /* gone by the read: known to have lived, its CPU unknown */
             r->user_ns = r->system_ns = -1;
         }
-        tt_run_thread_publish(r, TT_RUN_AT_EXIT);
+        tt__run_thread_publish(r, TT_RUN_AT_EXIT);
     }
     if (m.e)
         munmap(m.e, m.cap * sizeof *m.e);
