@@ -56,7 +56,7 @@ clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-zig-* build-qemu-*
 
 # threadtime run on a real program: xz compressing 16 MB with two worker
-# threads (-1: 3 MB blocks), the CPU of each thread (issue 26).
+# threads (-1: 3 MB blocks), the CPU of each thread.
 DEMO_TARGETS += demo-run
 .PHONY: demo-run
 demo-run: build
@@ -64,7 +64,7 @@ demo-run: build
 	$(THREADTIME) run -- xz -1 -T2 -k -f $(BUILD)/demo-run.input
 	rm -f $(BUILD)/demo-run.input $(BUILD)/demo-run.input.xz
 
-# ---- the event log (issue 3) ----
+# ---- the event log ----
 DEMO_TARGETS += demo-events
 TEST_TARGETS += test-fuzz
 .PHONY: demo-events test-fuzz bench-event-dump
@@ -156,7 +156,7 @@ bench-clock-steps: build
 	@echo "idle:"; $(BUILD)/cli/cpu_clock_steps $(CLOCK_STEPS_SECONDS)
 	@echo "with a busy loop per CPU:"; scripts/with-load.sh $(BUILD)/cli/cpu_clock_steps $(CLOCK_STEPS_SECONDS)
 
-# The fast clock (issue 25): its cost beside rdtsc and the system call, and
+# The fast clock: its cost beside rdtsc and the system call, and
 # its accuracy idle, with 1 and with 1.5 busy loops per CPU, FAST_CLOCK_RUNS
 # rounds interleaved, medians.
 FAST_CLOCK_RUNS ?= 5
@@ -170,7 +170,7 @@ bench-fast-clock: build
 bench-perf-page: build
 	$(BUILD)/cli/perf_page_probe 5
 
-# threadtime run's floors (issue 26): per-thread cost, the sampler with
+# threadtime run's floors: per-thread cost, the sampler with
 # 1,000 threads, xz -T2 on RUN_BENCH_MB MB with and without it.
 RUN_BENCH_MB ?= 40
 .PHONY: bench-run
@@ -198,7 +198,7 @@ test: deps
 test-load: deps
 	scripts/with-load.sh $(MAKE) $(LOAD_TARGETS)
 
-# ---- the shipped natives: glibc 2.17+, x86-64 and aarch64 (issue 27) ----
+# ---- the shipped natives: glibc 2.17+, x86-64 and aarch64 ----
 #   make natives        libthreadtime.so (a release's) and the CLI for each arch
 #                       in NATIVE_ARCHES, by zig's clang against glibc 2.17
 #                       (cmake/zig-<arch>.cmake), in build-zig-<arch>/

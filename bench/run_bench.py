@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The floors of `threadtime run` (issue 26), each beside its baseline in
+"""The floors of `threadtime run`, each beside its baseline in
 the same run: make bench-run. Usage: run_bench.py THREADTIME RUN_BENCH
 PRELOAD_LIB [XZ_MB] [ROUNDS] [PARTS]; PARTS is any of 1, 2, 3, 4 (default
 1234)."""

@@ -51,7 +51,7 @@ bench-java: bench-java-$(JDK_OLD) bench-java-$(JDK_NEW)
 TEST_TARGETS += test-java
 LOAD_TARGETS += test-java
 
-# ---- OpenTelemetry and Micrometer (java/otel, java/micrometer; issue 12) ----
+# ---- OpenTelemetry and Micrometer (java/otel, java/micrometer) ----
 # Both modules are in the reactor, so test-java runs their tests too;
 # test-otel runs only theirs (the core is built, its tests skipped here).
 #   make test-otel        the extension under the real OpenTelemetry agent,
@@ -105,7 +105,7 @@ otel-screenshot:
 		--screenshot=$(CURDIR)/docs/cpu-per-request.png file://$(CURDIR)/$(OTEL_DIR)/target/span.html
 .PHONY: otel-screenshot
 
-# ---- probes (issue 15) ----
+# ---- probes ----
 #   make bench-probes     what a probe adds per call to a small method on JDK
 #                         $(JDK_OLD) and $(JDK_NEW), beside JFR's jdk.MethodTiming
 #                         (JDK 25+) and `threadtime bench` virt_self, in one run
@@ -117,7 +117,7 @@ bench-probes: java-toolchains build
 	bench/probes/run.sh $(abspath $(JAVA_DIR)/threadtime/target/threadtime-0.1.0.jar) $(abspath $(THREADTIME)) \
 		$(PROBE_BENCH_RUNS) $(JDK_OLD) $(JDK_NEW)
 
-# ---- the fast clock in Java (issue 25) ----
+# ---- the fast clock in Java ----
 #   make bench-java-fastclock  ThreadTime.currentThreadCpuTime() beside the JDK's
 #                         getCurrentThreadCpuTime() and a bare counter read, on
 #                         JDK $(JDK_OLD) and $(JDK_NEW), FASTCLOCK_BENCH_RUNS runs

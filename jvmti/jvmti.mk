@@ -1,4 +1,4 @@
-# CPU time of virtual threads (issue 6): the JVMTI agent and its Java API.
+# CPU time of virtual threads: the JVMTI agent and its Java API.
 # Included by the root Makefile (-include jvmti/jvmti.mk).
 #   make test-jvmti    build the agent, run its C test, install the threadtime
 #                      JAR (java/, which carries the Java API and a copy of
@@ -86,7 +86,7 @@ bench-jvmti-http: otel-bench-build
 	  $(call otel_load_bench,$$home/bin/java,vthreads $(JVMTI_HTTP_BENCH) $(OTEL_DIR)/target/bench-runs/vthreads-jdk$$v); \
 	done
 
-# A real server on virtual threads (issue 25): Helidon 4 SE, exact against
+# A real server on virtual threads: Helidon 4 SE, exact against
 # mounted mode against no agent, with each piece's carrier clock as the
 # truth (jvmti/bench/helidon/run.sh; HELIDON_BENCH="runs seconds warmup clients").
 HELIDON_BENCH ?= 5 10 5 8

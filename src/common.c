@@ -31,7 +31,7 @@ const char *tt_strerror(int64_t code)
     case ENOTSUP: return "method not available on this system";
     /* The hint is scoped to the clock calls: the same code comes from a
      * file that may not be replaced (a sticky directory), and a dump's
-     * rename must not be blamed on seccomp (issue 29 item 10). */
+     * rename must not be blamed on seccomp. */
     case EPERM: return "operation not permitted (from a CPU clock call: a seccomp filter refuses clockids)";
     case ENOSYS: return "function not implemented (CPU clocks refused, and no fallback answered)";
     default: break;

@@ -1,4 +1,4 @@
-/* The fast CPU clock (issue 25): the calling thread's precise CPU time for
+/* The fast CPU clock: the calling thread's precise CPU time for
  * the cost of a cycle-counter read.
  *
  * A thread's CPU clock advances with wall time while the thread stays on

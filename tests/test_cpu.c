@@ -483,7 +483,7 @@ TT_TEST(bad_arguments)
     CHECK(strlen(tt_strerror(-ENOSPC)) > 0);
     CHECK(strcmp(tt_strerror(-999999), "unknown error") == 0);
     /* EPERM also comes from a file that may not be replaced: the seccomp
-     * hint names the clock calls it is about (issue 29 item 10). */
+     * hint names the clock calls it is about. */
     CHECK(strstr(tt_strerror(-EPERM), "from a CPU clock call") != NULL);
     CHECK(strcmp(tt_version(), TT_VERSION_STRING) == 0);
 }

@@ -1,5 +1,5 @@
 /* The event log's files and environment against a hostile or careless
- * user (issue 29): no variable is read by a setuid program, no planted
+ * user: no variable is read by a setuid program, no planted
  * symlink is followed, new files are 0600, a failed start changes nothing
  * on disk, forked children do not fill the disk, and a refused value is
  * named. Every test works in a directory of its own under TMPDIR (the
@@ -486,7 +486,7 @@ TT_TEST(forked_children_do_not_fill_the_disk)
     remove_dir(dir);
 }
 
-/* ---- options added by issue 29 (tt_log_error, file_mode, fork_files) ---- */
+/* ---- tt_log_error, file_mode, fork_files ---- */
 
 /* fork_files = 2: the first two children get a crash file, which keeps
  * their events through SIGKILL; later children record in memory; a granted

@@ -414,7 +414,7 @@ TT_TEST(signal_storm)
     printf("  %d handler reads\n", atomic_load(&g_handler_runs));
 }
 
-/* ---- fork (issue 29, item 9) ---- */
+/* ---- fork ---- */
 
 /* The child's figures are its own thread's: they start near 0, not at the
  * parent's. Each figure read in the child is checked against the child

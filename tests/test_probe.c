@@ -1,4 +1,4 @@
-/* Probes, names and virtual-thread markers (issue 15): what a dump carries
+/* Probes, names and virtual-thread markers: what a dump carries
  * and what the reader makes of it. The summary must count every call
  * exactly however far the rings wrapped, keep exited threads' sums, say
  * what did not fit, and reset with a new run; names must reach dumps and
@@ -111,7 +111,7 @@ static void *named_worker(void *p)
     return NULL;
 }
 
-/* Issue 30: names longer than the kernel's 15 bytes, for OS threads and
+/* Names longer than the kernel's 15 bytes, for OS threads and
  * virtual threads, reach a dump whole; each track gets its own. */
 TT_TEST(thread_names_reach_the_dump_whole)
 {

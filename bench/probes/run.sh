@@ -6,12 +6,12 @@
 # the thread waited for a CPU); the wall figures are in each run's line. Beside it in the same run:
 # JFR's jdk.MethodTiming on the same method (JDK 25+, JEP 520's filter) and
 # `threadtime bench` fast_self (the calling thread's CPU clock read without a
-# system call, tt_self_fast_ns; issue 25), against which probe.cpu=on is
+# system call, tt_self_fast_ns), against which probe.cpu=on is
 # judged, and virt_self (one raw CPU clock read, its floor before that).
 # On JDK 21+ the same on a virtual thread (rows vt-*: its carrier's CPU time
 # per call): bare, the agent in mode=exact without probes, and probe.cpu=on
 # with mode=exact, where a call reads the thread's own account at both ends
-# (issue 30 item 5); "added over bare" there is over vt-bare.
+# (probe.cpu=on on a virtual thread); "added over bare" there is over vt-bare.
 #   run.sh THREADTIME_JAR THREADTIME_CLI [RUNS=5] [JDK feature versions...=17 25]
 # BASELINE_JAR=/another/threadtime.jar adds baseline-probe and
 # baseline-probe-cpu, that JAR's agent in the same rounds: a change measured

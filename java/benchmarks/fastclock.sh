@@ -1,5 +1,5 @@
 #!/bin/sh
-# The calling thread's CPU time in Java (issue 25): FastClockBench run RUNS
+# The calling thread's CPU time in Java through the fast clock: FastClockBench run RUNS
 # times (default 5) on each JDK named (default: 17 25), the JDKs taking
 # turns, then the median of each benchmark over the runs, and the ratio the
 # issue bounds (threadTime / jdk <= 0.1) beside the floor (counter: a bare

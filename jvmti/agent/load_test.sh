@@ -59,7 +59,7 @@ if [ -n "$jar" ]; then
   else
     echo "$out" | grep -q "threadtime" && fail "a good -javaagent load under the flag printed: $out"
   fi
-  # Quiet by default (issue 30): the transition path's price only with log=debug.
+  # Quiet by default: the transition path's price only with log=debug.
   out=$("$jdk/bin/java" -Xshare:off --enable-native-access=ALL-UNNAMED "-javaagent:$jar" -version 2>&1) ||
     fail "a -javaagent load without the flag failed: $out"
   echo "$out" | grep -q "threadtime" && fail "a good -javaagent load printed: $out"

@@ -14,7 +14,7 @@
 # hooks would: the floor under each mode. The exact mode reads the carrier's
 # clock as ThreadTime does (the cycle counter while the kernel shows no
 # switch); -syscall configurations turn that off (fastclock=off), one system
-# call per read as before issue 25.
+# call per read as before the fast clock.
 #   run.sh JAVA_HOME AGENT_SO API_JAR [RUNS=5] [THREADS=1000000] [YIELDS=4] [IN_FLIGHT=10000]
 # IN_FLIGHT bounds the threads alive at once (0: none); see VThreadBench.java.
 # JAVA_HOME may be a runtime without javac: TOOLS_HOME=/a/jdk compiles.

@@ -10,7 +10,7 @@
 # clock around each yield as the exact mode's hooks do.
 # javaagent-exact reads it as ThreadTime does (the cycle counter while the
 # kernel shows no switch); javaagent-exact-syscall with fastclock=off, one
-# system call per read, as before issue 25.
+# system call per read, as before the fast clock.
 #   yield.sh JAVA_HOME AGENT_SO THREADTIME_JAR THREADTIME_CLI [RUNS=5]
 # JAVA_HOME may be a runtime without javac: TOOLS_HOME=/a/jdk compiles.
 # CONFIGS="none jvmti-exact ..." runs only those (no agent is always kept).

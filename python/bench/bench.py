@@ -201,7 +201,7 @@ def floors(rows: list[dict]) -> list[dict]:
 
     # User time; times() reads more (the whole split) and is not held to it.
     check("tt_user_raw_ns / thread_time_ns <= 1", "tt_user_raw_ns", "thread_time_ns", 1.0, True)
-    # Issue 25: the own-thread total through the fast clock.
+    # The own-thread total through the fast clock: at most a tenth of a system call's.
     check("tt_total_ns / thread_time_ns <= 0.1", "tt_total_ns", "thread_time_ns", 0.1, True)
     for own in ("tt_times", "tt_thread_times"):
         check(f"psutil_threads / {own} >= 20", "psutil_threads", own, 20.0, False)

@@ -59,8 +59,8 @@ def kernel_raw_ns(tid: int = 0) -> tuple[int, int]:
     and the kernel's CPU clock id encoding (pid 0: the calling thread).
 
     What threadtime's raw calls must answer, whether or not a tick has
-    landed: under load the tick can miss a running thread for hundreds of ms
-    (issue 17), so no test expects a raw clock to move with work.
+    landed: under load the tick can miss a running thread for hundreds of ms,
+    so no test expects a raw clock to move with work.
     """
     base = (~tid) << 3 | 4  # a thread's clock
     return time.clock_gettime_ns(base | 1), time.clock_gettime_ns(base | 0)

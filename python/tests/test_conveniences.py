@@ -1,4 +1,4 @@
-"""What a Python user reaches for (issue 30, items 9, 10, 12): threads by
+"""What a Python user reaches for: threads by
 threading.Thread, Times arithmetic, interval as a decorator, a `with` block
 for the log, event names as strings, and errors that say what was wrong."""
 import errno

@@ -1,5 +1,5 @@
 """total_ns() of the calling thread reads through the core's fast clock
-(issue 25): the same clock as the kernel's, within the core's stated bound;
+(no system call while the kernel shows no switch): the same clock as the kernel's, within the core's stated bound;
 fast_clock() says which mechanism answers, set_fast_clock() turns it off."""
 import errno
 import os
@@ -44,7 +44,7 @@ def test_total_ns_lies_between_kernel_reads(fast_clock_restored):
             threadtime.set_fast_clock(on)
         except OSError as e:  # on, where rseq cannot work: then it is off
             assert e.errno == errno.ENOTSUP and "cannot work here" in str(e)
-        # Issue 25: never below a real read taken before it (a read of the
+        # Never below a real read taken before it (a read of the
         # same clock outside threadtime counts), never above one taken after
         # it plus the bound.
         last = 0

@@ -1,5 +1,5 @@
 """fork(): what the child inherits must not answer with the parent's
-figures (issue 29, item 9)."""
+figures."""
 import errno
 import multiprocessing
 import threading

@@ -1,4 +1,4 @@
-"""Promises the README makes that once did not hold (issue 11, Python): the
+"""Promises the README makes that once did not hold, for Python: the
 behaviour, and the README's words for it, so the two cannot drift apart
 again. The README checks skip where the suite runs without the source tree
 (the installed-wheel run)."""

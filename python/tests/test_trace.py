@@ -115,7 +115,7 @@ def test_python_written_trace_reads_back_as_recorded(python_trace):
 
 
 def test_events_is_a_sequence(python_trace):
-    """Issue 30 item 12: Events behaves as a collections.abc.Sequence."""
+    """Events behaves as a collections.abc.Sequence."""
     trace = threadtime.read_trace(python_trace)
     ev = next(th for th in trace if th.tid == threading.get_native_id()).events
     every = [ev[i] for i in range(len(ev))]
@@ -135,7 +135,7 @@ def test_events_is_a_sequence(python_trace):
 
 
 def test_whole_thread_names(tmp_path):
-    """Issue 30 item 6: a thread's name is kept whole (format 1.2), not cut
+    """A thread's name is kept whole (format 1.2), not cut
     to the kernel's 15 bytes; a name the core refuses raises and changes
     nothing."""
     long_name = "py-main, a name longer than fifteen bytes: \u00e9t\u00e9"

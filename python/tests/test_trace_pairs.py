@@ -138,7 +138,7 @@ def test_summary_counts_the_same_pairs(tmp_path):
 
 
 def test_virtual_threads_pairs_across_carriers():
-    """Issue 28's trace: 20 virtual threads x 10 probed calls that sleep
+    """A Java agent's trace: 20 virtual threads x 10 probed calls that sleep
     inside. Every call is a pair, also those that ended on another carrier
     (a pairing per OS thread found 193 of the 200 here)."""
     trace = threadtime.read_trace(DATA / "java_vthreads.trace")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `threadtime attach` never runs a program of the target's, and as root it acts
-# as the target's user (issue 29 item 2).
+# as the target's user.
 #   test_attach.sh THREADTIME FAKE_JAVA SOURCE_DIR RECYCLE_PID
 # FAKE_JAVA is tests/attach/fake_java.c built; it is installed as `java` and run
 # as an unprivileged user (nobody). Real JVMs of that user (Java 17, 21 and 25,

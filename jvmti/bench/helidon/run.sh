@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real server on virtual threads, exact against mounted mode (issue 25):
+# A real server on virtual threads, exact against mounted mode:
 # HelidonBench (a Helidon 4 SE service, one virtual thread per request, each
 # burning ~0.8 ms in three pieces around two blocking calls to a second
 # endpoint; the truth is each piece's carrier clock, read by the JDK's bean)
