@@ -143,8 +143,9 @@ typedef struct tt__run_file {
 size_t tt__run_file_bytes(uint32_t thread_cap, uint32_t sample_cap);
 
 /* Creates dir/<pid>-<n>.ttrun with the first free n, sparse at its full
- * size, blocks reserved for the header and a first chunk of records and
- * samples (a full disk is -ENOSPC now, never SIGBUS later), mapped shared,
+ * size, blocks reserved for the header and a first page of records (a
+ * full disk is -ENOSPC now, never SIGBUS later; samples get theirs when
+ * the first is written), mapped shared,
  * header filled. A file of the same pid found on the way is marked EXECED: this
  * pid's earlier image is gone. Only system calls and no allocation, so a
  * fork child may call it. Returns 0 or -errno with nothing left behind. */

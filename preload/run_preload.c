@@ -633,10 +633,9 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
  * ended since it was listed (r is then left as it was). Another thread's
  * split is its three clocks, the runtime divided in the proportion of its
  * raw ticks as the kernel divides it for /proc; no allocation, no lock. */
-static int read_alive(tt__run_thread *r, uint32_t tid, uint64_t now)
+static int read_alive(tt__run_thread *r, uint32_t tid, int self, uint64_t now)
 {
     tt_times t;
-    int self = tid == (uint32_t)tt__gettid();
     if (self) {
         int rc = self_split_now(&t);
         if (rc)
@@ -657,27 +656,31 @@ static int read_alive(tt__run_thread *r, uint32_t tid, uint64_t now)
     return 0;
 }
 
-static void count_task(uint32_t tid, void *p)
-{
-    (void)tid;
-    (*(uint32_t *)p)++;
-}
+/* The exit handler's listing of the live tids: each one counted, and put
+ * in the map (rec UINT32_MAX: no record read for it yet) while it is at
+ * most half full. The map is never grown (it is no malloc's): a count
+ * above what it took says to list again into a larger one. */
+typedef struct exit_list {
+    tid_map map;
+    uint32_t listed, left_out;
+} exit_list;
 
-/* Lists a live tid in the exit handler's map (rec UINT32_MAX: no record
- * read for it yet). Threads started since the count beyond half the map
- * are left out: the map is never grown (it is no malloc's). */
 static void list_task(uint32_t tid, void *p)
 {
-    tid_map *m = p;
-    if ((m->used + 1) * 2 <= m->cap)
-        map_put(m, tid, UINT32_MAX);
+    exit_list *l = p;
+    l->listed++;
+    if ((l->map.used + 1) * 2 <= l->map.cap)
+        map_put(&l->map, tid, UINT32_MAX);
+    else
+        l->left_out++;
 }
 
 /* Writes the exit record: every thread alive now, read, and the file
  * marked EXITED. Run by exit() (an atexit handler) and by _exit() (which
  * dash, forked children and signal handlers call), so it takes no lock and
  * calls no malloc: a signal handler may have interrupted either. Scratch
- * memory comes from mmap. Once per process. */
+ * memory comes from the stack, or from mmap for many threads. Once per
+ * process. */
 static void at_exit(void)
 {
     /* A vfork child runs on the parent's memory until it execs, and a
@@ -692,16 +695,30 @@ static void at_exit(void)
     atomic_store(&g_stop, 1);
     for (int i = 0; i < 2000 && atomic_load(&g_in_round); i++)
         nanosleep(&(struct timespec){0, 50000}, NULL);
-    uint32_t n = 0;
-    each_task(count_task, &n);
-    tid_map m = {NULL, 64, 0, 0};
-    while (m.cap < 4 * (n + 16))
-        m.cap *= 2;
-    m.e = mmap(NULL, m.cap * sizeof *m.e, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m.e == MAP_FAILED)
-        m.e = NULL; /* out of memory at exit: the records taken so far stand */
-    if (m.e)
-        each_task(list_task, &m);
+    /* Listed once into a map on the stack, which holds the threads of most
+     * processes (a shell, a compiler: one); only a process with more is
+     * listed again into one sized from the count. Two listings and an
+     * mmap were ~30 us of a short process's exit here. */
+    tid_entry few[32];
+    memset(few, 0, sizeof few);
+    exit_list l = {{few, 32, 0, 0}, 0, 0};
+    each_task(list_task, &l);
+    tid_map m = l.map;
+    size_t mapped = 0;
+    if (l.left_out) {
+        m = (tid_map){NULL, 64, 0, 0};
+        while (m.cap < 4 * (l.listed + 16))
+            m.cap *= 2;
+        mapped = m.cap * sizeof *m.e;
+        m.e = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m.e == MAP_FAILED)
+            m.e = NULL; /* out of memory at exit: the records taken so far stand */
+        l = (exit_list){m, 0, 0};
+        if (m.e)
+            each_task(list_task, &l);
+        m = l.map;
+    }
+    uint32_t self = (uint32_t)tt__gettid();
     uint32_t sampler = g_file.hdr->sampler_tid;
     uint64_t now = tt__run_now();
     uint32_t used = atomic_load_explicit(&g_file.hdr->threads_used, memory_order_acquire);
@@ -725,7 +742,7 @@ static void at_exit(void)
          * program already waited for can linger in /proc/self/task): its
          * record stays what it was, the sampler's last figure. */
         if (st != TT_RUN_ENDED && tt__run_thread_claim(r, st))
-            tt__run_thread_publish(r, read_alive(r, e->tid, now) == 0 ? TT_RUN_AT_EXIT : st);
+            tt__run_thread_publish(r, read_alive(r, e->tid, e->tid == self, now) == 0 ? TT_RUN_AT_EXIT : st);
     }
     for (uint32_t i = 0; m.e && i < m.cap; i++) {
         tid_entry *e = &m.e[i];
@@ -737,15 +754,16 @@ static void at_exit(void)
         r->tid = e->tid;
         r->kind = TT_RUN_KIND_OTHER;
         r->start_ns = e->tid == g_file.hdr->pid ? g_file.hdr->start_ns : 0; /* 0: start unknown */
-        thread_name((pid_t)e->tid, r->name_start);
-        if (read_alive(r, e->tid, now) != 0) {
+        /* Its own name without /proc: one prctl() for the calling thread. */
+        thread_name(e->tid == self ? 0 : (pid_t)e->tid, r->name_start);
+        if (read_alive(r, e->tid, e->tid == self, now) != 0) {
             r->end_ns = now; /* gone by the read: known to have lived, its CPU unknown */
             r->user_ns = r->system_ns = -1;
         }
         tt__run_thread_publish(r, TT_RUN_AT_EXIT);
     }
-    if (m.e)
-        munmap(m.e, m.cap * sizeof *m.e);
+    if (mapped && m.e)
+        munmap(m.e, mapped);
     if (sampler) {
         int64_t s = tt_tid_total_ns((pid_t)sampler);
         if (s >= 0)
@@ -782,17 +800,23 @@ static uint64_t env_u64(const char *name, uint64_t dflt)
     return errno || *end ? dflt : x;
 }
 
+/* THREADTIME_RUN_DIR, copied: the program may change its environment, or
+ * write over it (a process title). Static, not strdup: no malloc arena is
+ * set up in a process that would make none. */
+static char g_dir_copy[4096];
+
+/* Only what every process needs is done here: libc's pthread_create and
+ * the other wrapped functions are looked up when first called. */
 __attribute__((constructor)) static void run_init(void)
 {
-    real_create();
     /* tt__env: nothing from the environment under setuid, setgid or file
      * capabilities (the loader drops LD_PRELOAD there anyway). */
     const char *dir = tt__env(TT_RUN_ENV_DIR);
-    if (!dir || !*dir)
-        return;
-    g_dir = strdup(dir); /* the program may change its environment */
-    if (!g_dir)
-        return;
+    size_t n = dir ? strlen(dir) : 0;
+    if (!n || n >= sizeof g_dir_copy)
+        return; /* unset, or a path no file could be made under */
+    memcpy(g_dir_copy, dir, n + 1);
+    g_dir = g_dir_copy;
     g_interval_ns = env_u64(TT_RUN_ENV_INTERVAL, 100000000);
     g_thread_cap = (uint32_t)env_u64("THREADTIME_RUN_THREADS", g_thread_cap);
     g_sample_cap = (uint32_t)env_u64("THREADTIME_RUN_SAMPLES", g_sample_cap);
