@@ -5,6 +5,7 @@ PRELOAD_LIB [XZ_MB] [ROUNDS] [PARTS]; PARTS is any of 1, 2, 3, 4 (default
 1234)."""
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -85,30 +86,50 @@ def part3():
 #    threadtime run, interleaved; wall time and the CPU of the tree. Each
 #    process gets a file of its own: with the run directory on tmpfs (the
 #    default, /dev/shm: made here, so this writes only what it made) and on
-#    the disk of TMPDIR.
+#    the disk of TMPDIR. Between the two, where the cost per process goes:
+#    the preload loaded but inert (no THREADTIME_RUN_DIR: the loader's
+#    share), and recording into tmpfs without the command (the preload's
+#    own work: each process's file and exit record; the command's reading
+#    and report are the rest). With BASELINE_CLI set (an older threadtime,
+#    its own preload beside it), that one runs too, on tmpfs.
 def part4():
     shm = tempfile.mkdtemp(prefix="run_bench.", dir="/dev/shm") if os.path.isdir("/dev/shm") else tmp
     loop = "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done"
-    kinds = {"bare": (None, []), "run, tmpfs": (shm, []), "run, disk": (tmp, [])}
+    base = os.environ.get("BASELINE_CLI")
+    kinds = {"bare": None, "preload inert": "inert", "preload recording": "record", "run, tmpfs": (TT, shm),
+             "run, disk": (TT, tmp)}
+    if base:
+        kinds["baseline run, tmpfs"] = (os.path.abspath(base), shm)
     walls = {k: [] for k in kinds}
     cpus = {k: [] for k in kinds}
     for _ in range(ROUNDS):
-        for kind, (where, _) in kinds.items():
-            cmd = ["sh", "-c", loop]
-            if where:
-                cmd = [TT, "run", "--report", os.path.join(tmp, "procs.txt"), "--"] + cmd
-            r0 = os.times()
+        for kind, how in kinds.items():
+            cmd, env = ["sh", "-c", loop], None
+            if how == "inert":
+                env = dict(os.environ, LD_PRELOAD=LIB)
+            elif how == "record":
+                env = dict(os.environ, LD_PRELOAD=LIB, THREADTIME_RUN_DIR=tempfile.mkdtemp(dir=shm),
+                           THREADTIME_RUN_INTERVAL_NS="100000000")
+            elif how:
+                cmd = [how[0], "run", "--report", os.path.join(tmp, "procs.txt"), "--"] + cmd
+                env = dict(os.environ, TMPDIR=how[1])
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)  # us, where os.times() has 10 ms ticks
             t0 = time.monotonic()
-            subprocess.run(cmd, check=True, env=dict(os.environ, TMPDIR=where) if where else None)
+            subprocess.run(cmd, check=True, env=env)
             walls[kind].append(time.monotonic() - t0)
-            r1 = os.times()
-            cpus[kind].append(r1.children_user + r1.children_system - r0.children_user - r0.children_system)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus[kind].append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
+            if how == "record":
+                subprocess.run(["rm", "-rf", env["THREADTIME_RUN_DIR"]])
+    bw, bc = statistics.median(walls["bare"]), statistics.median(cpus["bare"])
+    print(f"200 x /bin/true from sh, medians of {ROUNDS} interleaved rounds "
+          f"(wall; CPU of the tree from wait4; CPU added per process over bare):")
+    for k in kinds:
+        w, c = statistics.median(walls[k]), statistics.median(cpus[k])
+        print(f"  {k:20s} wall {w:6.3f} s {w / bw:5.2f}x   CPU {c:6.3f} s {c / bc:5.2f}x   "
+              f"{(c - bc) / 200 * 1e6:+5.0f} us")
     for what, d in (("wall", walls), ("CPU", cpus)):
-        b = statistics.median(d["bare"])
-        print(f"200 x /bin/true from sh, {what}: bare {b:.3f} s, " + ", ".join(
-            f"{k} {statistics.median(v):.3f} s ({statistics.median(v) / b:.2f}x)" for k, v in d.items() if k != "bare")
-            + f" (medians of {ROUNDS} interleaved runs; all: "
-            + "; ".join(f"{k} {[round(x, 3) for x in v]}" for k, v in d.items()) + ")")
+        print(f"  all {what}: " + "; ".join(f"{k} {[round(x, 3) for x in v]}" for k, v in d.items()))
     if shm != tmp:
         subprocess.run(["rm", "-rf", shm])
 
