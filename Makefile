@@ -104,7 +104,8 @@ test-fuzz-run: build
 	mkdir -p build-fuzz/run-corpus
 	THREADTIME_RUN_THREADS=4 THREADTIME_RUN_SAMPLES=8 $(THREADTIME) run --interval 1 \
 		-o build-fuzz/run-corpus/seed-run.ttrunset --report build-fuzz/seed-run.txt -- sh -c 'sleep 0.01 & wait'
-	python3 -c 'import struct,sys; b=open(sys.argv[1],"rb").read(); o=48+struct.unpack_from("<I",b,20)[0]; \
+	python3 -c 'import struct,sys; b=open(sys.argv[1],"rb").read(); \
+		o=(48 if struct.unpack_from("<I",b,8)[0]==1 else 112)+struct.unpack_from("<I",b,20)[0]; \
 		n=struct.unpack_from("<Q",b,o)[0]; open(sys.argv[2],"wb").write(b[o+8:o+8+n])' \
 		build-fuzz/run-corpus/seed-run.ttrunset build-fuzz/run-corpus/seed-proc.ttrun
 	cp fuzz/seeds/*.ttrunset build-fuzz/run-corpus/

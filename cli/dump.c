@@ -97,10 +97,16 @@ static uint64_t stated_end(const unsigned char *b, size_t have)
     if (!tt__run_set_is(b, have))
         return have;
     tt_runset_header h;
-    if (have < sizeof h)
+    if (have < offsetof(tt_runset_header, files))
         return sizeof h;
-    memcpy(&h, b, sizeof h);
-    uint64_t off = sizeof h + (uint64_t)h.cmd_len;
+    memcpy(&h.version, b + offsetof(tt_runset_header, version), sizeof h.version);
+    size_t hsize = tt_runset_header_size(h.version);
+    if (!hsize)
+        return have; /* an unknown version: the parser says so */
+    if (have < hsize)
+        return hsize;
+    memcpy(&h, b, hsize);
+    uint64_t off = hsize + (uint64_t)h.cmd_len;
     for (uint32_t i = 0; i < h.files; i++) {
         uint64_t n;
         if (have < off + sizeof n)

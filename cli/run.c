@@ -145,19 +145,6 @@ static ssize_t proc_read(pid_t pid, pid_t tid, const char *what, char *buf, size
     return n;
 }
 
-/* A thread's runtime in ns: the first field of its schedstat, which the
- * kernel keeps in ns (its /proc stat line has clock ticks, 10 ms here).
- * -1 when the thread is gone or the kernel keeps no schedstat. */
-static int64_t task_runtime_ns(pid_t pid, pid_t tid)
-{
-    char buf[96];
-    if (proc_read(pid, tid, "schedstat", buf, sizeof buf) <= 0)
-        return -1;
-    char *end;
-    unsigned long long v = strtoull(buf, &end, 10);
-    return end == buf ? -1 : (int64_t)v;
-}
-
 /* The parent of a running pid, or -1 when it is gone or a zombie. */
 static pid_t parent_of(pid_t pid)
 {
@@ -194,7 +181,7 @@ static tt__run_thread *record_of_tid(tt__run_file *f, uint32_t tid)
 }
 
 /* One round over /proc/PID/task into f: each live thread's runtime (ns,
- * from schedstat) as its latest sample. With split set (a process sampled
+ * from schedstat) as its latest sample, and its scheduler accounts. With split set (a process sampled
  * from outside all along), each record also gets the kernel's user/system
  * split from its stat line, in clock ticks, scaled to that runtime; else
  * (a process still running when the report is written) a thread without a
@@ -216,9 +203,12 @@ static void outside_round(tt__run_file *f, pid_t pid, uint32_t round, int split)
         tt_procfs_stat st;
         if (tt_procfs_read(pid, (pid_t)tid, &st) != 0)
             continue;
-        int64_t total = task_runtime_ns(pid, (pid_t)tid);
-        if (total < 0)
-            total = st.user_ns + st.system_ns;
+        /* The runtime in ns from its schedstat (its stat line has clock
+         * ticks, 10 ms here), with the scheduler's other accounts; the
+         * ticks when the kernel keeps no schedstat. */
+        tt_sched sc;
+        int have_sched = tt__task_sched(pid, (pid_t)tid, &sc) == 0;
+        int64_t total = have_sched ? sc.on_cpu_ns : st.user_ns + st.system_ns;
         tt__run_thread *t = record_of_tid(f, (uint32_t)tid);
         if (!t && (t = tt__run_thread_take(f)) != NULL) {
             t->tid = (uint32_t)tid;
@@ -235,6 +225,8 @@ static void outside_round(tt__run_file *f, pid_t pid, uint32_t round, int split)
             continue;
         t->spare[0] = (uint64_t)total;
         t->spare[1] = now;
+        if (have_sched)
+            tt__run_thread_sched(t, &sc);
         if (split) {
             /* The last round is what is known. */
             t->end_ns = now;
@@ -514,6 +506,26 @@ static void settle(tt__run_set *s)
     }
     each_number("/proc", add_survivor, &x);
     free(x.v);
+}
+
+/* The cgroup's figures over the run into h: the counters at the end less
+ * those at the start, or the error that kept either read from being made.
+ * A group whose counters went back (made again under the same path) has
+ * no figure either. */
+static void cgroup_delta(tt_runset_header *h, int rc, const tt_cgroup_cpu *a, const tt_cgroup_cpu *b)
+{
+    if (!rc && (b->version != a->version || b->periods < a->periods ||
+                b->throttled_periods < a->throttled_periods || b->throttled_ns < a->throttled_ns))
+        rc = -ESTALE;
+    h->cgroup_error = -rc;
+    if (rc)
+        return;
+    h->cgroup_version = b->version;
+    h->cgroup_quota_us = b->quota_us;
+    h->cgroup_period_us = b->period_us;
+    h->cgroup_periods = b->periods - a->periods;
+    h->cgroup_throttled_periods = b->throttled_periods - a->throttled_periods;
+    h->cgroup_throttled_ns = b->throttled_ns - a->throttled_ns;
 }
 
 /* ---- signals and the run directory ---- */
@@ -802,6 +814,10 @@ int tt__cli_run(int argc, char **argv)
     if (pipe2(ex, O_CLOEXEC) != 0)
         ex[0] = ex[1] = -1;
 
+    /* The cgroup's throttling counters before and after: the command runs
+     * in threadtime's group. */
+    tt_cgroup_cpu cg_start;
+    int cg_rc = tt_cgroup_cpu_read(&cg_start);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "threadtime run: fork: %s\n", strerror(errno));
@@ -859,6 +875,9 @@ int tt__cli_run(int argc, char **argv)
     }
     g_reporting = 1; /* first: a signal in between finds one of the two */
     g_child = 0;
+    tt_cgroup_cpu cg_end;
+    if (!cg_rc)
+        cg_rc = tt_cgroup_cpu_read(&cg_end);
     if (outside.hdr)
         outside.hdr->state = TT_RUN_PROC_EXITED;
     tt__run_file_close(&outside);
@@ -884,6 +903,9 @@ int tt__cli_run(int argc, char **argv)
     set.h.exit_status = code;
     set.h.rusage_user_ns = tv_ns(ru.ru_utime);
     set.h.rusage_system_ns = tv_ns(ru.ru_stime);
+    set.h.rusage_voluntary = ru.ru_nvcsw;
+    set.h.rusage_involuntary = ru.ru_nivcsw;
+    cgroup_delta(&set.h, cg_rc, &cg_start, &cg_end);
     set.h.flags = blocked != NULL;
     size_t clen = 1;
     for (char **c = cmd; *c; c++)

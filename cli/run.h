@@ -4,15 +4,18 @@
 #ifndef TT_CLI_RUN_H
 #define TT_CLI_RUN_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "out.h"
 
-/* A kept recording (-o FILE): this header, the command line (cmd_len
- * bytes), then each process's file as a u64 length and its bytes. */
+/* A kept recording (-o FILE): this header (version 1: up to flags), the
+ * command line (cmd_len bytes), then each process's file as a u64 length
+ * and its bytes. */
 #define TT_RUNSET_MAGIC "TTRUNSET"
+#define TT_RUNSET_VERSION 2
 typedef struct tt_runset_header {
     char magic[8];
     uint32_t version, files;
@@ -21,7 +24,22 @@ typedef struct tt_runset_header {
     int64_t rusage_user_ns; /* wait4() of the command: the tree it waited for */
     int64_t rusage_system_ns;
     uint64_t flags;          /* bit 0: sampled from outside */
+    /* Version 2. The same wait4's switch counts, and the CPU throttling of
+     * threadtime's cgroup (the command's, unless it moved) over the run:
+     * cgroup_error 0, or the errno that kept it from being read (then no
+     * figure is known; -1: a version 1 recording, which has none). */
+    int64_t rusage_voluntary, rusage_involuntary;
+    int32_t cgroup_error, cgroup_version;
+    int64_t cgroup_quota_us, cgroup_period_us; /* at the end; quota -1: none */
+    int64_t cgroup_periods, cgroup_throttled_periods, cgroup_throttled_ns; /* end less start */
 } tt_runset_header;
+
+/* Bytes of the header of a kept recording of this version (0: unknown). */
+static inline size_t tt_runset_header_size(uint32_t version)
+{
+    return version == 1 ? offsetof(tt_runset_header, rusage_voluntary)
+           : version == TT_RUNSET_VERSION ? sizeof(tt_runset_header) : 0;
+}
 
 typedef struct tt__run_proc_buf {
     unsigned char *data;

@@ -27,13 +27,13 @@ static int add_proc(tt__run_set *s, unsigned char *data, size_t len)
  * (never through a symlink, never waiting on a FIFO), read as
  * tt__run_file_read reads it (what the header says was recorded, and no
  * further). NULL when it is anything else, or not a complete file. */
-static unsigned char *read_proc_file(int dir, const char *name, size_t *len)
+static unsigned char *read_proc_file(int dir, const char *name, size_t *len, const char **why)
 {
     int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     unsigned char *b = NULL;
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-        b = tt__run_file_read(fd, len);
+        b = tt__run_file_read(fd, len, why);
     if (fd >= 0)
         close(fd);
     return b;
@@ -57,7 +57,12 @@ int tt__run_set_load_dir(const char *dir, tt__run_set *s)
         if (n < 6 || strcmp(e->d_name + n - 6, ".ttrun") != 0)
             continue;
         size_t len = 0;
-        unsigned char *b = read_proc_file(dirfd(d), e->d_name, &len);
+        const char *why = NULL;
+        unsigned char *b = read_proc_file(dirfd(d), e->d_name, &len, &why);
+        /* A file of a preload of another version (THREADTIME_RUN_LIB) is
+         * said; one never started (no magic yet) is not a file to report. */
+        if (!b && why && strstr(why, "version"))
+            fprintf(stderr, "threadtime run: %s left out: %s\n", e->d_name, why);
         if (b && (rc = add_proc(s, b, len)) != 0)
             free(b);
     }
@@ -69,14 +74,25 @@ int tt__run_set_parse(const unsigned char *b, size_t len, tt__run_set *s, const 
 {
     *why = NULL;
     memset(s, 0, sizeof *s);
-    if (!tt__run_set_is(b, len) || len < sizeof s->h) {
+    if (!tt__run_set_is(b, len) || len < tt_runset_header_size(1)) {
         *why = tt__run_set_is(b, len) ? "shorter than its header" : "not a recording of threadtime run";
         return -EINVAL;
     }
-    memcpy(&s->h, b, sizeof s->h);
-    size_t off = sizeof s->h; /* from here on, off <= len */
-    if (s->h.version != 1)
-        *why = "unknown version";
+    /* The version first: a version 1 header is shorter. */
+    uint32_t version;
+    memcpy(&version, b + offsetof(tt_runset_header, version), sizeof version);
+    size_t off = tt_runset_header_size(version); /* from here on, off <= len */
+    if (off > len) {
+        *why = "shorter than its header";
+        return -EINVAL;
+    }
+    memcpy(&s->h, b, off ? off : tt_runset_header_size(1)); /* len holds version 1's, checked above */
+    if (version == 1) { /* nothing recorded: no figure, never a zero */
+        s->h.cgroup_error = -1;
+        s->h.rusage_voluntary = s->h.rusage_involuntary = -1;
+    }
+    if (!off)
+        *why = version > TT_RUNSET_VERSION ? "made by a newer threadtime (unknown version)" : "unknown version";
     else if (s->h.cmd_len > len - off)
         *why = "truncated command line";
     else if (!(s->cmd = strndup((const char *)b + off, s->h.cmd_len)))
@@ -105,8 +121,14 @@ int tt__run_set_parse(const unsigned char *b, size_t len, tt__run_set *s, const 
         }
         memcpy(p, b + off, (size_t)n);
         off += (size_t)n;
-        if (tt__run_file_check(p, (size_t)n, why) != 0)
+        /* A version 1 process file comes in this version's layout. */
+        size_t plen = (size_t)n;
+        s->procs[s->nprocs - 1].data = NULL;
+        if (!(p = tt__run_file_upgrade(p, &plen, why)) || tt__run_file_check(p, plen, why) != 0) {
+            free(p);
             break;
+        }
+        s->procs[s->nprocs - 1] = (tt__run_proc_buf){p, plen};
     }
     if (*why) {
         tt__run_set_free(s);
@@ -144,7 +166,7 @@ int tt__run_set_save(const tt__run_set *s, const char *path)
     }
     tt_runset_header h = s->h;
     memcpy(h.magic, TT_RUNSET_MAGIC, 8);
-    h.version = 1;
+    h.version = TT_RUNSET_VERSION;
     h.files = s->nprocs;
     h.cmd_len = s->cmd ? (uint32_t)strlen(s->cmd) : 0;
     fwrite(&h, sizeof h, 1, f);
@@ -185,6 +207,9 @@ static int64_t add_ns(int64_t a, int64_t b)
     return b > INT64_MAX - a ? INT64_MAX : a + b;
 }
 
+/* a + b where both are known, else unknown (-1): a group's figure. */
+static int64_t add_known(int64_t a, int64_t b) { return a >= 0 && b >= 0 ? add_ns(a, b) : -1; }
+
 typedef struct row {
     uint32_t tid, count; /* count > 1: a group */
     uint32_t procs;      /* the groups over all processes: how many processes */
@@ -192,6 +217,7 @@ typedef struct row {
     char name[64], name_start[TT_RUN_NAME], orig[64];
     const char *how;     /* how the figures were taken */
     int64_t user, sys, total; /* user/sys -1: unknown (sampled total only) */
+    int64_t wait, slices, vcs, ivcs; /* the scheduler's accounts (run_file.h); -1: unknown */
     uint64_t start, end;      /* start 0: unknown */
     const tt__run_thread *rec;
     int early; /* its CPU counts from before its recorded start (a main thread: exec, the loader) */
@@ -310,6 +336,11 @@ static void build_rows(proc *p)
         if (h->state == TT_RUN_PROC_EXECED && t->tid == h->pid)
             continue;
         row r = {.tid = t->tid, .count = 1, .rec = t, .start = t->start_ns, .end = t->end_ns};
+        int sched = (t->flags & TT_RUN_SCHED) != 0;
+        r.wait = sched ? t->run_wait_ns : -1;
+        r.slices = sched ? t->timeslices : -1;
+        r.vcs = sched ? t->voluntary_switches : -1;
+        r.ivcs = sched ? t->involuntary_switches : -1;
         /* The name at its end when one was read, even an empty one; else
          * the name at its start. */
         int end_named = (t->flags & TT_RUN_NAME_END) != 0;
@@ -352,7 +383,8 @@ static void build_rows(proc *p)
         p->rows[p->nrows++] = r;
     }
     if (h->sampler_tid) {
-        row r = {.tid = h->sampler_tid, .count = 1, .how = sampler_how, .user = -1, .sys = -1};
+        row r = {.tid = h->sampler_tid, .count = 1, .how = sampler_how, .user = -1, .sys = -1,
+                 .wait = -1, .slices = -1, .vcs = -1, .ivcs = -1};
         strcpy(r.name, "tt-sampler");
         r.total = (int64_t)h->sampler_cpu_ns;
         r.start = h->start_ns;
@@ -416,9 +448,13 @@ static int group_rows(proc *p)
         q->mixed |= strcmp(q->orig, r.name) != 0;
         q->count += r.count;
         q->procs += r.procs;
-        q->user = q->user >= 0 && r.user >= 0 ? add_ns(q->user, r.user) : -1;
-        q->sys = q->sys >= 0 && r.sys >= 0 ? add_ns(q->sys, r.sys) : -1;
+        q->user = add_known(q->user, r.user);
+        q->sys = add_known(q->sys, r.sys);
         q->total = add_ns(q->total, r.total);
+        q->wait = add_known(q->wait, r.wait);
+        q->slices = add_known(q->slices, r.slices);
+        q->vcs = add_known(q->vcs, r.vcs);
+        q->ivcs = add_known(q->ivcs, r.ivcs);
         if (r.start && (!q->start || r.start < q->start))
             q->start = r.start;
         if (r.end > q->end)
@@ -628,6 +664,25 @@ static void ms(sink *out, int64_t ns, int width)
 }
 
 
+/* A count, or "-" when it is not known (negative). */
+static void count(sink *out, int64_t v, int width)
+{
+    if (v < 0)
+        put_fmt(out, "%*s", width, "-");
+    else
+        put_fmt(out, "%*lld", width, (long long)v);
+}
+
+/* The scheduler's columns: wait_ms, vol_cs, invol_cs. */
+#define SCHED_HEAD " %12s %8s %8s"
+#define SCHED_NAMES "wait_ms", "vol_cs", "invol_cs"
+static void sched_cells(sink *out, const row *r)
+{
+    ms(out, r->wait, 13);
+    count(out, r->vcs, 9);
+    count(out, r->ivcs, 9);
+}
+
 /* The name column: the name, and what it was at the start when it
  * changed, escaped and padded to 24 columns. */
 static void name_cell(sink *out, const row *r)
@@ -659,11 +714,11 @@ static void text_proc(sink *out, const proc *p, int group)
     put_escaped(out, h->exe, exe_len(h));
     put_fmt(out, ": %s, %.3f ms\n", proc_state(h), (double)wall / 1e6);
     if (group)
-        put_fmt(out, "  %7s  %-24s %12s %12s %12s %12s %7s\n", "threads", "name", "user_ms", "system_ms", "total_ms",
-                "process_ms", "cpu_%");
+        put_fmt(out, "  %7s  %-24s %12s %12s %12s %12s %7s" SCHED_HEAD "\n", "threads", "name", "user_ms",
+                "system_ms", "total_ms", "process_ms", "cpu_%", SCHED_NAMES);
     else
-        put_fmt(out, "  %7s  %-24s %12s %12s %12s %12s %7s  %s\n", "tid", "name", "user_ms", "system_ms", "total_ms",
-                "lifetime_ms", "cpu_%", "how");
+        put_fmt(out, "  %7s  %-24s %12s %12s %12s %12s %7s" SCHED_HEAD "  %s\n", "tid", "name", "user_ms",
+                "system_ms", "total_ms", "lifetime_ms", "cpu_%", SCHED_NAMES, "how");
     for (uint32_t i = 0; i < p->nrows; i++) {
         const row *r = &p->rows[i];
         put_fmt(out, "  %7u  ", group ? r->count : r->tid);
@@ -677,6 +732,7 @@ static void text_proc(sink *out, const proc *p, int group)
             put_fmt(out, " %7.1f", 100.0 * (double)r->total / (double)l);
         else
             put_fmt(out, " %7s", "-");
+        sched_cells(out, r);
         if (group)
             put_cstr(out, "\n");
         else
@@ -704,6 +760,8 @@ static void json_row(sink *out, const row *r, int group)
     }
     put_fmt(out, ",\"user_ns\":%lld,\"system_ns\":%lld,\"total_ns\":%lld,\"lifetime_ns\":%llu", (long long)r->user,
             (long long)r->sys, (long long)r->total, (unsigned long long)life(r));
+    put_fmt(out, ",\"run_wait_ns\":%lld,\"timeslices\":%lld,\"voluntary_switches\":%lld,\"involuntary_switches\":%lld",
+            (long long)r->wait, (long long)r->slices, (long long)r->vcs, (long long)r->ivcs);
     if (!group)
         put_fmt(out, ",\"how\":\"%s\"", r->how);
     if (!group && r->early)
@@ -727,6 +785,84 @@ static uint64_t first_start(const proc *ps, uint32_t n)
 static uint64_t samples_from(const tt__run_header *h)
 {
     return h->samples_head > h->sample_cap ? h->samples_head - h->sample_cap + 1 : 0;
+}
+
+/* Calls fn for each sample of p still in its ring, oldest first, with the
+ * previous sample of the same thread (NULL for its first) and the name of
+ * its row ("?" for a tid no row has). 0 or -ENOMEM. */
+typedef void (*sample_fn)(void *ctx, const tt__run_sample *a, const tt__run_sample *prev, const char *name);
+static int walk_samples(const proc *p, sample_fn fn, void *ctx)
+{
+    /* One pass, with each tid's name and latest sample. */
+    uint32_t cap2 = table_cap(2 * p->nrows);
+    struct last {
+        uint32_t tid;
+        const char *name;
+        const tt__run_sample *s;
+    } *m = calloc(cap2, sizeof *m);
+    if (!m)
+        return -ENOMEM;
+    uint32_t used = 0;
+    for (uint32_t r = 0; r < p->nrows; r++) {
+        uint32_t j = tid_slot(m, sizeof *m, cap2, p->rows[r].tid);
+        used += !m[j].tid;
+        m[j].tid = p->rows[r].tid;
+        m[j].name = p->rows[r].name;
+    }
+    const tt__run_header *h = p->h;
+    uint64_t head = h->samples_head, cap = h->sample_cap;
+    for (uint64_t i = samples_from(h); i < head; i++) {
+        const tt__run_sample *a = &p->samples[i % cap];
+        if (!a->tid)
+            continue;
+        uint32_t j = tid_slot(m, sizeof *m, cap2, a->tid);
+        if (!m[j].tid) {
+            if (2 * (used + 1) > cap2) {
+                fn(ctx, a, NULL, "?"); /* more tids than records: no previous kept for this one */
+                continue;
+            }
+            used++;
+            m[j] = (struct last){a->tid, "?", NULL};
+        }
+        fn(ctx, a, m[j].s, m[j].name);
+        m[j].s = a;
+    }
+    free(m);
+    return 0;
+}
+
+/* The CPU rate of a thread from its previous sample to a (0..100 per CPU),
+ * or -1 when there is none to measure from. */
+static double sample_rate(const tt__run_sample *a, const tt__run_sample *prev)
+{
+    if (!prev || a->t_ns <= prev->t_ns || a->total_ns < prev->total_ns)
+        return -1;
+    return 100.0 * ((double)a->total_ns - (double)prev->total_ns) / (double)(a->t_ns - prev->t_ns);
+}
+
+typedef struct chrome_ctx {
+    sink *out;
+    int *first;
+    uint64_t t0;
+    uint32_t pid;
+} chrome_ctx;
+
+/* CPU rate per thread between consecutive samples of that thread (an idle
+ * thread's samples are rounds apart: the sampler backs off), drawn at the
+ * earlier one. */
+static void chrome_counter(void *ctx, const tt__run_sample *a, const tt__run_sample *prev, const char *tname)
+{
+    chrome_ctx *c = ctx;
+    double rate = sample_rate(a, prev);
+    if (rate < 0)
+        return;
+    char name[64];
+    int len = snprintf(name, sizeof name, "cpu %% %u %s", a->tid, tname);
+    put_fmt(c->out, "%s{\"ph\":\"C\",\"name\":", *c->first ? "" : ",\n");
+    *c->first = 0;
+    put_json_utf8(c->out, name, len < (int)sizeof name ? (size_t)len : sizeof name - 1);
+    put_fmt(c->out, ",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"args\":{\"cpu_percent\":%.1f}}", c->pid, a->tid,
+            (double)(prev->t_ns - c->t0) / 1e3, rate);
 }
 
 static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
@@ -755,53 +891,18 @@ static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
             put_fmt(out, "%s{\"ph\":\"X\",\"name\":", SEP());
             put_json_utf8(out, r->name, strlen(r->name));
             put_fmt(out, ",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"user_ms\":%.3f,"
-                         "\"system_ms\":%.3f,\"total_ms\":%.3f,\"how\":\"%s\"}}",
+                         "\"system_ms\":%.3f,\"total_ms\":%.3f,\"how\":\"%s\"",
                     h->pid, r->tid, (double)(s - t0) / 1e3, (double)(e - s) / 1e3, (double)r->user / 1e6,
                     (double)r->sys / 1e6, (double)r->total / 1e6, r->how);
+            /* The scheduler's figures where they were read. */
+            if (r->wait >= 0)
+                put_fmt(out, ",\"wait_ms\":%.3f,\"voluntary_switches\":%lld,\"involuntary_switches\":%lld",
+                        (double)r->wait / 1e6, (long long)r->vcs, (long long)r->ivcs);
+            put_cstr(out, "}}");
         }
-        /* CPU rate per thread between consecutive samples of that thread
-         * (an idle thread's samples are rounds apart: the sampler backs
-         * off). One pass, with each tid's name and latest sample. */
-        uint32_t cap2 = table_cap(2 * p->nrows);
-        struct last {
-            uint32_t tid;
-            const char *name;
-            const tt__run_sample *s;
-        } *m = calloc(cap2, sizeof *m);
-        if (!m)
+        chrome_ctx c = {out, &first, t0, h->pid};
+        if (walk_samples(p, chrome_counter, &c) != 0)
             return -ENOMEM;
-        uint32_t used = 0;
-        for (uint32_t r = 0; r < p->nrows; r++) {
-            uint32_t j = tid_slot(m, sizeof *m, cap2, p->rows[r].tid);
-            used += !m[j].tid;
-            m[j].tid = p->rows[r].tid;
-            m[j].name = p->rows[r].name;
-        }
-        uint64_t head = h->samples_head, cap = h->sample_cap;
-        for (uint64_t i = samples_from(h); i < head; i++) {
-            const tt__run_sample *a = &p->samples[i % cap];
-            if (!a->tid)
-                continue;
-            uint32_t j = tid_slot(m, sizeof *m, cap2, a->tid);
-            if (!m[j].tid) {
-                if (2 * (used + 1) > cap2)
-                    continue; /* more tids than records: no counter for this one */
-                used++;
-                m[j] = (struct last){a->tid, "?", NULL};
-            }
-            const tt__run_sample *prev = m[j].s;
-            m[j].s = a;
-            if (!prev || a->t_ns <= prev->t_ns || a->total_ns < prev->total_ns)
-                continue;
-            char name[64];
-            int len = snprintf(name, sizeof name, "cpu %% %u %s", a->tid, m[j].name);
-            put_fmt(out, "%s{\"ph\":\"C\",\"name\":", SEP());
-            put_json_utf8(out, name, len < (int)sizeof name ? (size_t)len : sizeof name - 1);
-            put_fmt(out, ",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"args\":{\"cpu_percent\":%.1f}}", h->pid, a->tid,
-                    (double)(prev->t_ns - t0) / 1e3,
-                    100.0 * ((double)a->total_ns - (double)prev->total_ns) / (double)(a->t_ns - prev->t_ns));
-        }
-        free(m);
     }
     put_cstr(out, "\n]}\n");
 #undef SEP
@@ -835,14 +936,57 @@ static void unseen(sink *out, const proc *ps, const uint32_t *order, uint32_t n,
     put_cstr(out, "\n");
 }
 
-static void report_csv(sink *out, const proc *ps, const uint32_t *order, uint32_t n, int group, const proc *all)
+/* The whole command's scheduler figures: its threads' waits and switches
+ * summed (the sampler's own left out: it is threadtime's), and how many
+ * threads have none (sampled only, or read before these were kept). */
+typedef struct cmd_sched {
+    int64_t wait, slices, vcs, ivcs;
+    uint32_t unknown;
+} cmd_sched;
+
+static void cmd_sched_add(cmd_sched *c, const proc *p)
 {
-    put_cstr(out, group ? "pid,ppid,threads,name,user_ns,system_ns,total_ns\n"
-                        : "pid,ppid,tid,name,name_at_start,user_ns,system_ns,total_ns,lifetime_ns,how\n");
+    for (uint32_t i = 0; i < p->nrows; i++) {
+        const row *r = &p->rows[i];
+        if (r->how == sampler_how)
+            continue;
+        if (r->wait < 0 || r->slices < 0 || r->vcs < 0 || r->ivcs < 0) {
+            c->unknown += r->count;
+            continue;
+        }
+        c->wait = add_ns(c->wait, r->wait);
+        c->slices = add_ns(c->slices, r->slices);
+        c->vcs = add_ns(c->vcs, r->vcs);
+        c->ivcs = add_ns(c->ivcs, r->ivcs);
+    }
+}
+
+/* Why the cgroup's throttling over the run is not known, or NULL. */
+static const char *cgroup_missing(const tt_runset_header *h)
+{
+    if (h->cgroup_error == 0)
+        return NULL;
+    if (h->cgroup_error < 0)
+        return "not in this recording (made before threadtime kept it)";
+    if (h->cgroup_error == ENOENT)
+        return "no CPU controller visible in /proc/self/cgroup and /proc/self/mountinfo";
+    if (h->cgroup_error == ESTALE)
+        return "its counters went back during the run (the group was made again)";
+    return strerror(h->cgroup_error);
+}
+
+static void report_csv(sink *out, const tt__run_set *s, const proc *ps, const uint32_t *order, uint32_t n, int group,
+                       const proc *all, const cmd_sched *c)
+{
+    put_cstr(out, group ? "pid,ppid,threads,name,user_ns,system_ns,total_ns,"
+                     : "pid,ppid,tid,name,name_at_start,user_ns,system_ns,total_ns,lifetime_ns,how,");
+    put_cstr(out, "run_wait_ns,timeslices,voluntary_switches,involuntary_switches,cgroup_throttled_ns\n");
+    uint32_t threads = 0;
     for (uint32_t k = 0; k < n; k++) {
         const proc *p = &ps[order[k]];
         for (uint32_t i = 0; i < p->nrows; i++) {
             const row *r = &p->rows[i];
+            threads += r->count;
             put_fmt(out, "%u,%u,%u,", p->h->pid, p->h->ppid, group ? r->count : r->tid);
             put_csv_str(out, r->name, strlen(r->name));
             if (!group) {
@@ -852,32 +996,78 @@ static void report_csv(sink *out, const proc *ps, const uint32_t *order, uint32_
             put_fmt(out, ",%lld,%lld,%lld", (long long)r->user, (long long)r->sys, (long long)r->total);
             if (!group)
                 put_fmt(out, ",%llu,%s", (unsigned long long)life(r), r->how);
-            put_cstr(out, "\n");
+            put_fmt(out, ",%lld,%lld,%lld,%lld,\n", (long long)r->wait, (long long)r->slices, (long long)r->vcs,
+                    (long long)r->ivcs);
         }
         /* Threads that found no record: one row, their count where a
          * group's count goes, no figures. */
         if (dropped(p->h) && group)
-            put_fmt(out, "%u,%u,%u,(no record),-1,-1,-1\n", p->h->pid, p->h->ppid, dropped(p->h));
+            put_fmt(out, "%u,%u,%u,(no record),-1,-1,-1,-1,-1,-1,-1,\n", p->h->pid, p->h->ppid, dropped(p->h));
         else if (dropped(p->h))
-            put_fmt(out, "%u,%u,,(no record),,-1,-1,-1,0,dropped %u threads\n", p->h->pid, p->h->ppid, dropped(p->h));
+            put_fmt(out, "%u,%u,,(no record),,-1,-1,-1,0,dropped %u threads,-1,-1,-1,-1,\n", p->h->pid, p->h->ppid,
+                    dropped(p->h));
     }
     /* --group: the totals over all processes, with no pid. */
     for (uint32_t i = 0; all && i < all->nrows; i++) {
         const row *r = &all->rows[i];
         put_fmt(out, ",,%u,", r->count);
         put_csv_str(out, r->name, strlen(r->name));
-        put_fmt(out, ",%lld,%lld,%lld\n", (long long)r->user, (long long)r->sys, (long long)r->total);
+        put_fmt(out, ",%lld,%lld,%lld,%lld,%lld,%lld,%lld,\n", (long long)r->user, (long long)r->sys,
+                (long long)r->total, (long long)r->wait, (long long)r->slices, (long long)r->vcs, (long long)r->ivcs);
     }
+    /* The whole command, with no pid: its wait4 (CPU and switches), its
+     * threads' waits summed, its cgroup's throttling over the run. */
+    const tt_runset_header *h = &s->h;
+    const char *why = cgroup_missing(h);
+    if (group)
+        put_fmt(out, ",,%u,(command)", threads);
+    else
+        put_cstr(out, ",,,(command),");
+    put_fmt(out, ",%lld,%lld,%lld", (long long)h->rusage_user_ns, (long long)h->rusage_system_ns,
+            (long long)add_ns(h->rusage_user_ns, h->rusage_system_ns));
+    if (!group) {
+        char how[256];
+        snprintf(how, sizeof how, "wait4%s%.0u%s%s%s", c->unknown ? "; run_wait_ns and timeslices leave out " : "",
+                 c->unknown, c->unknown ? " threads not read" : "", why ? "; cgroup throttling not available: " : "",
+                 why ? why : "");
+        put_cstr(out, ",,");
+        put_csv_str(out, how, strlen(how));
+    }
+    put_fmt(out, ",%lld,%lld,%lld,%lld,", (long long)c->wait, (long long)c->slices, (long long)h->rusage_voluntary,
+            (long long)h->rusage_involuntary);
+    if (!why)
+        put_fmt(out, "%lld", (long long)h->cgroup_throttled_ns);
+    put_cstr(out, "\n");
 }
 
 static void report_json(sink *out, const tt__run_set *s, const proc *ps, const uint32_t *order, uint32_t n, int group,
-                         int64_t sum, const proc *all)
+                        int64_t sum, const proc *all, const cmd_sched *c)
 {
+    const tt_runset_header *h0 = &s->h;
     put_cstr(out, "{\"command\":");
     put_json_utf8(out, s->cmd ? s->cmd : "", s->cmd ? strlen(s->cmd) : 0);
-    put_fmt(out, ",\"exit_status\":%d,\"rusage\":{\"user_ns\":%lld,\"system_ns\":%lld},\"threads_total_ns\":%lld,"
-                 "\"processes\":[",
-            s->h.exit_status, (long long)s->h.rusage_user_ns, (long long)s->h.rusage_system_ns, (long long)sum);
+    put_fmt(out, ",\"exit_status\":%d,\"rusage\":{\"user_ns\":%lld,\"system_ns\":%lld,\"voluntary_switches\":%lld,"
+                 "\"involuntary_switches\":%lld},\"threads_total_ns\":%lld,",
+            h0->exit_status, (long long)h0->rusage_user_ns, (long long)h0->rusage_system_ns,
+            (long long)h0->rusage_voluntary, (long long)h0->rusage_involuntary, (long long)sum);
+    /* The command as a whole: its threads' scheduler figures summed, and
+     * its cgroup's throttling over the run. */
+    put_fmt(out, "\"run_wait_ns\":%lld,\"timeslices\":%lld,\"voluntary_switches\":%lld,\"involuntary_switches\":%lld,"
+                 "\"sched_unknown_threads\":%u,\"cgroup\":",
+            (long long)c->wait, (long long)c->slices, (long long)c->vcs, (long long)c->ivcs, c->unknown);
+    const char *why = cgroup_missing(h0);
+    if (why) {
+        put_cstr(out, "{\"available\":false,\"why\":");
+        put_json_str(out, why, strlen(why));
+        put_cstr(out, "}");
+    } else {
+        put_fmt(out, "{\"available\":true,\"version\":%d,\"quota_us\":%lld,\"period_us\":%lld,\"periods\":%lld,"
+                     "\"throttled_periods\":%lld,\"throttled_ns\":%lld}",
+                h0->cgroup_version, (long long)h0->cgroup_quota_us, (long long)h0->cgroup_period_us,
+                (long long)h0->cgroup_periods, (long long)h0->cgroup_throttled_periods,
+                (long long)h0->cgroup_throttled_ns);
+    }
+    put_cstr(out, ",\"processes\":[");
     uint64_t t0 = first_start(ps, n);
     for (uint32_t k = 0; k < n; k++) {
         const proc *p = &ps[order[k]];
@@ -916,8 +1106,10 @@ static void report_json(sink *out, const tt__run_set *s, const proc *ps, const u
         put_fmt(out, "%s\n {\"threads\":%u,\"processes\":%u,\"name\":", i ? "," : ",\"groups\":[", r->count,
                 r->procs);
         put_json_utf8(out, r->name, strlen(r->name));
-        put_fmt(out, ",\"user_ns\":%lld,\"system_ns\":%lld,\"total_ns\":%lld}%s", (long long)r->user,
-                (long long)r->sys, (long long)r->total, i + 1 == all->nrows ? "]" : "");
+        put_fmt(out, ",\"user_ns\":%lld,\"system_ns\":%lld,\"total_ns\":%lld,\"run_wait_ns\":%lld,\"timeslices\":%lld,"
+                     "\"voluntary_switches\":%lld,\"involuntary_switches\":%lld}%s",
+                (long long)r->user, (long long)r->sys, (long long)r->total, (long long)r->wait, (long long)r->slices,
+                (long long)r->vcs, (long long)r->ivcs, i + 1 == all->nrows ? "]" : "");
     }
     put_cstr(out, "}\n");
 }
@@ -943,10 +1135,37 @@ static int group_all(const proc *ps, const uint32_t *order, uint32_t n, proc *al
     return group_rows(all);
 }
 
+/* The whole command's wait for a CPU and its cgroup's throttling, then
+ * its switches, after the line on its CPU. */
+static void text_command(sink *out, const tt_runset_header *h, const cmd_sched *c)
+{
+    put_fmt(out, "all threads waited %.3f ms for a CPU", (double)c->wait / 1e6);
+    if (c->unknown)
+        put_fmt(out, " (not counting %u thread%s whose wait was not read)", c->unknown, c->unknown == 1 ? "" : "s");
+    const char *why = cgroup_missing(h);
+    if (why) {
+        put_fmt(out, "; cgroup throttling not available: %s\n", why);
+    } else {
+        put_fmt(out, ", of which %.3f ms throttled by its cgroup (v%d, ", (double)h->cgroup_throttled_ns / 1e6,
+                h->cgroup_version);
+        if (h->cgroup_quota_us < 0)
+            put_cstr(out, "no CPU quota)\n");
+        else
+            put_fmt(out, "quota %.3f ms per %.3f ms: %lld of %lld periods throttled)\n",
+                    (double)h->cgroup_quota_us / 1e3, (double)h->cgroup_period_us / 1e3,
+                    (long long)h->cgroup_throttled_periods, (long long)h->cgroup_periods);
+    }
+    put_fmt(out, "context switches: %lld voluntary, %lld involuntary", (long long)c->vcs, (long long)c->ivcs);
+    if (h->rusage_voluntary >= 0)
+        put_fmt(out, "; the command's own rusage (wait4): %lld voluntary, %lld involuntary",
+                (long long)h->rusage_voluntary, (long long)h->rusage_involuntary);
+    put_cstr(out, "\n");
+}
+
 static void text_all(sink *out, const proc *all)
 {
-    put_fmt(out, "\nall processes, by thread name:\n  %7s  %9s  %-24s %12s %12s %12s\n", "threads", "processes",
-            "name", "user_ms", "system_ms", "total_ms");
+    put_fmt(out, "\nall processes, by thread name:\n  %7s  %9s  %-24s %12s %12s %12s" SCHED_HEAD "\n", "threads",
+            "processes", "name", "user_ms", "system_ms", "total_ms", SCHED_NAMES);
     for (uint32_t i = 0; i < all->nrows; i++) {
         const row *r = &all->rows[i];
         put_fmt(out, "  %7u  %9u  ", r->count, r->procs);
@@ -954,6 +1173,7 @@ static void text_all(sink *out, const proc *all)
         ms(out, r->user, 13);
         ms(out, r->sys, 13);
         ms(out, r->total, 13);
+        sched_cells(out, r);
         put_cstr(out, "\n");
     }
 }
@@ -977,6 +1197,7 @@ int tt__run_report(const tt__run_set *s, enum out_format fmt, int group, sink *o
     if (rc == 0)
         rc = fold_exec_chains(ps, n);
     uint32_t m = 0; /* the processes shown, moved to the front */
+    cmd_sched cs = {0};
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         proc p = ps[i];
         ps[i].rows = NULL;
@@ -986,6 +1207,7 @@ int tt__run_report(const tt__run_set *s, enum out_format fmt, int group, sink *o
             continue;
         }
         ps[m] = p;
+        cmd_sched_add(&cs, &ps[m]); /* before --group makes a group of an unknown and a known figure unknown */
         if (group && (rc = group_rows(&ps[m])) != 0) {
             m++;
             break;
@@ -1020,12 +1242,13 @@ int tt__run_report(const tt__run_set *s, enum out_format fmt, int group, sink *o
                     (double)s->h.rusage_system_ns / 1e6, s->h.exit_status);
             if (rus > sum)
                 unseen(out, ps, order, n, (double)(rus - sum) / 1e6);
+            text_command(out, &s->h, &cs);
             break;
         case FMT_CSV:
-            report_csv(out, ps, order, n, group, group ? &all : NULL);
+            report_csv(out, s, ps, order, n, group, group ? &all : NULL, &cs);
             break;
         case FMT_JSON:
-            report_json(out, s, ps, order, n, group, sum, group ? &all : NULL);
+            report_json(out, s, ps, order, n, group, sum, group ? &all : NULL, &cs);
             break;
         case FMT_CHROME:
             rc = chrome(out, ps, order, n);

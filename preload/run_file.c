@@ -19,9 +19,15 @@
 #define FIRST_RECORDS ((4096 - TT_RUN_HEADER_SIZE % 4096) / TT_RUN_THREAD_SIZE)
 #define FIRST_SAMPLES (4096 / TT_RUN_SAMPLE_SIZE)
 
+/* Bytes of a file in a layout of thread records of tsize bytes. */
+static size_t layout_bytes(uint32_t tsize, uint32_t thread_cap, uint32_t sample_cap)
+{
+    return TT_RUN_HEADER_SIZE + (size_t)thread_cap * tsize + (size_t)sample_cap * TT_RUN_SAMPLE_SIZE;
+}
+
 size_t tt__run_file_bytes(uint32_t thread_cap, uint32_t sample_cap)
 {
-    return TT_RUN_HEADER_SIZE + (size_t)thread_cap * TT_RUN_THREAD_SIZE + (size_t)sample_cap * TT_RUN_SAMPLE_SIZE;
+    return layout_bytes(TT_RUN_THREAD_SIZE, thread_cap, sample_cap);
 }
 
 uint64_t tt__run_now(void) { return (uint64_t)tt__read_clock(CLOCK_MONOTONIC); }
@@ -202,6 +208,15 @@ int tt__run_thread_claim(tt__run_thread *t, uint32_t from)
                                                    memory_order_relaxed);
 }
 
+void tt__run_thread_sched(tt__run_thread *t, const tt_sched *s)
+{
+    t->run_wait_ns = s->run_wait_ns;
+    t->timeslices = s->timeslices;
+    t->voluntary_switches = s->voluntary_switches;
+    t->involuntary_switches = s->involuntary_switches;
+    t->flags |= TT_RUN_SCHED;
+}
+
 void tt__run_thread_publish(tt__run_thread *t, uint32_t to)
 {
     /* Release: a reader that sees the state sees the fields. */
@@ -232,6 +247,33 @@ void tt__run_sample_add(tt__run_file *f, uint64_t t_ns, uint32_t tid, uint32_t r
     atomic_store_explicit(&f->hdr->samples_head, head + 1, memory_order_release);
 }
 
+/* The header's layout is this version's (1) or version 1's (2), or neither
+ * (0, *why set). */
+static int layout_of(const tt__run_header *h, const char **why)
+{
+    if (h->header_size == TT_RUN_HEADER_SIZE && h->sample_size == TT_RUN_SAMPLE_SIZE) {
+        if (h->version == TT_RUN_VERSION && h->thread_size == TT_RUN_THREAD_SIZE)
+            return 1;
+        if (h->version == 1 && h->thread_size == TT_RUN_THREAD_SIZE_V1)
+            return 2;
+    }
+    *why = h->version > TT_RUN_VERSION ? "run file of a newer threadtime (unknown version)"
+                                       : "unknown run file version or layout";
+    return 0;
+}
+
+/* The capacities bounded (a damaged header can say anything), and the
+ * file at least as long as they say in its layout. */
+static int caps_fit(const tt__run_header *h, uint64_t n, const char **why)
+{
+    if (h->thread_cap == 0 || h->sample_cap == 0 || h->thread_cap > (1u << 24) || h->sample_cap > (1u << 26) ||
+        layout_bytes(h->thread_size, h->thread_cap, h->sample_cap) > n) {
+        *why = "run file shorter than its header says";
+        return 0;
+    }
+    return 1;
+}
+
 int tt__run_file_check(const void *buf, size_t n, const char **why)
 {
     const tt__run_header *h = buf;
@@ -239,17 +281,50 @@ int tt__run_file_check(const void *buf, size_t n, const char **why)
         *why = "not a threadtime run file (or never started)";
         return -EINVAL;
     }
-    if (h->version != TT_RUN_VERSION || h->header_size != TT_RUN_HEADER_SIZE ||
-        h->thread_size != TT_RUN_THREAD_SIZE || h->sample_size != TT_RUN_SAMPLE_SIZE) {
-        *why = "unknown run file version or layout";
+    int layout = layout_of(h, why);
+    if (layout == 2)
+        *why = "run file of version 1 not upgraded";
+    if (layout != 1)
         return -EINVAL;
+    return caps_fit(h, n, why) ? 0 : -EINVAL;
+}
+
+unsigned char *tt__run_file_upgrade(unsigned char *b, size_t *n, const char **why)
+{
+    const tt__run_header *h = (const tt__run_header *)b;
+    int layout = 0;
+    if (*n < TT_RUN_HEADER_SIZE || memcmp(h->magic, TT_RUN_MAGIC, TT_RUN_MAGIC_LEN) != 0)
+        *why = "not a threadtime run file (or never started)";
+    else if ((layout = layout_of(h, why)) != 0 && !caps_fit(h, *n, why))
+        layout = 0;
+    if (layout != 2) {
+        if (!layout) {
+            free(b);
+            return NULL;
+        }
+        return b;
     }
-    if (h->thread_cap == 0 || h->sample_cap == 0 || h->thread_cap > (1u << 24) || h->sample_cap > (1u << 26) ||
-        tt__run_file_bytes(h->thread_cap, h->sample_cap) > n) {
-        *why = "run file shorter than its header says";
-        return -EINVAL;
+    /* Version 1: each record moved to its wider slot; the fields it lacks
+     * stay zero, and its flags do not have TT_RUN_SCHED (not read). */
+    size_t len = tt__run_file_bytes(h->thread_cap, h->sample_cap);
+    unsigned char *c = calloc(1, len);
+    if (!c) {
+        *why = "out of memory";
+        free(b);
+        return NULL;
     }
-    return 0;
+    memcpy(c, b, TT_RUN_HEADER_SIZE);
+    for (uint32_t i = 0; i < h->thread_cap; i++)
+        memcpy(c + TT_RUN_HEADER_SIZE + (size_t)i * TT_RUN_THREAD_SIZE,
+               b + TT_RUN_HEADER_SIZE + (size_t)i * TT_RUN_THREAD_SIZE_V1, TT_RUN_THREAD_SIZE_V1);
+    memcpy(c + tt__run_file_bytes(h->thread_cap, 0), b + layout_bytes(TT_RUN_THREAD_SIZE_V1, h->thread_cap, 0),
+           (size_t)h->sample_cap * TT_RUN_SAMPLE_SIZE);
+    tt__run_header *ch = (tt__run_header *)c;
+    ch->version = TT_RUN_VERSION;
+    ch->thread_size = TT_RUN_THREAD_SIZE;
+    free(b);
+    *n = len;
+    return c;
 }
 
 /* Reads n bytes at off; 0 or -1 (short: the file is not what it says). */
@@ -266,18 +341,23 @@ static int read_at(int fd, void *buf, size_t n, off_t off)
     return 0;
 }
 
-unsigned char *tt__run_file_read(int fd, size_t *len)
+unsigned char *tt__run_file_read(int fd, size_t *len, const char **why)
 {
     tt__run_header h;
     struct stat st;
-    const char *why;
+    *why = "cannot read it";
     if (fstat(fd, &st) != 0 || read_at(fd, &h, sizeof h, 0) != 0)
         return NULL;
-    /* The caps bounded as tt__run_file_check bounds them, and the file as
-     * long as they say: a shorter one was cut while it was made. */
-    if (h.thread_cap == 0 || h.sample_cap == 0 || h.thread_cap > (1u << 24) || h.sample_cap > (1u << 26) ||
-        (uint64_t)st.st_size < tt__run_file_bytes(h.thread_cap, h.sample_cap))
+    if (memcmp(h.magic, TT_RUN_MAGIC, TT_RUN_MAGIC_LEN) != 0) {
+        *why = "not a threadtime run file (or never started)";
         return NULL;
+    }
+    /* A layout this reader knows, with the caps bounded as
+     * tt__run_file_check bounds them, and the file as long as they say: a
+     * shorter one was cut while it was made. */
+    if (!layout_of(&h, why) || !caps_fit(&h, (uint64_t)st.st_size, why))
+        return NULL;
+    uint32_t tsize = h.thread_size;
     uint32_t used = h.threads_used < h.thread_cap ? h.threads_used : h.thread_cap;
     uint64_t head = h.samples_head;
     uint32_t kept = head < h.sample_cap ? (uint32_t)head : h.sample_cap;
@@ -286,21 +366,27 @@ unsigned char *tt__run_file_read(int fd, size_t *len)
      * (threadtime run's row for a killed process). */
     c.thread_cap = h.threads_used < h.thread_cap ? used + 1 : used;
     c.sample_cap = kept ? kept : 1;
-    size_t n = tt__run_file_bytes(c.thread_cap, c.sample_cap);
+    size_t n = layout_bytes(tsize, c.thread_cap, c.sample_cap);
     unsigned char *b = calloc(1, n);
+    *why = "out of memory";
     if (!b)
         return NULL;
     memcpy(b, &c, sizeof c);
     int rc = read_at(fd, b + sizeof c, TT_RUN_HEADER_SIZE - sizeof c, sizeof c);
     if (!rc && used)
-        rc = read_at(fd, b + TT_RUN_HEADER_SIZE, (size_t)used * TT_RUN_THREAD_SIZE, TT_RUN_HEADER_SIZE);
+        rc = read_at(fd, b + TT_RUN_HEADER_SIZE, (size_t)used * tsize, TT_RUN_HEADER_SIZE);
     /* The ring's last `kept` samples, each at its index modulo the new
      * capacity, so the reader's walk from samples_head finds them. */
-    tt__run_sample *ring = (tt__run_sample *)(b + tt__run_file_bytes(c.thread_cap, 0));
-    off_t at = (off_t)tt__run_file_bytes(h.thread_cap, 0);
+    tt__run_sample *ring = (tt__run_sample *)(b + layout_bytes(tsize, c.thread_cap, 0));
+    off_t at = (off_t)layout_bytes(tsize, h.thread_cap, 0);
     for (uint64_t j = head - kept; !rc && j < head; j++)
         rc = read_at(fd, &ring[j % c.sample_cap], sizeof *ring, at + (off_t)(j % h.sample_cap) * TT_RUN_SAMPLE_SIZE);
-    if (rc || tt__run_file_check(b, n, &why) != 0) {
+    if (rc) {
+        *why = "run file shorter than its header says";
+        free(b);
+        return NULL;
+    }
+    if (!(b = tt__run_file_upgrade(b, &n, why)) || tt__run_file_check(b, n, why) != 0) {
         free(b);
         return NULL;
     }

@@ -27,11 +27,17 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "threadtime/sched.h"
+
+/* The magic is the family's and stays; the version says the layout. */
 #define TT_RUN_MAGIC "TTRUN\0v1"
 #define TT_RUN_MAGIC_LEN 8
-#define TT_RUN_VERSION 1
+#define TT_RUN_VERSION 2
 #define TT_RUN_HEADER_SIZE 4096
-#define TT_RUN_THREAD_SIZE 96
+#define TT_RUN_THREAD_SIZE 128
+/* Version 1: thread records of 96 bytes, without the scheduler's figures.
+ * A reader still takes it (tt__run_file_upgrade). */
+#define TT_RUN_THREAD_SIZE_V1 96
 #define TT_RUN_SAMPLE_SIZE 32
 #define TT_RUN_NAME 16 /* the kernel's 15 bytes and a NUL */
 
@@ -69,6 +75,7 @@ enum {
 
 /* tt__run_thread.flags */
 #define TT_RUN_NAME_END 1u
+#define TT_RUN_SCHED 2u /* run_wait_ns .. involuntary_switches were read (else unknown) */
 
 /* Thread record kinds. */
 enum {
@@ -106,7 +113,12 @@ typedef struct tt__run_thread {
     int64_t user_ns, system_ns; /* the consistent split; -1: unknown (SEEN from inside) */
     char name_start[TT_RUN_NAME];
     char name_end[TT_RUN_NAME];
-    uint64_t spare[2];
+    uint64_t spare[2];         /* the sampler's latest figure: total ns, and when */
+    /* Version 2. The scheduler's accounts (threadtime/sched.h), read with
+     * the split when TT_RUN_SCHED is set: time runnable but waiting for a
+     * CPU, times given one, switches away by blocking and by preemption. */
+    int64_t run_wait_ns, timeslices;
+    int64_t voluntary_switches, involuntary_switches;
 } tt__run_thread;
 
 typedef struct tt__run_sample {
@@ -163,6 +175,9 @@ tt__run_thread *tt__run_thread_take(tt__run_file *f);
 /* Moves a record from state `from` to TT_RUN_WRITING; 1 if this caller won. */
 int tt__run_thread_claim(tt__run_thread *t, uint32_t from);
 
+/* Stores a read of the thread's scheduler accounts in t (TT_RUN_SCHED). */
+void tt__run_thread_sched(tt__run_thread *t, const tt_sched *s);
+
 /* Publishes a record's fields with state `to` (release). */
 void tt__run_thread_publish(tt__run_thread *t, uint32_t to);
 
@@ -177,9 +192,17 @@ uint64_t tt__run_now_real(void);
 /* Reads a process's file back from fd (a reader's copy): its header, the
  * records taken (and one spare) and the samples the ring still holds, with its
  * capacities cut to those, so a copy is as large as what was recorded,
- * not as the file. NULL when the file is shorter than its header says or
- * damaged (tt__run_file_check), or out of memory; else *len is set. */
-unsigned char *tt__run_file_read(int fd, size_t *len);
+ * not as the file; a version 1 file comes back in this version's layout.
+ * NULL when the file is shorter than its header says or damaged
+ * (tt__run_file_check), or out of memory, with *why set; else *len is set. */
+unsigned char *tt__run_file_read(int fd, size_t *len, const char **why);
+
+/* A process's file held in memory (b, n bytes, malloc'd) in this version's
+ * layout: b itself when it is in it, else (version 1) a new copy with the
+ * thread records widened and their scheduler figures unknown, b freed.
+ * NULL with *why set (b freed) when b is neither, or out of memory. The
+ * result still needs tt__run_file_check. */
+unsigned char *tt__run_file_upgrade(unsigned char *b, size_t *n, const char **why);
 
 /* Checks that buf (n bytes, e.g. a whole file read back) holds a complete
  * header with capacities that fit n. 0 or -EINVAL with *why set. */

@@ -559,6 +559,10 @@ static void thread_end(void *p)
         return;
     tt_times t;
     int rc = self_split_now(&t);
+    /* The scheduler's accounts after the split: a pread of the thread's
+     * schedstat and one more getrusage (its switch counts). */
+    tt_sched s;
+    int src = tt_self_sched(&s);
     char name[TT_RUN_NAME];
     int renamed = atomic_load_explicit(&g_renames, memory_order_relaxed) != l->renames;
     if (renamed)
@@ -569,6 +573,8 @@ static void thread_end(void *p)
     l->rec->end_ns = now;
     l->rec->user_ns = rc ? -1 : t.user_ns;
     l->rec->system_ns = rc ? -1 : t.system_ns;
+    if (!src)
+        tt__run_thread_sched(l->rec, &s);
     memcpy(l->rec->name_end, renamed ? name : l->rec->name_start, TT_RUN_NAME);
     l->rec->flags |= TT_RUN_NAME_END;
     tt__run_thread_publish(l->rec, TT_RUN_ENDED);
@@ -629,10 +635,11 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
 
 /* ---- process exit ---- */
 
-/* Reads a live thread's split into r; 0, or the error when the thread
- * ended since it was listed (r is then left as it was). Another thread's
- * split is its three clocks, the runtime divided in the proportion of its
- * raw ticks as the kernel divides it for /proc; no allocation, no lock. */
+/* Reads a live thread's split and scheduler accounts into r; 0, or the
+ * error when the thread ended since it was listed (r is then left as it
+ * was). Another thread's split is its three clocks, the runtime divided in
+ * the proportion of its raw ticks as the kernel divides it for /proc; no
+ * allocation, no lock. */
 static int read_alive(tt__run_thread *r, uint32_t tid, int self, uint64_t now)
 {
     tt_times t;
@@ -648,6 +655,11 @@ static int read_alive(tt__run_thread *r, uint32_t tid, int self, uint64_t now)
         t.system_ns = tt__split_propose(virt, prof, sched);
         t.user_ns = sched - t.system_ns;
     }
+    /* Through the thread's /proc files, the caller's own too: nothing
+     * kept open, no lock, as a handler run by _exit() needs. */
+    tt_sched s;
+    if (tt__task_sched(0, (pid_t)tid, &s) == 0)
+        tt__run_thread_sched(r, &s);
     thread_name(self ? 0 : (pid_t)tid, r->name_end);
     r->flags |= TT_RUN_NAME_END;
     r->end_ns = now;

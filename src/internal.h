@@ -182,6 +182,13 @@ int tt__parse_decimal(const char *p, const char **end, long long *out);
 char *tt__put_decimal(char *dst, unsigned v);
 char *tt__put_str(char *dst, const char *s);
 
+/* The scheduler's accounts of thread tid of process pid (pid 0: this
+ * process) from /proc/<pid>/task/<tid>/schedstat and .../status, whatever
+ * thread calls: nothing kept open, no allocation, no lock, so an exit
+ * handler run from a signal handler may read its own thread this way. 0,
+ * -ENOENT (no such task, or no /proc), -EIO, or the open's -errno. */
+int tt__task_sched(pid_t pid, pid_t tid, tt_sched *out);
+
 /* Classifies a tid the kernel refused: -ESRCH if no such task exists,
  * -EINVAL if it exists but is not a thread of this process. */
 int tt__classify_missing(pid_t id);

@@ -160,17 +160,37 @@ int tt_self_sched(tt_sched *out)
 
 /* ---- another thread of this process ---- */
 
-/* Reads /proc/self/task/<tid>/<file> into buf; -ENOENT says the task or
- * /proc is missing (the caller tells which). */
-static int task_file(pid_t tid, const char *file, char *buf, size_t cap)
+/* Reads /proc/<pid>/task/<tid>/<file> (pid 0: /proc/self/...) into buf;
+ * -ENOENT says the task or /proc is missing (the caller tells which). */
+static int task_file(pid_t pid, pid_t tid, const char *file, char *buf, size_t cap)
 {
-    char path[64]; /* "/proc/self/task/" + 10 digits + "/schedstat" < 64 */
-    char *e = tt__put_decimal(tt__put_str(path, "/proc/self/task/"), (unsigned)tid);
+    char path[80]; /* "/proc/" + 10 digits + "/task/" + 10 digits + "/schedstat" < 80 */
+    char *e = tt__put_str(path, "/proc/");
+    e = pid ? tt__put_decimal(e, (unsigned)pid) : tt__put_str(e, "self");
+    e = tt__put_decimal(tt__put_str(e, "/task/"), (unsigned)tid);
     *tt__put_str(tt__put_str(e, "/"), file) = '\0';
     int n = tt__read_small(path, buf, cap);
     if (n == 0)
         return -ENOENT; /* the task exited between open and read */
     return n < 0 ? n : 0;
+}
+
+int tt__task_sched(pid_t pid, pid_t tid, tt_sched *out)
+{
+    char buf[4096]; /* a status file is ~1.5 KiB */
+    int rc = task_file(pid, tid, "schedstat", buf, sizeof buf);
+    if (rc == 0)
+        rc = parse_schedstat(buf, out);
+    if (rc == 0) {
+        rc = task_file(pid, tid, "status", buf, sizeof buf);
+        if (rc == 0) {
+            out->voluntary_switches = status_field(buf, "voluntary_ctxt_switches:");
+            out->involuntary_switches = status_field(buf, "nonvoluntary_ctxt_switches:");
+            if (out->voluntary_switches < 0 || out->involuntary_switches < 0)
+                rc = -EIO;
+        }
+    }
+    return rc;
 }
 
 int tt_tid_sched(pid_t tid, tt_sched *out)
@@ -181,19 +201,7 @@ int tt_tid_sched(pid_t tid, tt_sched *out)
         return -EINVAL;
     if (tid == 0 || tid == tt__gettid())
         return tt_self_sched(out);
-    char buf[4096]; /* a status file is ~1.5 KiB */
-    int rc = task_file(tid, "schedstat", buf, sizeof buf);
-    if (rc == 0)
-        rc = parse_schedstat(buf, out);
-    if (rc == 0) {
-        rc = task_file(tid, "status", buf, sizeof buf);
-        if (rc == 0) {
-            out->voluntary_switches = status_field(buf, "voluntary_ctxt_switches:");
-            out->involuntary_switches = status_field(buf, "nonvoluntary_ctxt_switches:");
-            if (out->voluntary_switches < 0 || out->involuntary_switches < 0)
-                rc = -EIO;
-        }
-    }
+    int rc = tt__task_sched(0, tid, out);
     if (rc != -ENOENT)
         return rc;
     /* Missing: the thread (gone, or another process's), or /proc itself.

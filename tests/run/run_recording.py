@@ -3,35 +3,45 @@
 out: for test_run_report.py and bench/run_report_bench.py."""
 import struct
 
-HEADER_SIZE, THREAD_SIZE, SAMPLE_SIZE = 4096, 96, 32
+HEADER_SIZE, THREAD_SIZE, SAMPLE_SIZE = 4096, 128, 32
+THREAD_SIZE_V1 = 96  # version 1: no scheduler figures
 EMPTY, LIVE, ENDED, AT_EXIT, SEEN = 0, 1, 2, 3, 4
 PTHREAD, OTHER = 1, 2
 RUNNING, EXITED, EXECED = 0, 1, 2
-
+NAME_END, SCHED = 1, 2  # tt_run_thread.flags
 
 
 def thread(tid, name, state=ENDED, kind=PTHREAD, start=1_000_000_000, end=1_002_000_000, user=1_000_000,
-           system=500_000, name_start=None, spare=(0, 0)):
-    return struct.pack("<IIII qq qq 16s16s QQ", state, tid, kind, 0, start, end, user, system,
-                       (name_start if name_start is not None else name)[:15], name[:15] if name_start is not None else b"",
-                       *spare)
+           system=500_000, name_start=None, spare=(0, 0), sched=None, version=2):
+    """A thread record; sched: (run_wait_ns, timeslices, voluntary, involuntary)
+    read with it (flag SCHED), or None for not read."""
+    rec = struct.pack("<IIII qq qq 16s16s QQ", state, tid, kind, SCHED if sched and version > 1 else 0, start, end,
+                      user, system, (name_start if name_start is not None else name)[:15],
+                      name[:15] if name_start is not None else b"", *spare)
+    return rec if version == 1 else rec + struct.pack("<qqqq", *(sched or (0, 0, 0, 0)))
 
 
 def proc_file(pid, ppid, exe, threads, samples=(), thread_cap=None, sample_cap=4, state=EXITED, threads_used=None,
-              sampler_tid=0, start=1_000_000_000, end=1_010_000_000, pad=b"\0", flags=0, sampler_cpu=0):
+              sampler_tid=0, start=1_000_000_000, end=1_010_000_000, pad=b"\0", flags=0, sampler_cpu=0, version=2):
     thread_cap = thread_cap or max(len(threads), 1)
     used = len(threads) if threads_used is None else threads_used
-    h = struct.pack("<8sIIIIIIIIII QQQ II QQQQ", b"TTRUN\0v1", 1, HEADER_SIZE, THREAD_SIZE, SAMPLE_SIZE, thread_cap,
+    tsize = THREAD_SIZE if version == 2 else THREAD_SIZE_V1
+    h = struct.pack("<8sIIIIIIIIII QQQ II QQQQ", b"TTRUN\0v1", version, HEADER_SIZE, tsize, SAMPLE_SIZE, thread_cap,
                     sample_cap, pid, ppid, flags, sampler_tid, start, start, 0, used, state, len(samples), end,
                     sampler_cpu, 0) + exe[:256].ljust(256, b"\0")
     body = h + pad * (HEADER_SIZE - len(h))
-    body += b"".join(threads[:thread_cap]).ljust(thread_cap * THREAD_SIZE, b"\0")
+    body += b"".join(threads[:thread_cap]).ljust(thread_cap * tsize, b"\0")
     ring = [struct.pack("<QIIqQ", *s, 0) for s in samples]
     return body + b"".join(ring[-sample_cap:]).ljust(sample_cap * SAMPLE_SIZE, b"\0")
 
 
-def run_set(procs, cmd=b"prog", exit_status=0, rusage=(0, 0)):
-    h = struct.pack("<8sIIiIqqQ", b"TTRUNSET", 1, len(procs), exit_status, len(cmd), *rusage, 0)
+def run_set(procs, cmd=b"prog", exit_status=0, rusage=(0, 0), switches=(0, 0), cgroup=(0, 1, -1, 100_000, 0, 0, 0),
+            version=2):
+    """A kept recording. cgroup: (error, version, quota_us, period_us,
+    periods, throttled_periods, throttled_ns) over the run."""
+    h = struct.pack("<8sIIiIqqQ", b"TTRUNSET", version, len(procs), exit_status, len(cmd), *rusage, 0)
+    if version == 2:
+        h += struct.pack("<qqiiqqqqq", *switches, *cgroup)
     return h + cmd + b"".join(struct.pack("<Q", len(p)) + p for p in procs)
 
 

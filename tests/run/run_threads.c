@@ -35,6 +35,24 @@
  *                         burning until threadtime's sampler thread has run
  *                         three more times (its schedstat count of
  *                         timeslices), so a round must have seen it.
+ *   run_threads pinned MS two threads pinned to one CPU (the first this
+ *                         process may use), released together by a
+ *                         barrier, each burning MS ms of CPU; each prints
+ *                         "pair tid order cpu_ns" (order 1: finished its
+ *                         burn first; cpu_ns: its burn by its own CPU
+ *                         clock), then "pairwall ns" (from before the first
+ *                         pthread_create to after both joins). Then a
+ *                         thread that only sleeps 20 x 5 ms prints "sleeper
+ *                         tid slept_ns wall_ns" (the sleeps asked for, and
+ *                         the wall time from before its pthread_create to
+ *                         after its join).
+ *   run_threads switches  prints "pid PID", then two threads each sleep 50 x
+ *                         1 ms (50 voluntary switches at least) and print
+ *                         "ends tid" / "stays tid" before blocking in read():
+ *                         "ends" on stdin, and it returns once a byte comes;
+ *                         "stays" on a pipe nobody writes, so it is still
+ *                         blocked when the main thread, once "ends" was
+ *                         joined, calls exit().
  */
 #include <dirent.h>
 #include <errno.h>
@@ -255,8 +273,110 @@ static int run_clone(void)
     return 0;
 }
 
+static pthread_barrier_t g_pair;
+static _Atomic int g_finished;
+static long g_pair_ms;
+static int g_cpu; /* the CPU both burners are pinned to */
+
+static void *pair_burn(void *arg)
+{
+    (void)arg;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(g_cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0)
+        return (void *)1;
+    pthread_barrier_wait(&g_pair);
+    long long c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    burn_us(g_pair_ms * 1000);
+    long long c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    int order = ++g_finished;
+    pthread_mutex_lock(&g_print);
+    printf("pair %d %d %lld\n", gettid(), order, c1 - c0);
+    pthread_mutex_unlock(&g_print);
+    return NULL;
+}
+
+static void *sleeper(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 20; i++) {
+        struct timespec d = {0, 5 * 1000000L};
+        while (nanosleep(&d, &d) != 0 && errno == EINTR)
+            ;
+    }
+    g_tid = gettid();
+    return NULL;
+}
+
+static int run_pinned(long ms)
+{
+    cpu_set_t mine;
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0)
+        return 1;
+    for (g_cpu = 0; g_cpu < CPU_SETSIZE && !CPU_ISSET(g_cpu, &mine); g_cpu++)
+        ;
+    g_pair_ms = ms;
+    pthread_barrier_init(&g_pair, NULL, 2);
+    pthread_t t[2];
+    void *rc[2] = {NULL, NULL};
+    long long w0 = mono_ns();
+    for (int i = 0; i < 2; i++)
+        if (pthread_create(&t[i], NULL, pair_burn, NULL) != 0)
+            return 1;
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], &rc[i]);
+    printf("pairwall %lld\n", mono_ns() - w0);
+    if (rc[0] || rc[1])
+        return 1;
+    w0 = mono_ns();
+    pthread_t s;
+    if (pthread_create(&s, NULL, sleeper, NULL) != 0)
+        return 1;
+    pthread_join(s, NULL);
+    printf("sleeper %d %lld %lld\n", g_tid, 20 * 5 * 1000000LL, mono_ns() - w0);
+    return 0;
+}
+
+static int g_never[2]; /* a pipe nobody writes */
+
+static void *switcher(void *arg)
+{
+    int ends = arg != NULL;
+    for (int i = 0; i < 50; i++) {
+        struct timespec d = {0, 1000000L};
+        while (nanosleep(&d, &d) != 0 && errno == EINTR)
+            ;
+    }
+    pthread_mutex_lock(&g_print);
+    printf("%s %d\n", ends ? "ends" : "stays", gettid());
+    fflush(stdout);
+    pthread_mutex_unlock(&g_print);
+    char c;
+    while (read(ends ? 0 : g_never[0], &c, 1) < 0 && errno == EINTR)
+        ;
+    return NULL;
+}
+
+static int run_switches(void)
+{
+    if (pipe(g_never) != 0)
+        return 1;
+    printf("pid %d\n", getpid());
+    fflush(stdout);
+    pthread_t e, s;
+    if (pthread_create(&s, NULL, switcher, NULL) != 0 || pthread_create(&e, NULL, switcher, (void *)1) != 0)
+        return 1;
+    pthread_join(e, NULL);
+    exit(0);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "pinned") == 0)
+        return run_pinned(atol(argv[2]));
+    if (argc == 2 && strcmp(argv[1], "switches") == 0)
+        return run_switches();
     if (argc == 2 && strcmp(argv[1], "clone") == 0)
         return run_clone();
     if (argc == 2 && strcmp(argv[1], "noname") == 0) {
@@ -301,6 +421,6 @@ int main(int argc, char **argv)
         wait_sampled();
         kill(getpid(), SIGKILL);
     }
-    fprintf(stderr, "usage: run_threads short N | exact N | vfork | noname | kill | clone\n");
+    fprintf(stderr, "usage: run_threads short N | exact N | vfork | noname | kill | clone | pinned MS | switches\n");
     return 2;
 }

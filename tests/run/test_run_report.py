@@ -54,13 +54,22 @@ def test_damaged_headers():
     # print nothing (it read 48 header bytes after checking 8, and `len -
     # off` wrapped around).
     good = run_set([proc_file(10, 1, b"a", [thread(10, b"main")])], cmd=b"a b")
+    old = run_set([proc_file(10, 1, b"a", [thread(10, b"main", version=1)], version=1)], cmd=b"a b", version=1)
+    newer = proc_file(10, 1, b"a", [thread(10, b"main")])
+    newer = newer[:8] + struct.pack("<I", 3) + newer[12:]
     cases = (
         (b"TTRUNSET\1\0\0\0", "shorter than its header"),
-        (good[:47], "shorter than its header"),
-        (good[:48] + b"a", "truncated command line"),
-        (good[:51], "truncated"),
-        (good[:51 + 8 + 100], "truncated process file"),
-        (good[:8] + struct.pack("<I", 2) + good[12:], "unknown version"),
+        (good[:111], "shorter than its header"),  # version 2: 112 bytes
+        (old[:47], "shorter than its header"),  # version 1: 48
+        (good[:112] + b"a", "truncated command line"),
+        (good[:115], "truncated"),
+        (good[:115 + 8 + 100], "truncated process file"),
+        (old[:51 + 8 + 100], "truncated process file"),
+        (good[:8] + struct.pack("<I", 3) + good[12:], "made by a newer threadtime (unknown version)"),
+        # Shorter than this version's header: only version 1's is read
+        # before the version is known (the fuzzer found the over-read).
+        (good[:8] + struct.pack("<I", 3) + good[12:60], "made by a newer threadtime (unknown version)"),
+        (run_set([newer], cmd=b"a b"), "run file of a newer threadtime (unknown version)"),
     )
     for i, (data, why) in enumerate(cases):
         st, out, err = dump(write(f"cut{i}.ttrunset", data))
@@ -85,7 +94,7 @@ def test_exe_without_nul():
 def hostile_set():
     ts = [thread(100 + i, n, start=1_000_000_000 + i * 1000, end=1_003_000_000, user=1_000_000 + i, system=0)
           for i, n in enumerate(HOSTILE)]
-    ts.append(thread(200, b"renamed", name_start=b"\x1b[31mred"))
+    ts.append(thread(200, b"renamed", name_start=b"\x1b[31mred", sched=(2_500_000, 12, 9, 3)))
     return run_set([proc_file(100, 1, HOSTILE_EXE, ts, samples=[(1_001_000_000, 101, 1, 100), (1_002_000_000, 101, 2, 600_100)])],
                    cmd=b"prog \x1b]0;t\x07 \xff")
 
@@ -390,7 +399,7 @@ def test_group_across_processes():
     gc = groups.get("GC Thread#*", {})
     check(gc.get("threads") == 2 and gc.get("processes") == 2 and gc.get("total_ns") == 12 * ms, f"across json: GC {gc}")
     st, out, err = dump(path, "--format", "csv", "--group")
-    rows = [r for r in csv.DictReader(io.StringIO(out.decode(), newline="")) if not r["pid"]]
+    rows = [r for r in csv.DictReader(io.StringIO(out.decode(), newline="")) if not r["pid"] and r["name"] != "(command)"]
     check(sorted((r["name"], r["threads"], r["total_ns"]) for r in rows) ==
           [("GC Thread#*", "2", str(12 * ms)), ("cc1", "3", str(6 * ms)), ("make", "1", str(ms))],
           f"across csv: rows without a pid {rows}")
@@ -409,6 +418,135 @@ def test_samples_json():
     got = json.loads(out)["processes"][0].get("samples") if st == 0 else None
     check(got == [{"t_ns": 1_000_000, "tid": 41, "round": 1, "total_ns": 100},
                   {"t_ns": 2_000_000, "tid": 41, "round": 2, "total_ns": 600_100}], f"samples: {got}")
+
+
+def sched_set(cgroup=(0, 1, 20_000, 100_000, 50, 7, 35_000_000)):
+    """Two processes: a thread with each scheduler figure known, one with
+    none (sampled), and a sampler; the command's wait4 switches."""
+    ms = 1_000_000
+    p1 = proc_file(10, 1, b"a", [thread(10, b"main", kind=2, sched=(3 * ms, 40, 25, 7)),
+                                 thread(11, b"w#1", sched=(5 * ms, 9, 4, 2)),
+                                 thread(12, b"w#2", sched=(1 * ms, 3, 2, 1)),
+                                 thread(13, b"clone", state=SEEN, kind=2, user=0, system=0, spare=(2 * ms, 1_001_000_000))],
+                   sampler_tid=14, sampler_cpu=ms)
+    p2 = proc_file(20, 10, b"b", [thread(20, b"w#3", kind=2, sched=(7 * ms, 11, 6, 5))])
+    return run_set([p1, p2], rusage=(20 * ms, 2 * ms), switches=(41, 16), cgroup=cgroup)
+
+
+def test_sched_every_format():
+    # Each thread's wait for a CPU and switch counts as its record holds
+    # them, in every format; unknown (no TT_RUN_SCHED) is '-' or -1, never
+    # 0; --group sums them per name, unknown when one member is; the whole
+    # command: the known threads' sum, how many are not known, wait4's
+    # switches and the cgroup's throttling over the run.
+    ms = 1_000_000
+    path = write("sched.ttrunset", sched_set())
+    st, out, err = dump(path, "--format", "json")
+    rep = json.loads(out)
+    rows = {t["tid"]: t for p in rep["processes"] for t in p["threads"]}
+    want = {10: (3 * ms, 40, 25, 7), 11: (5 * ms, 9, 4, 2), 12: (ms, 3, 2, 1), 20: (7 * ms, 11, 6, 5),
+            13: (-1, -1, -1, -1), 14: (-1, -1, -1, -1)}
+    got = {tid: (t["run_wait_ns"], t["timeslices"], t["voluntary_switches"], t["involuntary_switches"])
+           for tid, t in rows.items()}
+    check(got == want, f"sched json: {got}")
+    check((rep["run_wait_ns"], rep["timeslices"], rep["voluntary_switches"], rep["involuntary_switches"],
+           rep["sched_unknown_threads"]) == (16 * ms, 63, 37, 15, 1), f"sched json: the command's sums {rep}")
+    check(rep["rusage"]["voluntary_switches"] == 41 and rep["rusage"]["involuntary_switches"] == 16,
+          f"sched json: wait4's switches {rep['rusage']}")
+    check(rep["cgroup"] == {"available": True, "version": 1, "quota_us": 20_000, "period_us": 100_000, "periods": 50,
+                            "throttled_periods": 7, "throttled_ns": 35 * ms}, f"sched json: cgroup {rep['cgroup']}")
+    st, out, err = dump(path, "--format", "json", "--group")
+    groups = {g["name"]: g for p in json.loads(out)["processes"] for g in p["groups"]}
+    check(groups["w#*"]["run_wait_ns"] == 6 * ms and groups["w#*"]["voluntary_switches"] == 6 and
+          groups["clone"]["run_wait_ns"] == -1, f"sched json --group: {groups}")
+    alls = {g["name"]: g for g in json.loads(out)["groups"]}
+    check(alls["w#*"]["run_wait_ns"] == 13 * ms and alls["w#*"]["involuntary_switches"] == 8 and
+          alls["w#*"]["threads"] == 3, f"sched json --group over processes: {alls['w#*']}")
+    # CSV: the same columns by name, and the command's row.
+    st, out, err = dump(path, "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out.decode(), newline="")))
+    got = {int(r["tid"]): tuple(int(r[k]) for k in ("run_wait_ns", "timeslices", "voluntary_switches",
+                                                    "involuntary_switches")) for r in rows if r["tid"]}
+    check(got == want, f"sched csv: {got}")
+    cmd = [r for r in rows if r["name"] == "(command)"]
+    check(len(cmd) == 1 and (cmd[0]["run_wait_ns"], cmd[0]["voluntary_switches"], cmd[0]["involuntary_switches"],
+                             cmd[0]["cgroup_throttled_ns"], cmd[0]["total_ns"]) ==
+          (str(16 * ms), "41", "16", str(35 * ms), str(22 * ms)) and "1 threads not read" in cmd[0]["how"],
+          f"sched csv: the command's row {cmd}")
+    st, out, err = dump(path, "--format", "csv", "--group")
+    rows = list(csv.DictReader(io.StringIO(out.decode(), newline="")))
+    w = [r for r in rows if not r["pid"] and r["name"] == "w#*"]
+    check(len(w) == 1 and w[0]["run_wait_ns"] == str(13 * ms), f"sched csv --group: {w}")
+    # Text: the columns under their names, and the command's lines.
+    st, out, err = dump(path)
+    text = out.decode()
+    lines = text.split("\n")
+    head = [l for l in lines if l.lstrip().startswith("tid ")][0].split()
+    for tid, (wait, _, vol, invol) in want.items():
+        row = [l for l in lines if l.startswith(f"  {tid:7d}  ")]
+        cells = row[0].split() if row else []
+        i = len(cells) - (len(head) - head.index("wait_ms"))
+        check(len(row) == 1 and cells[i:i + 3] == (["-", "-", "-"] if wait < 0 else [f"{wait / ms:.3f}", str(vol),
+                                                                                        str(invol)]),
+              f"sched text: {tid}: {row}")
+    check("all threads waited 16.000 ms for a CPU (not counting 1 thread whose wait was not read), of which 35.000 ms throttled by its "
+          "cgroup (v1, quota 20.000 ms per 100.000 ms: 7 of 50 periods throttled)" in text, f"sched text: {text}")
+    check("context switches: 37 voluntary, 15 involuntary; the command's own rusage (wait4): 41 voluntary, "
+          "16 involuntary" in text, "sched text: switches")
+    # Chrome: in each slice's arguments where known.
+    st, out, err = dump(path, "--format", "chrome")
+    ev = {e["tid"]: e["args"] for e in json.loads(out)["traceEvents"] if e["ph"] == "X"}
+    check(ev[11].get("wait_ms") == 5.0 and ev[11].get("voluntary_switches") == 4 and "wait_ms" not in ev[13],
+          f"sched chrome: {ev}")
+
+
+def test_cgroup_not_available():
+    # A cgroup that could not be read (here ENOENT: no CPU controller) is
+    # said to be so in every format, never given as 0.
+    path = write("nocgroup.ttrunset", sched_set(cgroup=(2, 0, 0, 0, 0, 0, 0)))
+    st, out, err = dump(path)
+    text = out.decode()
+    check("cgroup throttling not available: no CPU controller visible" in text and "throttled by" not in text,
+          f"no cgroup: text {text[-400:]}")
+    st, out, err = dump(path, "--format", "json")
+    cg = json.loads(out)["cgroup"]
+    check(cg.get("available") is False and "no CPU controller" in cg.get("why", "") and "throttled_ns" not in cg,
+          f"no cgroup: json {cg}")
+    for group in ((), ("--group",)):
+        st, out, err = dump(path, "--format", "csv", *group)
+        cmd = [r for r in csv.DictReader(io.StringIO(out.decode(), newline="")) if r["name"] == "(command)"]
+        check(len(cmd) == 1 and cmd[0]["cgroup_throttled_ns"] == "" and
+              (group or "cgroup throttling not available" in cmd[0]["how"]), f"no cgroup: csv{group} {cmd}")
+
+
+def test_version_1():
+    # Recordings made before the scheduler's figures (version 1 files in a
+    # version 1 recording, and in a version 2 one) still read: their
+    # figures as they were, the new ones unknown, never 0.
+    ms = 1_000_000
+    v1 = proc_file(30, 1, b"old", [thread(30, b"main", kind=2, user=4 * ms, system=ms, version=1),
+                                   thread(31, b"w", version=1)],
+                   samples=[(1_001_000_000, 31, 1, 100)], version=1)
+    for what, data in (("v1 in v1", run_set([v1], rusage=(6 * ms, 0), version=1)),
+                       ("v1 in v2", run_set([v1, proc_file(40, 30, b"new", [thread(40, b"n", sched=(ms, 1, 1, 1))])]))):
+        path = write(what.replace(" ", "_") + ".ttrunset", data)
+        st, out, err = dump(path, "--format", "json")
+        check(st == 0, f"{what}: status {st}: {err}")
+        if st:
+            continue
+        rep = json.loads(out)
+        rows = {t["tid"]: t for p in rep["processes"] for t in p["threads"]}
+        check(rows[30]["total_ns"] == 5 * ms and rows[30]["run_wait_ns"] == -1 and rows[31]["voluntary_switches"] == -1,
+              f"{what}: rows {rows}")
+        check(rep["processes"][0]["samples"] == [{"t_ns": 1_000_000, "tid": 31, "round": 1, "total_ns": 100}],
+              f"{what}: samples {rep['processes'][0]['samples']}")
+        if "v1 in v1" == what:
+            check(rep["cgroup"]["available"] is False and "not in this recording" in rep["cgroup"]["why"] and
+                  rep["rusage"]["voluntary_switches"] == -1, f"{what}: cgroup {rep['cgroup']}")
+        else:
+            check(rows[40]["run_wait_ns"] == ms, f"{what}: the version 2 file's figures {rows[40]}")
+        st, out, err = dump(path)
+        check(st == 0 and "thread" in out.decode() and "not read" in out.decode(), f"{what}: text {out[-300:]}")
 
 
 def golden(out, name):
