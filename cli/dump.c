@@ -24,11 +24,12 @@ int tt__cli_dump(int argc, char **argv);
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: threadtime dump [--format text|csv|json|chrome] [--summary] [--group] [-o OUT] FILE\n"
+    fprintf(f, "usage: threadtime dump [--format text|csv|json|chrome|csv-series] [--summary] [--group] [-o OUT] FILE\n"
                "Prints a trace file written by tt_log_dump() or left by a crash-safe log,\n"
                "or a recording kept by threadtime run -o (--group folds numbered thread names).\n"
                "  --format  text (default; per-thread deltas in ns), csv, json, or chrome\n"
-               "            (Chrome trace JSON for Perfetto / chrome://tracing; ts in us)\n"
+               "            (Chrome trace JSON for Perfetto / chrome://tracing; ts in us);\n"
+               "            csv-series: a run recording's time series as CSV\n"
                "  --summary per event name (or id): calls, total, mean, p50, p99 and max wall\n"
                "            time, and CPU where recorded, sorted by total; then the hits of\n"
                "            instant events such as line probes (text or json)\n"
@@ -312,8 +313,9 @@ int tt__cli_dump(int argc, char **argv)
         return 2;
     if (tt__run_set_is(buf, len))
         return dump_run(buf, len, path, &in, fmt, want_summary, group, out_path);
-    if (group) {
-        fprintf(stderr, "threadtime dump: --group is for recordings of threadtime run; %s is a trace\n", path);
+    if (group || fmt == FMT_CSV_SERIES) {
+        fprintf(stderr, "threadtime dump: %s is for recordings of threadtime run; %s is a trace\n",
+                group ? "--group" : "--format csv-series", path);
         free(buf);
         return 2;
     }

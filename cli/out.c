@@ -15,7 +15,7 @@ static const char hex[] = "0123456789abcdef";
 int out_parse_format(const char *name, enum out_format *f)
 {
     static const char *const names[] = {[FMT_TEXT] = "text", [FMT_CSV] = "csv", [FMT_JSON] = "json",
-                                        [FMT_CHROME] = "chrome"};
+                                        [FMT_CHROME] = "chrome", [FMT_CSV_SERIES] = "csv-series"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(name, names[i]) == 0) {
             *f = (enum out_format)i;

@@ -10,12 +10,14 @@
 #include <stdio.h>
 #include <string.h>
 
-enum out_format { FMT_TEXT, FMT_CSV, FMT_JSON, FMT_CHROME };
+/* FMT_CSV_SERIES: a run's time series as CSV (recordings of threadtime
+ * run only). */
+enum out_format { FMT_TEXT, FMT_CSV, FMT_JSON, FMT_CHROME, FMT_CSV_SERIES };
 
 /* For messages: the names out_parse_format takes. */
-#define OUT_FORMAT_NAMES "text, csv, json, chrome"
+#define OUT_FORMAT_NAMES "text, csv, json, chrome, csv-series"
 
-/* "text", "csv", "json" or "chrome": 0 with *f set, or -EINVAL. */
+/* "text", "csv", "json", "chrome" or "csv-series": 0 with *f set, or -EINVAL. */
 int out_parse_format(const char *name, enum out_format *f);
 
 /* ---- the sink ---- */

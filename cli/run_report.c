@@ -840,19 +840,21 @@ static double sample_rate(const tt__run_sample *a, const tt__run_sample *prev)
     return 100.0 * ((double)a->total_ns - (double)prev->total_ns) / (double)(a->t_ns - prev->t_ns);
 }
 
-typedef struct chrome_ctx {
+/* What a walk over a process's samples writes to: the Chrome counters
+ * (first: no event written yet) and the CSV series. */
+typedef struct sample_ctx {
     sink *out;
     int *first;
     uint64_t t0;
     uint32_t pid;
-} chrome_ctx;
+} sample_ctx;
 
 /* CPU rate per thread between consecutive samples of that thread (an idle
  * thread's samples are rounds apart: the sampler backs off), drawn at the
  * earlier one. */
 static void chrome_counter(void *ctx, const tt__run_sample *a, const tt__run_sample *prev, const char *tname)
 {
-    chrome_ctx *c = ctx;
+    sample_ctx *c = ctx;
     double rate = sample_rate(a, prev);
     if (rate < 0)
         return;
@@ -900,7 +902,7 @@ static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
                         (double)r->wait / 1e6, (long long)r->vcs, (long long)r->ivcs);
             put_cstr(out, "}}");
         }
-        chrome_ctx c = {out, &first, t0, h->pid};
+        sample_ctx c = {out, &first, t0, h->pid};
         if (walk_samples(p, chrome_counter, &c) != 0)
             return -ENOMEM;
     }
@@ -1038,6 +1040,33 @@ static void report_csv(sink *out, const tt__run_set *s, const proc *ps, const ui
     if (!why)
         put_fmt(out, "%lld", (long long)h->cgroup_throttled_ns);
     put_cstr(out, "\n");
+}
+
+static void series_row(void *ctx, const tt__run_sample *a, const tt__run_sample *prev, const char *name)
+{
+    sample_ctx *c = ctx;
+    put_fmt(c->out, "%u,%u,", c->pid, a->tid);
+    put_csv_str(c->out, name, strlen(name));
+    put_fmt(c->out, ",%u,%lld,%lld,", a->round, (long long)(a->t_ns - c->t0), (long long)a->total_ns);
+    double rate = sample_rate(a, prev);
+    if (rate >= 0)
+        put_fmt(c->out, "%.1f", rate);
+    put_cstr(c->out, "\n");
+}
+
+/* The sampler's time series as CSV: one row per sample, t_ns from the
+ * earliest process's start (as in JSON), and the thread's CPU rate since
+ * its previous sample (empty for its first). */
+static int report_series(sink *out, const proc *ps, const uint32_t *order, uint32_t n)
+{
+    put_cstr(out, "pid,tid,name,round,t_ns,total_ns,cpu_percent\n");
+    uint64_t t0 = first_start(ps, n);
+    for (uint32_t k = 0; k < n; k++) {
+        sample_ctx c = {out, NULL, t0, ps[order[k]].h->pid};
+        if (walk_samples(&ps[order[k]], series_row, &c) != 0)
+            return -ENOMEM;
+    }
+    return 0;
 }
 
 static void report_json(sink *out, const tt__run_set *s, const proc *ps, const uint32_t *order, uint32_t n, int group,
@@ -1252,6 +1281,9 @@ int tt__run_report(const tt__run_set *s, enum out_format fmt, int group, sink *o
             break;
         case FMT_CHROME:
             rc = chrome(out, ps, order, n);
+            break;
+        case FMT_CSV_SERIES:
+            rc = report_series(out, ps, order, n);
             break;
         }
     }

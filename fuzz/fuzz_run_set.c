@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         set.procs[0] = (tt__run_proc_buf){copy, size};
         set.nprocs = 1;
     }
-    for (int fmt = FMT_TEXT; fmt <= FMT_CHROME; fmt++)
+    for (int fmt = FMT_TEXT; fmt <= FMT_CSV_SERIES; fmt++)
         for (int group = 0; group <= 1; group++) {
             char *text = NULL;
             size_t len = 0;

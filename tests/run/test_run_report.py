@@ -549,6 +549,28 @@ def test_version_1():
         check(st == 0 and "thread" in out.decode() and "not read" in out.decode(), f"{what}: text {out[-300:]}")
 
 
+def test_series_csv():
+    # The sampler's time series as CSV: each sample as the recording holds
+    # it (t_ns from the earliest process's start, as in JSON), the thread's
+    # name from its row, and its CPU rate since its previous sample.
+    rec = run_set([proc_file(40, 1, b"s", [thread(41, b"w,1")], start=1_000_000_000,
+                             samples=[(1_001_000_000, 41, 1, 100), (1_002_000_000, 41, 2, 600_100),
+                                      (1_002_000_000, 42, 2, 5)]),
+                   proc_file(50, 40, b"t", [thread(50, b"m")], start=1_000_500_000,
+                             samples=[(1_004_000_000, 50, 1, 7)])])
+    path = write("series.ttrunset", rec)
+    st, out, err = dump(path, "--format", "csv-series")
+    rows = list(csv.DictReader(io.StringIO(out.decode(), newline=""))) if st == 0 else []
+    got = [(r["pid"], r["tid"], r["name"], r["round"], r["t_ns"], r["total_ns"], r["cpu_percent"]) for r in rows]
+    check(got == [("40", "41", "w,1", "1", "1000000", "100", ""), ("40", "41", "w,1", "2", "2000000", "600100", "60.0"),
+                  ("40", "42", "?", "2", "2000000", "5", ""), ("50", "50", "m", "1", "4000000", "7", "")],
+          f"series: status {st}: {got} {err}")
+    # A trace file has no time series of a run.
+    trace = os.path.join(os.path.dirname(GOLDEN), "..", "fuzz", "seeds", "golden-1.2.trace")
+    st, out, err = dump(trace, "--format", "csv-series")
+    check(st == 2 and "csv-series is for recordings of threadtime run" in err, f"series of a trace: {st} {err}")
+
+
 def golden(out, name):
     path = os.path.join(GOLDEN, name)
     if os.environ.get("TT_UPDATE_GOLDEN"):
