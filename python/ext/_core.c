@@ -128,7 +128,7 @@ static int core_exec(PyObject *mod)
     /* Each init makes its static types once (owner_interp < 0) and adds
      * them to mod. */
     if (ttpy_clocks_init(mod) || ttpy_handles_init(mod) || ttpy_log_init(mod) || ttpy_interval_init(mod) ||
-        ttpy_trace_init(mod) || ttpy_tasks_init(mod) ||
+        ttpy_trace_init(mod) || ttpy_tasks_init(mod) || ttpy_spans_init(mod) ||
         PyModule_AddStringConstant(mod, "__version__", tt_version()) != 0)
         return -1;
     owner_interp = interp;

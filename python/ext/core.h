@@ -9,7 +9,9 @@
  *   log.c       the event log: start, stop, dump, events and their names
  *   interval.c  interval(): begin and end events around a block or a call
  *   trace.c     the trace reader
- *   tasks.c     asyncio: the CPU of each task's own steps
+ *   tasks.c     asyncio: the CPU of each task's own steps, and the
+ *               thread's run-queue wait, read once per fast-clock anchor
+ *   spans.c     the OpenTelemetry span processor's hooks
  */
 #ifndef TTPY_CORE_H
 #define TTPY_CORE_H
@@ -38,6 +40,8 @@ int ttpy_as_id(PyObject *o, pid_t *out);
 PyObject *ttpy_struct_new(PyTypeObject *type, PyObject **items, Py_ssize_t n);
 /* Adds type to mod under name (a new reference for the module); 0 or -1. */
 int ttpy_add_type(PyObject *mod, const char *name, PyTypeObject *type);
+/* The tp_dealloc of a GC heap type whose tp_clear drops every reference. */
+void ttpy_gc_dealloc(PyObject *o);
 /* Increases in a child of fork(): what was opened before it names the
  * parent's threads. Read with the GIL held (or atomically, without one). */
 unsigned ttpy_fork_generation(void);
@@ -79,6 +83,28 @@ int ttpy_interval_init(PyObject *mod);
 
 /* ---- tasks.c ---- */
 int ttpy_tasks_init(PyObject *mod);
+/* Run-queue wait figures that are not -errno: none known under this
+ * anchor (read it), and a task that does not count its wait. */
+#define TTPY_WAIT_UNKNOWN INT64_MIN
+#define TTPY_WAIT_OFF (INT64_MIN + 1)
+/* The calling thread's run-queue wait (schedstat's run_delay), ns, or
+ * -errno, at a fast-clock read (*ns, *anchor: tt__fast_ns's) just taken:
+ * the figure kept for that anchor, else a read of schedstat. first: the
+ * read is the start of an interval, and *ns and *anchor are then read
+ * again after it (so its cost stays out of the interval); else they are
+ * left as they were (the interval ended at them). */
+int64_t ttpy_wait_at(uint64_t *anchor, int64_t *ns, int first);
+/* The TaskCoro whose step runs innermost on this thread (borrowed), or
+ * NULL outside every counted step. */
+PyObject *ttpy_step_owner(void);
+/* A TaskCoro's CPU and run-queue wait so far, its step in progress on this
+ * thread included. 0, or -1 with the error set (a fork child, a failed
+ * clock read). *wait is -errno for a failed schedstat read, TTPY_WAIT_OFF
+ * when the task does not count it. */
+int ttpy_task_figures(PyObject *coro, int64_t *cpu, int64_t *wait);
+
+/* ---- spans.c ---- */
+int ttpy_spans_init(PyObject *mod);
 
 /* ---- trace.c: the trace reader's types, and two module functions ---- */
 int ttpy_trace_init(PyObject *mod);

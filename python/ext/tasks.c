@@ -29,7 +29,7 @@
 
 #include <errno.h>
 
-#include "threadtime/threadtime.h"
+#include "internal.h" /* tt__fast_ns: the fast clock's anchor, for the wait */
 
 typedef struct {
     PyObject_HEAD
@@ -37,6 +37,9 @@ typedef struct {
     int64_t total_ns;   /* the finished steps' CPU; written by the running thread only */
     int clock_error;    /* the first failed clock read's -errno, or 0 */
     unsigned generation; /* ttpy_fork_generation() at creation */
+    int run_wait;       /* the run-queue wait is counted too */
+    int wait_error;     /* the first failed schedstat read's -errno, or 0 */
+    int64_t wait_ns;    /* the finished steps' run-queue wait; as total_ns */
 } TaskCoroObject;
 
 /* One step in progress on this thread; lives on the C stack of the call
@@ -46,6 +49,8 @@ typedef struct step_frame {
     TaskCoroObject *owner;
     int64_t begin_ns;  /* the fast clock at the start, or < 0 (-errno) */
     int64_t nested_ns; /* steps that ran inside this one, ended so far */
+    int64_t begin_wait;  /* the thread's run-queue wait at the start, or < 0 (-errno) */
+    int64_t nested_wait; /* the wait of the nested steps, ended so far */
 } step_frame;
 
 /* initial-exec: this file is dlopened, and the core's TLS uses the same
@@ -58,16 +63,85 @@ static PyObject *coroutine_type; /* types.CoroutineType */
 static PyObject *str_attached;   /* "_threadtime_coro" */
 static PyObject *str_loop, *str_eager_start, *str_throw, *str_close, *str_get_coro;
 
-static void charge(TaskCoroObject *self, int64_t ns)
+/* Adds ns to *total: only the thread running the step writes it. */
+static void charge(int64_t *total, int64_t ns)
 {
 #ifdef Py_GIL_DISABLED
     /* Without a GIL, a thread that tries to step a coroutine another thread
      * is running gets an error from it after a short bracket of its own. */
-    __atomic_fetch_add(&self->total_ns, ns, __ATOMIC_RELAXED);
+    __atomic_fetch_add(total, ns, __ATOMIC_RELAXED);
 #else
-    int64_t t = __atomic_load_n(&self->total_ns, __ATOMIC_RELAXED);
-    __atomic_store_n(&self->total_ns, t + ns, __ATOMIC_RELAXED);
+    int64_t t = __atomic_load_n(total, __ATOMIC_RELAXED);
+    __atomic_store_n(total, t + ns, __ATOMIC_RELAXED);
 #endif
+}
+
+/* ---- the thread's run-queue wait, read once per fast-clock anchor ----
+ *
+ * schedstat's run_delay grows only while the thread is off its CPU: it is
+ * booked when the thread gets a CPU back. The fast clock's anchor lasts
+ * while nothing switches the thread out (the kernel clears the thread's
+ * rseq field at every preemption, migration and signal, and the clock is
+ * only fast on kernels that clear it when the thread blocks too), so one
+ * figure read under an anchor holds for as long as the anchor does. A
+ * step or a span then reads schedstat (a pread, ~0.5-1 us) only at its
+ * first boundary under a new anchor, not at every boundary: the thread's
+ * first step after a switch, and once per TT_FAST_BOUND_NS of running
+ * (the anchor's longest life). Where the fast clock answers from no anchor
+ * (turned off, or unsupported), every boundary reads schedstat. */
+typedef struct {
+    uint64_t anchor;   /* the anchor wait_ns holds under; UINT64_MAX: none */
+    int64_t wait_ns;
+    unsigned fork_gen; /* a fork child's anchors say nothing of the parent's figure */
+} wait_cache;
+static __thread wait_cache t_wait __attribute__((tls_model("initial-exec"))) = {UINT64_MAX, 0, 0};
+/* Set once schedstat proved missing: no boundary tries again. */
+static int g_no_schedstat;
+
+static int64_t wait_cached(uint64_t anchor)
+{
+    if (anchor != UINT64_MAX && anchor == t_wait.anchor && t_wait.fork_gen == ttpy_fork_generation())
+        return t_wait.wait_ns;
+    return TTPY_WAIT_UNKNOWN;
+}
+
+/* Reads the wait (tt_self_sched), then the fast clock again into *ns and
+ * *anchor, and keeps the figure for that anchor if it did not change. The
+ * wait, or -errno. */
+static int64_t wait_read(uint64_t *anchor, int64_t *ns)
+{
+    tt_sched s;
+    int rc = tt_self_sched(&s);
+    uint64_t before = *anchor;
+    *ns = tt__fast_ns(anchor);
+    if (rc != 0) {
+        if (rc == -ENOTSUP)
+            __atomic_store_n(&g_no_schedstat, 1, __ATOMIC_RELAXED);
+        return rc;
+    }
+    /* The same anchor before and after the read: nothing switched the
+     * thread out from the anchor's start to now, so the figure holds for
+     * the whole anchor. */
+    if (before != UINT64_MAX && before == *anchor)
+        t_wait = (wait_cache){before, s.run_wait_ns, ttpy_fork_generation()};
+    return s.run_wait_ns;
+}
+
+int64_t ttpy_wait_at(uint64_t *anchor, int64_t *ns, int first)
+{
+    if (__atomic_load_n(&g_no_schedstat, __ATOMIC_RELAXED))
+        return -ENOTSUP;
+    int64_t w = wait_cached(*anchor);
+    if (w == TTPY_WAIT_UNKNOWN) {
+        uint64_t a = *anchor;
+        int64_t after;
+        w = wait_read(&a, &after);
+        if (first) {
+            *anchor = a;
+            *ns = after;
+        }
+    }
+    return w;
 }
 
 static void step_enter(step_frame *f, TaskCoroObject *self)
@@ -75,30 +149,55 @@ static void step_enter(step_frame *f, TaskCoroObject *self)
     f->below = t_top;
     f->owner = self;
     f->nested_ns = 0;
+    f->nested_wait = 0;
     t_top = f;
-    f->begin_ns = tt_self_fast_ns();
+    uint64_t anchor;
+    int64_t ns = tt__fast_ns(&anchor);
+    f->begin_wait = self->run_wait ? ttpy_wait_at(&anchor, &ns, 1) : 0;
+    f->begin_ns = ns;
+}
+
+/* Records the first error of a step's reads. */
+static void keep_error(int *slot, int64_t code)
+{
+    int none = 0;
+    __atomic_compare_exchange_n(slot, &none, (int)code, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 static void step_exit(step_frame *f)
 {
-    int64_t end = tt_self_fast_ns();
+    uint64_t anchor;
+    int64_t end = tt__fast_ns(&anchor);
     TaskCoroObject *self = f->owner;
+    int64_t waited = 0;
+    if (self->run_wait) {
+        int64_t unused, now = ttpy_wait_at(&anchor, &unused, 0);
+        int64_t bad = f->begin_wait < 0 ? f->begin_wait : now < 0 ? now : 0;
+        if (bad != 0) {
+            keep_error(&self->wait_error, bad);
+        } else {
+            waited = now - f->begin_wait;
+            int64_t own = waited - f->nested_wait;
+            charge(&self->wait_ns, own > 0 ? own : 0);
+        }
+    }
     t_top = f->below;
     int64_t spent = 0;
     int64_t bad = f->begin_ns < 0 ? f->begin_ns : end < 0 ? end : 0;
     if (bad != 0) {
-        int none = 0; /* the first error stays */
-        __atomic_compare_exchange_n(&self->clock_error, &none, (int)bad, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+        keep_error(&self->clock_error, bad);
     } else {
         spent = end - f->begin_ns;
         /* The fast clock is monotonic per thread, so a nested step never
          * outlasts this one; only a fork() inside the step (the child's
          * clock restarts) breaks that, and such a task refuses reads. */
         int64_t own = spent - f->nested_ns;
-        charge(self, own > 0 ? own : 0);
+        charge(&self->total_ns, own > 0 ? own : 0);
     }
-    if (f->below != NULL)
+    if (f->below != NULL) {
         f->below->nested_ns += spent;
+        f->below->nested_wait += waited;
+    }
 }
 
 /* ---- the coroutine protocol, delegated ---- */
@@ -213,8 +312,7 @@ static int taskcoro_clear(PyObject *o)
     return 0;
 }
 
-/* The dealloc of both types here: their tp_clear drops every reference. */
-static void gc_dealloc(PyObject *o)
+void ttpy_gc_dealloc(PyObject *o)
 {
     PyTypeObject *type = Py_TYPE(o);
     PyObject_GC_UnTrack(o);
@@ -224,7 +322,7 @@ static void gc_dealloc(PyObject *o)
 }
 
 /* A new TaskCoro around coro (a new reference), or NULL. */
-static PyObject *taskcoro_wrap(PyObject *coro)
+static PyObject *taskcoro_wrap(PyObject *coro, int run_wait)
 {
     allocfunc alloc = (allocfunc)PyType_GetSlot(taskcoro_type, Py_tp_alloc);
     TaskCoroObject *self = (TaskCoroObject *)alloc(taskcoro_type, 0);
@@ -234,6 +332,9 @@ static PyObject *taskcoro_wrap(PyObject *coro)
     self->total_ns = 0;
     self->clock_error = 0;
     self->generation = ttpy_fork_generation();
+    self->run_wait = run_wait;
+    self->wait_error = 0;
+    self->wait_ns = 0;
     return (PyObject *)self;
 }
 
@@ -246,15 +347,14 @@ static PyObject *taskcoro_new(PyTypeObject *type, PyObject *args, PyObject *kwar
     }
     if (!PyArg_UnpackTuple(args, "TaskCoro", 1, 1, &coro))
         return NULL;
-    return taskcoro_wrap(coro);
+    return taskcoro_wrap(coro, 1);
 }
 
 static PyObject *taskcoro_get_coro(PyObject *o, void *unused) { return Py_NewRef(((TaskCoroObject *)o)->coro); }
 
-/* The CPU of the finished steps, plus the part of a step in progress on the
- * calling thread; -1 with the error set when it cannot be told. */
-static int64_t taskcoro_cpu_ns(TaskCoroObject *self)
+int ttpy_task_figures(PyObject *coro, int64_t *cpu, int64_t *wait)
 {
+    TaskCoroObject *self = (TaskCoroObject *)coro;
     if (self->generation != ttpy_fork_generation()) {
         ttpy_raise_errno(EINVAL, "this task was counted in the parent process before fork(): its steps ran on a "
                          "thread of the parent; tasks created in the child are counted afresh", NULL);
@@ -266,27 +366,62 @@ static int64_t taskcoro_cpu_ns(TaskCoroObject *self)
         return -1;
     }
     int64_t total = __atomic_load_n(&self->total_ns, __ATOMIC_RELAXED);
+    int64_t waited = __atomic_load_n(&self->wait_ns, __ATOMIC_RELAXED);
+    int64_t wait_error = self->run_wait ? __atomic_load_n(&self->wait_error, __ATOMIC_RELAXED) : TTPY_WAIT_OFF;
     step_frame *above = NULL;
     for (step_frame *f = t_top; f != NULL; above = f, f = f->below) {
         if (f->owner != self || f->begin_ns < 0)
             continue;
         /* Up to the start of the step running above it, or to now. */
-        int64_t upto = above != NULL ? above->begin_ns : tt_self_fast_ns();
+        int64_t upto = above != NULL ? above->begin_ns : -1, wait_upto = above != NULL ? above->begin_wait : -1;
+        if (above == NULL) {
+            uint64_t anchor;
+            upto = tt__fast_ns(&anchor);
+            if (upto >= 0 && wait_error == 0)
+                wait_upto = ttpy_wait_at(&anchor, &(int64_t){0}, 0);
+        }
         if (upto < 0) {
             ttpy_raise_code(upto);
             return -1;
         }
         int64_t own = upto - f->begin_ns - f->nested_ns;
         total += own > 0 ? own : 0;
+        if (wait_error == 0) {
+            int64_t bad = f->begin_wait < 0 ? f->begin_wait : wait_upto < 0 ? wait_upto : 0;
+            if (bad != 0) {
+                wait_error = bad;
+            } else {
+                own = wait_upto - f->begin_wait - f->nested_wait;
+                waited += own > 0 ? own : 0;
+            }
+        }
         break; /* a coroutine runs at most once on a thread's stack */
     }
-    return total;
+    *cpu = total;
+    *wait = wait_error != 0 ? wait_error : waited;
+    return 0;
 }
+
+PyObject *ttpy_step_owner(void) { return t_top != NULL ? (PyObject *)t_top->owner : NULL; }
 
 static PyObject *taskcoro_cpu(PyObject *o, void *unused)
 {
-    int64_t ns = taskcoro_cpu_ns((TaskCoroObject *)o);
-    return ns < 0 ? NULL : PyLong_FromLongLong(ns);
+    int64_t ns, wait;
+    return ttpy_task_figures(o, &ns, &wait) ? NULL : PyLong_FromLongLong(ns);
+}
+
+/* The wait as an int, or its error raised (TTPY_WAIT_OFF: LookupError). */
+static PyObject *wait_result(PyObject *task, int64_t wait)
+{
+    if (wait == TTPY_WAIT_OFF)
+        return PyErr_Format(PyExc_LookupError, "%R's run-queue wait is not counted: install(run_wait=False)", task);
+    return ttpy_ns_result(wait);
+}
+
+static PyObject *taskcoro_wait(PyObject *o, void *unused)
+{
+    int64_t ns, wait;
+    return ttpy_task_figures(o, &ns, &wait) ? NULL : wait_result(o, wait);
 }
 
 static PyMethodDef taskcoro_methods[] = {
@@ -300,6 +435,7 @@ static PyMethodDef taskcoro_methods[] = {
 static PyGetSetDef taskcoro_getset[] = {
     {"coro", taskcoro_get_coro, NULL, "The coroutine whose steps are counted.", NULL},
     {"cpu_ns", taskcoro_cpu, NULL, "CPU time of the coroutine's steps so far, ns.", NULL},
+    {"run_wait_ns", taskcoro_wait, NULL, "Run-queue wait of the thread during the coroutine's steps so far, ns.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -307,7 +443,7 @@ static PyType_Slot taskcoro_slots[] = {
     {Py_tp_doc, "TaskCoro(coro, /)\n--\n\nA coroutine whose every step (send, throw, close) is timed by the "
                 "calling thread's fast CPU clock. Attributes it lacks are the coroutine's."},
     {Py_tp_new, taskcoro_new},
-    {Py_tp_dealloc, gc_dealloc},
+    {Py_tp_dealloc, ttpy_gc_dealloc},
     {Py_tp_traverse, taskcoro_traverse},
     {Py_tp_clear, taskcoro_clear},
     {Py_tp_repr, taskcoro_repr},
@@ -332,6 +468,7 @@ typedef struct {
     PyObject *previous;   /* the loop's factory before install(), or None */
     PyObject *iscoroutine; /* asyncio.iscoroutine, for coroutines of other types */
     int eager;             /* task_class(..., eager_start=True) */
+    int run_wait;          /* each TaskCoro counts the run-queue wait too */
 } FactoryObject;
 
 /* 1 if o is something asyncio runs as a coroutine, 0 if not, -1. */
@@ -382,7 +519,7 @@ static PyObject *factory_call(PyObject *o, PyObject *args, PyObject *kwargs)
     if (yes < 0)
         return NULL;
     /* Not a coroutine: asyncio's own error, from the task as usual. */
-    PyObject *wrapped = yes ? taskcoro_wrap(coro) : Py_NewRef(coro);
+    PyObject *wrapped = yes ? taskcoro_wrap(coro, self->run_wait) : Py_NewRef(coro);
     if (wrapped == NULL)
         return NULL;
     PyObject *task;
@@ -406,11 +543,11 @@ static PyObject *factory_call(PyObject *o, PyObject *args, PyObject *kwargs)
 
 static PyObject *factory_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"task_class", "previous", "iscoroutine", "eager", NULL};
+    static char *names[] = {"task_class", "previous", "iscoroutine", "eager", "run_wait", NULL};
     PyObject *task_class, *previous, *iscoroutine;
-    int eager;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOp:TaskFactory", names, &task_class, &previous, &iscoroutine,
-                                     &eager))
+    int eager, run_wait = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOp|p:TaskFactory", names, &task_class, &previous,
+                                     &iscoroutine, &eager, &run_wait))
         return NULL;
     if (!PyType_Check(task_class)) {
         PyErr_Format(PyExc_TypeError, "task_class must be a class, not %R", task_class);
@@ -424,6 +561,7 @@ static PyObject *factory_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     self->previous = Py_NewRef(previous);
     self->iscoroutine = Py_NewRef(iscoroutine);
     self->eager = eager;
+    self->run_wait = run_wait;
     return (PyObject *)self;
 }
 
@@ -448,20 +586,25 @@ static int factory_clear(PyObject *o)
 
 static PyObject *factory_previous(PyObject *o, void *unused) { return Py_NewRef(((FactoryObject *)o)->previous); }
 static PyObject *factory_eager(PyObject *o, void *unused) { return PyBool_FromLong(((FactoryObject *)o)->eager); }
+static PyObject *factory_run_wait(PyObject *o, void *unused)
+{
+    return PyBool_FromLong(((FactoryObject *)o)->run_wait);
+}
 
 static PyGetSetDef factory_getset[] = {
     {"previous", factory_previous, NULL, "The factory the loop had before, called with each TaskCoro, or None.",
      NULL},
     {"eager", factory_eager, NULL, "Whether tasks start eagerly (the loop had asyncio.eager_task_factory).", NULL},
+    {"run_wait", factory_run_wait, NULL, "Whether each task's run-queue wait is counted beside its CPU.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyType_Slot factory_slots[] = {
-    {Py_tp_doc, "TaskFactory(task_class, previous, iscoroutine, eager)\n--\n\nA loop's task factory: wraps each "
-                "coroutine in a TaskCoro and builds the task from task_class, or hands it to previous."},
+    {Py_tp_doc, "TaskFactory(task_class, previous, iscoroutine, eager, run_wait=True)\n--\n\nA loop's task factory: "
+                "wraps each coroutine in a TaskCoro and builds the task from task_class, or hands it to previous."},
     {Py_tp_new, factory_new},
     {Py_tp_call, factory_call},
-    {Py_tp_dealloc, gc_dealloc},
+    {Py_tp_dealloc, ttpy_gc_dealloc},
     {Py_tp_traverse, factory_traverse},
     {Py_tp_clear, factory_clear},
     {Py_tp_getset, factory_getset},
@@ -498,13 +641,25 @@ static PyObject *py_task_cpu_ns(PyObject *m, PyObject *task)
     PyObject *c = task_counter(task);
     if (c == NULL)
         return NULL;
-    int64_t ns = taskcoro_cpu_ns((TaskCoroObject *)c);
+    PyObject *r = taskcoro_cpu(c, NULL);
     Py_DECREF(c);
-    return ns < 0 ? NULL : PyLong_FromLongLong(ns);
+    return r;
+}
+
+static PyObject *py_task_run_wait_ns(PyObject *m, PyObject *task)
+{
+    PyObject *c = task_counter(task);
+    if (c == NULL)
+        return NULL;
+    int64_t ns, wait;
+    PyObject *r = ttpy_task_figures(c, &ns, &wait) ? NULL : wait_result(task, wait);
+    Py_DECREF(c);
+    return r;
 }
 
 static PyMethodDef tasks_methods[] = {
     {"_task_cpu_ns", py_task_cpu_ns, METH_O, "_task_cpu_ns($module, task, /)\n--\n\nCPU time of a counted task's own steps, ns (threadtime.asyncio.task_cpu_ns wraps it)."},
+    {"_task_run_wait_ns", py_task_run_wait_ns, METH_O, "_task_run_wait_ns($module, task, /)\n--\n\nRun-queue wait of the thread during a counted task's own steps, ns (threadtime.asyncio.task_run_wait_ns wraps it)."},
     {NULL, NULL, 0, NULL},
 };
 

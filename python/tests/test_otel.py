@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -27,8 +27,9 @@ BOUND = threadtime.FAST_BOUND_NS
 
 @pytest.fixture
 def traced():
-    """(tracer, exporter, processor) on a provider of their own."""
-    processor = otel.ThreadTimeSpanProcessor()
+    """(tracer, exporter, processor) on a provider of their own; the
+    processor splits user and system time."""
+    processor = otel.ThreadTimeSpanProcessor(split=True)
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(processor)
@@ -103,10 +104,10 @@ def test_other_threads_work_is_not_charged(traced):
     assert_between(finished(exporter, "waiting"), inside, outer)
 
 
-def test_split_off_gives_the_total_alone():
+def test_by_default_no_split():
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
-    provider.add_span_processor(otel.ThreadTimeSpanProcessor(split=False))
+    provider.add_span_processor(otel.ThreadTimeSpanProcessor())
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     before = time.thread_time_ns()
     with provider.get_tracer("test").start_as_current_span("work"):
@@ -319,24 +320,31 @@ def test_span_ended_in_another_task_gets_no_figure(traced):
 
 
 def test_a_hook_already_on_end_is_kept():
-    """Another processor's hook on end() (here a second one of ours) still
-    runs, and the span ends once, with its figure and no hook left."""
+    """Another processor's hook on end() (here a Python one, then one of
+    ours after it) still runs, and the span ends once, with its figure and
+    no hook left."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     calls = []
 
-    class Hooked(otel.ThreadTimeSpanProcessor):
-        def _ending(self, *args, **kwargs):
-            calls.append(self)
-            super()._ending(*args, **kwargs)
+    class Hooking(SpanProcessor):
+        def on_start(self, span, parent_context=None):
+            own = span.end
 
-    first, second = Hooked(split=False), Hooked(split=False)
-    provider.add_span_processor(first)
-    provider.add_span_processor(second)
+            def end(end_time=None):
+                calls.append(end_time)
+                del span.end
+                own(end_time)
+
+            span.end = end
+
+    provider.add_span_processor(Hooking())
+    provider.add_span_processor(otel.ThreadTimeSpanProcessor(run_wait=False))
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     span = provider.get_tracer("test").start_span("twice hooked")
-    span.end()
-    assert calls == [second, first] and "end" not in vars(span)
+    span.end(end_time=span.start_time + 7)
+    assert calls == [span.start_time + 7] and "end" not in vars(span)
     (done,) = exporter.get_finished_spans()
-    assert done.attributes[otel.TOTAL] >= 0
+    assert done.attributes[otel.TOTAL] >= 0 and otel.RUN_WAIT not in done.attributes
+    assert done.end_time == done.start_time + 7
     provider.shutdown()

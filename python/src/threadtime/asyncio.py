@@ -28,10 +28,10 @@ import contextlib
 from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
-from ._core import TaskCoro, TaskFactory, _task_cpu_ns
+from ._core import TaskCoro, TaskFactory, _task_cpu_ns, _task_run_wait_ns
 from ._core import total_ns as _warm_fast_clock
 
-__all__ = ["CountedTask", "install", "lifespan", "uninstall", "task_cpu_ns", "tasks_cpu_ns"]
+__all__ = ["CountedTask", "install", "lifespan", "uninstall", "task_cpu_ns", "task_run_wait_ns", "tasks_cpu_ns"]
 
 # The coroutine protocol (send, throw, close, __await__) is what asyncio
 # checks for a coroutine that is not a native one.
@@ -67,12 +67,14 @@ def _loop(loop: asyncio.AbstractEventLoop | None, what: str) -> asyncio.Abstract
                            f"(e.g. at the start of main() or in an app's startup hook), or pass loop=") from None
 
 
-def install(loop: asyncio.AbstractEventLoop | None = None) -> None:
+def install(loop: asyncio.AbstractEventLoop | None = None, *, run_wait: bool = True) -> None:
     """Counts the CPU of every task created on loop (default: the running
-    loop) from now on. The loop's task factory, if it had one, still makes
-    the tasks (each gets a ``TaskCoro`` to step instead of the coroutine);
-    with ``asyncio.eager_task_factory`` the tasks are ``CountedTask``s that
-    start eagerly. Calling it again changes nothing."""
+    loop) from now on, and with run_wait the time the loop's thread waited
+    for a CPU during each task's steps (``task_run_wait_ns``). The loop's
+    task factory, if it had one, still makes the tasks (each gets a
+    ``TaskCoro`` to step instead of the coroutine); with
+    ``asyncio.eager_task_factory`` the tasks are ``CountedTask``s that start
+    eagerly. Calling it again changes nothing."""
     loop = _loop(loop, "install")
     previous = loop.get_task_factory()
     if isinstance(previous, TaskFactory):
@@ -81,7 +83,7 @@ def install(loop: asyncio.AbstractEventLoop | None = None) -> None:
     # inside the first step counted.
     _warm_fast_clock()
     eager = previous is not None and previous is getattr(asyncio, "eager_task_factory", None)
-    factory = TaskFactory(CountedTask, None if eager else previous, asyncio.iscoroutine, eager)
+    factory = TaskFactory(CountedTask, None if eager else previous, asyncio.iscoroutine, eager, run_wait)
     loop.set_task_factory(factory)
 
 
@@ -105,6 +107,18 @@ def uninstall(loop: asyncio.AbstractEventLoop | None = None) -> None:
                               else factory.previous)
 
 
+def _task_or_current(task: asyncio.Task[Any] | None, what: str) -> asyncio.Task[Any]:
+    if task is not None:
+        return task
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running loop
+        task = None
+    if task is None:
+        raise RuntimeError(f"threadtime.asyncio.{what}() outside a task: pass the task")
+    return task
+
+
 def task_cpu_ns(task: asyncio.Task[Any] | None = None) -> int:
     """CPU time the task's own steps have used, in ns: for the current task
     by default, including its step in progress; for another task, its
@@ -116,14 +130,21 @@ def task_cpu_ns(task: asyncio.Task[Any] | None = None) -> int:
     the parent, or with the clock's errno if the thread's clock could not be
     read during one of the task's steps.
     """
-    if task is None:
-        try:
-            task = asyncio.current_task()
-        except RuntimeError:  # no running loop
-            task = None
-        if task is None:
-            raise RuntimeError("threadtime.asyncio.task_cpu_ns() outside a task: pass the task")
-    return _task_cpu_ns(task)
+    return _task_cpu_ns(_task_or_current(task, "task_cpu_ns"))
+
+
+def task_run_wait_ns(task: asyncio.Task[Any] | None = None) -> int:
+    """Time the task's thread was runnable but waiting for a CPU during the
+    task's own steps, in ns (schedstat's run_delay: a busy host, or the
+    cgroup's CPU quota); the current task by default, as ``task_cpu_ns``.
+    The thread's waits between the task's steps (its neighbours' steps,
+    the loop's own work) are not in it.
+
+    Raises as ``task_cpu_ns`` does, ``LookupError`` also for a task counted
+    with ``install(run_wait=False)``, and ``OSError`` (ENOTSUP) where the
+    kernel keeps no schedstat.
+    """
+    return _task_run_wait_ns(_task_or_current(task, "task_run_wait_ns"))
 
 
 def tasks_cpu_ns(loop: asyncio.AbstractEventLoop | None = None) -> dict[asyncio.Task[Any], int]:

@@ -1,36 +1,42 @@
-"""OpenTelemetry for threadtime: CPU time per span, and CPU time per thread
-name as metrics (``pip install 'threadtime[otel]'``, the real
-``opentelemetry-sdk``).
+"""OpenTelemetry for threadtime: CPU time and run-queue wait per span, and
+CPU time per thread name as metrics (``pip install 'threadtime[otel]'``, the
+real ``opentelemetry-sdk``).
 
-``ThreadTimeSpanProcessor`` adds to each span the CPU time spent between its
-start and its end by what started it:
+``ThreadTimeSpanProcessor`` adds to each span what started it spent between
+the span's start and its end:
 
-* a span started inside an asyncio task gets that task's own CPU time
-  (``threadtime.asyncio.task_cpu_ns``: the task's steps only, never the
-  steps of the tasks that ran on the loop between them), once
+* a span started inside an asyncio task gets that task's own figures
+  (``threadtime.asyncio``: the task's steps only, never the steps of the
+  tasks that ran on the loop between them), once
   ``threadtime.asyncio.install()`` accounts the loop's tasks;
-* a span started on a thread outside any task gets the thread's CPU time.
+* a span started on a thread outside any task gets the thread's figures.
 
-Attributes, named as threadtime's Java module names them:
+Attributes (OpenTelemetry's semantic conventions name none of these, so
+they are threadtime's; the CPU ones as threadtime's Java module names them):
 
 * ``threadtime.cpu.total_ns`` (int, ns): the CPU time, exact (the kernel's
   runtime of the thread, read through the fast clock);
-* ``threadtime.cpu.user_ns``, ``threadtime.cpu.system_ns`` (int, ns): its
-  split, on a thread: the difference of two ``times()`` readings, the
-  consistent split (``user_ns + system_ns == total_ns``, neither negative)
-  whose total is the exact clock and whose proportion is the kernel's. A
-  span in a task gets no split: a task's steps are bracketed by the total
-  clock alone, so nothing measured the task's user and system time, and
-  none is invented.
+* ``threadtime.sched.run_wait_ns`` (int, ns): the time the thread was
+  runnable but waiting for a CPU (a busy host, or the cgroup's CPU quota;
+  schedstat's run_delay), during the task's steps for a span in a task;
+  ``run_wait=False`` leaves it out;
+* ``threadtime.cpu.user_ns``, ``threadtime.cpu.system_ns`` (int, ns), with
+  ``split=True``, on a thread: the consistent split (``user_ns +
+  system_ns == total_ns``, neither negative) whose total is the exact clock
+  and whose proportion is the kernel's. A span in a task gets no split: a
+  task's steps are bracketed by the total clock alone, so nothing measured
+  the task's user and system time, and none is invented.
 
 A span that ends on another thread or in another task than the one it
-started in gets none of them (its CPU was spent in two places); nor does a
+started in gets none of them (its time was spent in two places); nor does a
 span in a task the accounting does not know. ``unmeasured()`` counts both.
 
 The attributes are set just before the span ends: the SDK's span processor
 hooks see the span already read-only (its ``_on_ending`` too), so the
-processor wraps the span's own ``end()`` when the span starts, and the
-wrapper removes itself when it runs.
+processor puts a hook on the span's own ``end()`` when the span starts, and
+the hook takes itself off when it runs. Both halves are in the C extension
+(no Python frame per span); the span's own ``set_attribute`` sets the
+figures, so the SDK's checks and limits apply to them.
 
 ``register_metrics()`` adds observable counters to a meter: the process's
 CPU time by thread name, the names grouped so that a pool's threads make
@@ -40,7 +46,6 @@ and the spans left unmeasured, by reason.
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import re
 import threading
@@ -49,19 +54,19 @@ from typing import Final
 
 try:
     from opentelemetry import metrics as _metrics_api
-    from opentelemetry.context import Context
     from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
     from opentelemetry.sdk.trace import Span, SpanProcessor
 except ImportError as _missing:  # pragma: no cover - depends on the environment
     raise ImportError("threadtime.otel needs the OpenTelemetry SDK: pip install 'threadtime[otel]'") from _missing
 
-from . import Times, __version__, thread_times, times, total_ns
-from ._core import _task_cpu_ns
+from . import __version__, thread_times
+from ._core import SpanClock
 
 __all__ = [
     "TOTAL",
     "USER",
     "SYSTEM",
+    "RUN_WAIT",
     "SCOPE",
     "THREAD_CPU",
     "UNMEASURED",
@@ -73,6 +78,7 @@ __all__ = [
 TOTAL: Final = "threadtime.cpu.total_ns"
 USER: Final = "threadtime.cpu.user_ns"
 SYSTEM: Final = "threadtime.cpu.system_ns"
+RUN_WAIT: Final = "threadtime.sched.run_wait_ns"
 
 SCOPE: Final = "threadtime.otel"
 THREAD_CPU: Final = "threadtime.thread.cpu.time"
@@ -84,103 +90,29 @@ NO_CLOCK: Final = "no_clock"
 REASONS: Final = (OTHER_THREAD, NO_CLOCK)
 
 
-def _current_task() -> asyncio.Task[object] | None:
-    """The asyncio task running on this thread, if any (no exception when no
-    loop runs here, unlike asyncio.current_task())."""
-    loop = asyncio._get_running_loop()
-    return None if loop is None else asyncio.current_task(loop)
-
-
-def _task_cpu(task: asyncio.Task[object]) -> int | None:
-    """The task's own CPU time so far, its step in progress included, ns;
-    None for a task threadtime.asyncio does not count (created before
-    install(), or counted in the parent of this forked process)."""
-    try:
-        return _task_cpu_ns(task)
-    except (LookupError, OSError):
-        return None
-
-
 class ThreadTimeSpanProcessor(SpanProcessor):
-    """Sets each span's CPU time (see the module's doc) on the span itself,
-    just before it ends. Add it to a TracerProvider like any processor:
-    ``provider.add_span_processor(ThreadTimeSpanProcessor())``.
+    """Sets each span's CPU time and run-queue wait (see the module's doc)
+    on the span itself, just before it ends. Add it to a TracerProvider
+    like any processor: ``provider.add_span_processor(ThreadTimeSpanProcessor())``.
 
-    split=False leaves out the user/system split on threads: two fast-clock
-    reads per span instead of two ``times()`` (a ``getrusage()`` each).
+    split=True adds the user/system split on threads (one ``tt_self_times``
+    per end instead of a fast-clock read, and two more attributes).
+    run_wait=False leaves out the run-queue wait.
     """
 
-    def __init__(self, *, split: bool = True) -> None:
-        self._split = split
-        self._lock = threading.Lock()
-        self._unmeasured = dict.fromkeys(REASONS, 0)
-        self._end_hook = self._ending  # made once, not per span
+    def __init__(self, *, split: bool = False, run_wait: bool = True) -> None:
+        self._clock = SpanClock(TOTAL, USER, SYSTEM, RUN_WAIT, asyncio._get_running_loop, asyncio.current_task,
+                                split, run_wait)
+        # The SDK calls on_start(span, parent_context=...) on the instance:
+        # this C callable answers it, with no Python frame per span.
+        self.on_start = self._clock  # type: ignore[method-assign,assignment]
 
     def unmeasured(self, reason: str) -> int:
-        """Spans that got no CPU attribute for this reason (OTHER_THREAD or
+        """Spans that got no attribute for this reason (OTHER_THREAD or
         NO_CLOCK) since the processor was made."""
-        if reason not in self._unmeasured:
+        if reason not in REASONS:
             raise ValueError(f"unmeasured(): reason must be one of {', '.join(REASONS)}, not {reason!r}")
-        return self._unmeasured[reason]
-
-    def _count(self, reason: str) -> None:
-        with self._lock:  # rare; a plain += could lose counts without the GIL
-            self._unmeasured[reason] += 1
-
-    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        task = _current_task()
-        if task is not None:
-            owner: object = task
-            start: int | Times | None = _task_cpu(task)
-            if start is None:
-                self._count(NO_CLOCK)
-                return
-        else:
-            owner = threading.get_ident()
-            # Last: the processor's own work stays outside the figure.
-            start = times() if self._split else total_ns()
-        # One partial (and its arguments' tuple) per span: a closure and its
-        # cells, or bound methods, would be more objects for the cycle
-        # collector to count. An end() already set on the span (another
-        # hook) is kept and called; else the class's.
-        span.end = functools.partial(self._end_hook, span, owner, start,  # type: ignore[method-assign]
-                                     vars(span).get("end"))
-
-    def _ending(self, span: Span, owner: object, start: int | Times, end: Callable[[int | None], None] | None,
-                end_time: int | None = None) -> None:
-        try:  # measured first, so that the SDK's end() stays outside the figure
-            self._measure(span, owner, start)
-        finally:
-            # The end() there was before: the class's (no cycle left behind),
-            # or the hook that runs next and then puts back its own.
-            if end is None:
-                del span.end
-            else:
-                span.end = end  # type: ignore[method-assign,assignment]
-        if end is None:
-            type(span).end(span, end_time)
-        else:
-            end(end_time)
-
-    def _measure(self, span: Span, owner: object, start: int | Times) -> None:
-        if not span.is_recording():  # ended already: end() again only warns
-            return
-        task = _current_task()
-        if task is not None:
-            now = _task_cpu(task) if task is owner else None
-            if now is None:
-                self._count(OTHER_THREAD if task is not owner else NO_CLOCK)
-                return
-            span.set_attribute(TOTAL, now - start)  # type: ignore[operator]
-            return
-        if owner != threading.get_ident():
-            self._count(OTHER_THREAD)
-            return
-        if isinstance(start, Times):
-            used = times() - start
-            span.set_attributes({TOTAL: used.total_ns, USER: used.user_ns, SYSTEM: used.system_ns})
-        else:
-            span.set_attribute(TOTAL, total_ns() - start)
+        return self._clock.unmeasured()[REASONS.index(reason)]
 
 
 # "ThreadPoolExecutor-0_3" -> "ThreadPoolExecutor-0", "Thread-7 (work)" ->

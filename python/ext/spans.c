@@ -1,0 +1,430 @@
+/* threadtime._core's OpenTelemetry span hooks (threadtime.otel wraps them).
+ *
+ * The SDK calls a processor's on_start on the thread that starts a span,
+ * and shows the processor the span again only once it is read-only. So a
+ * SpanClock (the processor's on_start) reads the figures where the span
+ * starts and puts a SpanEnd on the span as its end(); that reads them
+ * again, sets the attributes through the span's own set_attribute (the
+ * SDK's checks and limits apply), takes itself off the span and calls the
+ * end() that was there before. Both are C calls: a span costs the
+ * processor no Python frame, and the SDK's own attribute calls stay the
+ * largest part of what it adds (docs/python-async.md has the figures).
+ *
+ * Where a span starts decides what it is charged:
+ *   - inside a counted asyncio step (tasks.c): that task's own CPU and
+ *     run-queue wait, its other steps between start and end included, its
+ *     neighbours' steps not;
+ *   - in an asyncio task that is not counted: nothing (NO_CLOCK);
+ *   - elsewhere on a thread: the thread's CPU (the fast clock, or with
+ *     split the consistent user/system split of tt_self_times) and its
+ *     run-queue wait.
+ * A span that ends in another task, on another thread or in another
+ * process gets nothing (OTHER_THREAD).
+ */
+#include "core.h"
+
+#include <errno.h>
+#include <pthread.h>
+
+#include "internal.h" /* tt__fast_ns: the fast clock with its anchor */
+
+enum { OTHER_THREAD = 0, NO_CLOCK = 1, REASONS = 2 };
+enum { TOTAL = 0, USER = 1, SYSTEM = 2, WAIT = 3, NAMES = 4 };
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *names[NAMES];     /* the attributes' names */
+    PyObject *get_running_loop; /* asyncio._get_running_loop */
+    PyObject *current_task;     /* asyncio.current_task */
+    int split, run_wait;
+    Py_ssize_t unmeasured[REASONS]; /* spans left without figures, by reason; atomic */
+} ClockObject;
+
+/* What a span is charged, read at its start and at its end. */
+typedef struct {
+    int64_t cpu, user, system; /* user and system: -1 when not split */
+    int64_t wait;              /* < 0: unknown (-errno, or TTPY_WAIT_OFF) */
+} figures;
+
+typedef struct {
+    PyObject_HEAD
+    ClockObject *clock;
+    PyObject *span;
+    PyObject *owner;    /* the TaskCoro the span started in, or NULL: the thread */
+    PyObject *previous; /* span.end when this one was put on: the span's own, or another hook */
+    int own;            /* previous is the span's own end(), bound to it */
+    pthread_t thread;
+    unsigned fork_gen;
+    int ran;            /* 1 once it has measured and taken itself off, 2 once it called end() */
+    figures start;
+} EndObject;
+
+static PyTypeObject *clock_type, *end_type;
+static PyObject *str_end, *str_self, *str_set_attribute;
+static PyTypeObject *method_type; /* types.MethodType */
+
+static void count(ClockObject *c, int reason) { __atomic_fetch_add(&c->unmeasured[reason], 1, __ATOMIC_RELAXED); }
+
+/* The calling thread's figures. At a start the wait comes first (a read of
+ * schedstat, when one is needed, stays before the CPU read); at an end,
+ * last. 0 or -errno (the CPU clock). */
+static int thread_figures(ClockObject *c, figures *out, int first)
+{
+    uint64_t anchor;
+    int64_t ns = tt__fast_ns(&anchor);
+    if (ns < 0)
+        return (int)ns;
+    out->wait = TTPY_WAIT_OFF;
+    if (c->run_wait && first)
+        out->wait = ttpy_wait_at(&anchor, &ns, 1);
+    out->cpu = ns;
+    out->user = out->system = -1;
+    if (c->split) {
+        tt_times t;
+        int rc = tt_self_times(&t);
+        if (rc != 0)
+            return rc;
+        out->cpu = t.total_ns;
+        out->user = t.user_ns;
+        out->system = t.system_ns;
+        if (c->run_wait && !first)
+            ns = tt__fast_ns(&anchor); /* the anchor after the split's read */
+    }
+    if (c->run_wait && !first)
+        out->wait = ttpy_wait_at(&anchor, &ns, 0);
+    return 0;
+}
+
+/* A task's figures; 0, or -1 without an error left set. */
+static int task_figures(ClockObject *c, PyObject *owner, figures *out)
+{
+    if (ttpy_task_figures(owner, &out->cpu, &out->wait) != 0) {
+        PyErr_Clear(); /* a fork child, or a failed clock read */
+        return -1;
+    }
+    if (!c->run_wait)
+        out->wait = TTPY_WAIT_OFF;
+    out->user = out->system = -1;
+    return 0;
+}
+
+/* 1 inside an asyncio task that is not counted, 0 outside any, -1. */
+static int in_uncounted_task(ClockObject *c)
+{
+    PyObject *loop = PyObject_CallObject(c->get_running_loop, NULL);
+    if (loop == NULL || loop == Py_None) {
+        Py_XDECREF(loop);
+        return loop == NULL ? -1 : 0;
+    }
+    PyObject *task = PyObject_CallFunctionObjArgs(c->current_task, loop, NULL);
+    Py_DECREF(loop);
+    if (task == NULL)
+        return -1;
+    int in_task = task != Py_None;
+    Py_DECREF(task);
+    return in_task;
+}
+
+/* 1 if end is the span's own end() (a method bound to it: the class's,
+ * with no hook on the span), 0 if it is a hook, -1. The span's __dict__ is
+ * never asked for: on CPython 3.11+ that turns its inline attributes into a
+ * dict, and every attribute access of the SDK on the span then costs more. */
+static int own_end(PyObject *span, PyObject *end)
+{
+    if (Py_TYPE(end) != method_type)
+        return 0;
+    PyObject *self = PyObject_GetAttr(end, str_self);
+    if (self == NULL)
+        return -1;
+    Py_DECREF(self);
+    return self == span;
+}
+
+/* ---- SpanClock: the processor's on_start(span, parent_context=None) ---- */
+
+static PyObject *clock_call(PyObject *o, PyObject *args, PyObject *kwargs)
+{
+    ClockObject *c = (ClockObject *)o;
+    if (PyTuple_Size(args) != 1) {
+        PyErr_SetString(PyExc_TypeError, "on_start(span, parent_context=None) takes the span");
+        return NULL;
+    }
+    PyObject *span = PyTuple_GetItem(args, 0);
+    PyObject *owner = ttpy_step_owner();
+    figures start;
+    if (owner != NULL) {
+        if (task_figures(c, owner, &start) != 0) {
+            count(c, NO_CLOCK);
+            Py_RETURN_NONE;
+        }
+    } else {
+        int uncounted = in_uncounted_task(c);
+        if (uncounted != 0) {
+            if (uncounted < 0)
+                return NULL;
+            count(c, NO_CLOCK);
+            Py_RETURN_NONE;
+        }
+        int rc = thread_figures(c, &start, 1);
+        if (rc != 0) {
+            count(c, NO_CLOCK);
+            Py_RETURN_NONE;
+        }
+    }
+    PyObject *previous = PyObject_GetAttr(span, str_end);
+    if (previous == NULL)
+        return NULL;
+    int own = own_end(span, previous);
+    if (own < 0) {
+        Py_DECREF(previous);
+        return NULL;
+    }
+    allocfunc alloc = (allocfunc)PyType_GetSlot(end_type, Py_tp_alloc);
+    EndObject *e = (EndObject *)alloc(end_type, 0);
+    if (e == NULL) {
+        Py_XDECREF(previous);
+        return NULL;
+    }
+    e->clock = (ClockObject *)Py_NewRef(o);
+    e->span = Py_NewRef(span);
+    e->owner = Py_XNewRef(owner);
+    e->previous = previous;
+    e->own = own;
+    e->thread = pthread_self();
+    e->fork_gen = ttpy_fork_generation();
+    e->ran = 0;
+    e->start = start;
+    int rc = PyObject_SetAttr(span, str_end, (PyObject *)e);
+    Py_DECREF(e);
+    if (rc != 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *clock_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"total", "user", "system", "wait", "get_running_loop", "current_task", "split", "run_wait",
+                         NULL};
+    PyObject *names[NAMES], *get_running_loop, *current_task;
+    int split, run_wait;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UUUUOOpp:SpanClock", kw, &names[TOTAL], &names[USER],
+                                     &names[SYSTEM], &names[WAIT], &get_running_loop, &current_task, &split,
+                                     &run_wait))
+        return NULL;
+    allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
+    ClockObject *c = (ClockObject *)alloc(type, 0);
+    if (c == NULL)
+        return NULL;
+    for (int i = 0; i < NAMES; i++)
+        c->names[i] = Py_NewRef(names[i]);
+    c->get_running_loop = Py_NewRef(get_running_loop);
+    c->current_task = Py_NewRef(current_task);
+    c->split = split;
+    c->run_wait = run_wait;
+    for (int i = 0; i < REASONS; i++)
+        c->unmeasured[i] = 0;
+    return (PyObject *)c;
+}
+
+static PyObject *clock_unmeasured(PyObject *o, PyObject *unused)
+{
+    ClockObject *c = (ClockObject *)o;
+    return Py_BuildValue("(nn)", __atomic_load_n(&c->unmeasured[OTHER_THREAD], __ATOMIC_RELAXED),
+                         __atomic_load_n(&c->unmeasured[NO_CLOCK], __ATOMIC_RELAXED));
+}
+
+static int clock_traverse(PyObject *o, visitproc visit, void *arg)
+{
+    ClockObject *c = (ClockObject *)o;
+    for (int i = 0; i < NAMES; i++)
+        Py_VISIT(c->names[i]);
+    Py_VISIT(c->get_running_loop);
+    Py_VISIT(c->current_task);
+    Py_VISIT(Py_TYPE(o));
+    return 0;
+}
+
+static int clock_clear(PyObject *o)
+{
+    ClockObject *c = (ClockObject *)o;
+    for (int i = 0; i < NAMES; i++)
+        Py_CLEAR(c->names[i]);
+    Py_CLEAR(c->get_running_loop);
+    Py_CLEAR(c->current_task);
+    return 0;
+}
+
+static PyMethodDef clock_methods[] = {
+    {"unmeasured", clock_unmeasured, METH_NOARGS,
+     "unmeasured($self, /)\n--\n\n(other_thread, no_clock): the spans left without figures, by reason."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot clock_slots[] = {
+    {Py_tp_doc, "SpanClock(total, user, system, wait, get_running_loop, current_task, split, run_wait)\n--\n\n"
+                "A span processor's on_start: reads the figures where the span starts and puts a SpanEnd on it "
+                "as its end(). threadtime.otel.ThreadTimeSpanProcessor makes one."},
+    {Py_tp_new, clock_new},
+    {Py_tp_call, clock_call},
+    {Py_tp_dealloc, ttpy_gc_dealloc},
+    {Py_tp_traverse, clock_traverse},
+    {Py_tp_clear, clock_clear},
+    {Py_tp_methods, clock_methods},
+    {0, NULL},
+};
+
+static PyType_Spec clock_spec = {
+    "threadtime.SpanClock", sizeof(ClockObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, clock_slots,
+};
+
+/* ---- SpanEnd: the span's end(end_time=None) while it is on the span ---- */
+
+/* The figures at the end, against the start's; 0, or the reason none are
+ * given. */
+static int measure(EndObject *e, figures *out)
+{
+    ClockObject *c = e->clock;
+    PyObject *owner = ttpy_step_owner();
+    if (owner != e->owner)
+        return OTHER_THREAD + 1;
+    if (owner != NULL) {
+        if (task_figures(c, owner, out) != 0)
+            return NO_CLOCK + 1;
+    } else {
+        if (!pthread_equal(e->thread, pthread_self()) || e->fork_gen != ttpy_fork_generation())
+            return OTHER_THREAD + 1;
+        if (thread_figures(c, out, 0) != 0)
+            return NO_CLOCK + 1;
+    }
+    figures *s = &e->start;
+    out->cpu -= s->cpu;
+    if (out->user >= 0) {
+        out->user -= s->user;
+        out->system -= s->system;
+    }
+    out->wait = out->wait >= 0 && s->wait >= 0 ? out->wait - s->wait : -1;
+    return 0;
+}
+
+static int set_attribute(PyObject *span, PyObject *name, int64_t value)
+{
+    PyObject *v = PyLong_FromLongLong(value);
+    if (v == NULL)
+        return -1;
+    PyObject *r = PyObject_CallMethodObjArgs(span, str_set_attribute, name, v, NULL);
+    Py_DECREF(v);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+/* Measures, sets the attributes and takes the hook off the span; 0, or -1
+ * with an error set. A span ended already (through its class, past the
+ * hook) gets the SDK's warnings, as a second end() does. */
+static int finish(EndObject *e)
+{
+    ClockObject *c = e->clock;
+    PyObject *span = e->span;
+    figures f;
+    int reason = measure(e, &f) - 1, rc = 0;
+    if (reason >= 0)
+        count(c, reason);
+    else
+        rc = set_attribute(span, c->names[TOTAL], f.cpu < 0 ? 0 : f.cpu) ||
+             (f.user >= 0 && (set_attribute(span, c->names[USER], f.user) ||
+                              set_attribute(span, c->names[SYSTEM], f.system))) ||
+             (f.wait >= 0 && set_attribute(span, c->names[WAIT], f.wait));
+    /* Off the span, whatever happened: the class's end() again (no cycle
+     * left behind), or the hook that was there before. */
+    PyObject *error = NULL, *tb = NULL, *type = NULL;
+    if (rc != 0)
+        PyErr_Fetch(&type, &error, &tb);
+    int off = e->own ? PyObject_DelAttr(span, str_end) : PyObject_SetAttr(span, str_end, e->previous);
+    if (rc != 0)
+        PyErr_Restore(type, error, tb);
+    else if (off != 0)
+        rc = -1;
+    return rc;
+}
+
+static PyObject *end_call(PyObject *o, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"end_time", NULL};
+    EndObject *e = (EndObject *)o;
+    PyObject *end_time = Py_None;
+    /* end() with no argument, as `with` calls it, skips the parser. */
+    if ((PyTuple_Size(args) != 0 || kwargs != NULL) &&
+        !PyArg_ParseTupleAndKeywords(args, kwargs, "|O:end", kw, &end_time))
+        return NULL;
+    if (!e->ran) {
+        e->ran = 1;
+        /* The figures are the processor's: a failure is reported, never
+         * raised into the code that ends the span, which still ends. */
+        if (finish(e) != 0)
+            PyErr_WriteUnraisable(o);
+    }
+    /* Once it ran, a call through a reference kept to it is a call of the
+     * span's end() as it is now. */
+    PyObject *end = e->ran == 1 ? Py_NewRef(e->previous) : PyObject_GetAttr(e->span, str_end);
+    if (end == NULL)
+        return NULL;
+    e->ran = 2;
+    PyObject *r = end_time == Py_None ? PyObject_CallObject(end, NULL)
+                                      : PyObject_CallFunctionObjArgs(end, end_time, NULL);
+    Py_DECREF(end);
+    return r;
+}
+
+static int end_traverse(PyObject *o, visitproc visit, void *arg)
+{
+    EndObject *e = (EndObject *)o;
+    Py_VISIT(e->clock);
+    Py_VISIT(e->span);
+    Py_VISIT(e->owner);
+    Py_VISIT(e->previous);
+    Py_VISIT(Py_TYPE(o));
+    return 0;
+}
+
+static int end_clear(PyObject *o)
+{
+    EndObject *e = (EndObject *)o;
+    Py_CLEAR(e->clock);
+    Py_CLEAR(e->span);
+    Py_CLEAR(e->owner);
+    Py_CLEAR(e->previous);
+    return 0;
+}
+
+static PyType_Slot end_slots[] = {
+    {Py_tp_doc, "SpanEnd(end_time=None)\n--\n\nA span's end() while threadtime measures it: sets the span's "
+                "figures, takes itself off the span and calls the end() that was there before."},
+    {Py_tp_call, end_call},
+    {Py_tp_dealloc, ttpy_gc_dealloc},
+    {Py_tp_traverse, end_traverse},
+    {Py_tp_clear, end_clear},
+    {0, NULL},
+};
+
+static PyType_Spec end_spec = {
+    "threadtime.SpanEnd", sizeof(EndObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, end_slots,
+};
+
+int ttpy_spans_init(PyObject *mod)
+{
+    if (clock_type == NULL) {
+        clock_type = (PyTypeObject *)PyType_FromSpec(&clock_spec);
+        end_type = (PyTypeObject *)PyType_FromSpec(&end_spec);
+        PyObject *types = PyImport_ImportModule("types");
+        if (types == NULL)
+            return -1;
+        method_type = (PyTypeObject *)PyObject_GetAttrString(types, "MethodType");
+        Py_DECREF(types);
+        str_end = PyUnicode_InternFromString("end");
+        str_self = PyUnicode_InternFromString("__self__");
+        str_set_attribute = PyUnicode_InternFromString("set_attribute");
+        if (method_type == NULL || clock_type == NULL || end_type == NULL || str_end == NULL || str_self == NULL ||
+            str_set_attribute == NULL)
+            return -1;
+    }
+    return ttpy_add_type(mod, "SpanClock", clock_type) || ttpy_add_type(mod, "SpanEnd", end_type);
+}

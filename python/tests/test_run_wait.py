@@ -1,0 +1,182 @@
+"""Run-queue wait per span and per asyncio task (threadtime.otel,
+threadtime.asyncio), on the real OpenTelemetry SDK with its in-memory
+exporter. Truth is physics read from the kernel by the test: the measured
+thread and a burner process are pinned to one CPU, so every nanosecond the
+burner runs there (its own /proc/<pid>/schedstat, read by the test while
+the measured thread holds the CPU, so the figure is up to date) is time
+the runnable measured thread waited."""
+import asyncio
+import contextlib
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import threadtime.asyncio as tta
+from threadtime import otel
+from conftest import burn_cpu_ns
+
+MS = 1_000_000
+CPU = min(os.sched_getaffinity(0))
+OTHER_CPU_NS = 40 * MS  # how long the burner runs while the measured thread waits
+
+
+def schedstat(path: str) -> tuple[int, int]:
+    """(on CPU, run-queue wait) of a task, ns, from its schedstat file."""
+    with open(path) as f:
+        on_cpu, wait, _ = f.read().split()
+    return int(on_cpu), int(wait)
+
+
+@contextlib.contextmanager
+def pinned_burner():
+    """A process spinning on CPU; yields a function that reads its CPU."""
+    p = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        os.sched_setaffinity(p.pid, {CPU})
+        yield lambda: schedstat(f"/proc/{p.pid}/schedstat")[0]
+    finally:
+        p.kill()
+        p.wait()
+
+
+def contend(other_cpu) -> int:
+    """Burns on CPU (the caller is pinned there) until the burner has run
+    OTHER_CPU_NS there; answers what it ran, as its schedstat says."""
+    b0 = other_cpu()
+    while (ran := other_cpu() - b0) < OTHER_CPU_NS:
+        burn_cpu_ns(MS)
+    return ran
+
+
+@pytest.fixture
+def traced():
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(otel.ThreadTimeSpanProcessor())
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield provider.get_tracer("test"), exporter
+    provider.shutdown()
+
+
+def attributes(exporter, name):
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == name]
+    return span.attributes
+
+
+def on_pinned_thread(body):
+    """body() on a new thread pinned to CPU; its answer."""
+    out = []
+
+    def run():
+        os.sched_setaffinity(0, {CPU})
+        out.append(body())
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    return out[0]
+
+
+def test_span_on_a_thread_gets_the_threads_wait(traced):
+    tracer, exporter = traced
+
+    def body():
+        with tracer.start_as_current_span("contended"):
+            return contend(other_cpu)
+
+    with pinned_burner() as other_cpu:
+        other = on_pinned_thread(body)
+    attrs = attributes(exporter, "contended")
+    assert attrs[otel.RUN_WAIT] >= 0.9 * other, (attrs, other)
+    assert attrs[otel.TOTAL] >= 0
+
+
+def test_a_sleeping_span_waits_for_no_cpu(traced):
+    """Blocked time is not run-queue wait: a span that sleeps 100 ms (in
+    select(), whose timeout starts in the kernel) has a wait that fits in
+    the rest of its wall time."""
+    tracer, exporter = traced
+    w0 = time.monotonic_ns()
+    with tracer.start_as_current_span("sleeper"):
+        for _ in range(20):
+            select.select([], [], [], 0.005)
+    wall = time.monotonic_ns() - w0
+    assert 0 <= attributes(exporter, "sleeper")[otel.RUN_WAIT] <= wall - 100 * MS
+
+
+def test_run_wait_off_gives_no_attribute():
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(otel.ThreadTimeSpanProcessor(run_wait=False))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with provider.get_tracer("test").start_as_current_span("no wait"):
+        burn_cpu_ns(MS)
+    attrs = attributes(exporter, "no wait")
+    assert otel.RUN_WAIT not in attrs and attrs[otel.TOTAL] >= 0
+    provider.shutdown()
+
+
+def test_a_task_is_charged_the_wait_of_its_own_steps(traced):
+    """Two tasks on one loop pinned beside the burner: the contended one
+    burns in a single step while the burner runs; the bystander's span
+    spans that step but only its own short steps count. The contended
+    task's wait covers the burner's CPU; the two tasks' waits together are
+    at most the loop thread's own wait over the run (its schedstat, read by
+    the test): no wait is charged to both."""
+    tracer, exporter = traced
+
+    async def main(other_cpu):
+        tta.install()
+        done = asyncio.Event()
+
+        async def contended():
+            with tracer.start_as_current_span("contended"):
+                ran = contend(other_cpu)
+                done.set()
+                await asyncio.sleep(0)
+            return ran
+
+        async def bystander():
+            with tracer.start_as_current_span("bystander"):
+                await done.wait()
+
+        by = asyncio.create_task(bystander())
+        await asyncio.sleep(0)  # the bystander's span starts first
+        task = asyncio.create_task(contended())
+        ran = await task
+        await by
+        return ran, tta.task_run_wait_ns(task), tta.task_run_wait_ns(by)
+
+    def body():
+        w0 = schedstat("/proc/thread-self/schedstat")[1]
+        figures = asyncio.run(main(other_cpu))
+        return figures, schedstat("/proc/thread-self/schedstat")[1] - w0
+
+    with pinned_burner() as other_cpu:
+        (ran, task_wait, by_wait), thread_wait = on_pinned_thread(body)
+    contended, bystander = attributes(exporter, "contended"), attributes(exporter, "bystander")
+    assert contended[otel.RUN_WAIT] >= 0.9 * ran, (contended, ran)
+    assert task_wait >= contended[otel.RUN_WAIT]
+    assert contended[otel.RUN_WAIT] + bystander[otel.RUN_WAIT] <= thread_wait, (contended, bystander, thread_wait)
+    assert task_wait + by_wait <= thread_wait
+    assert otel.USER not in contended  # a task has no split
+
+
+def test_run_wait_off_on_a_loop():
+    async def main():
+        tta.install(run_wait=False)
+        task = asyncio.create_task(asyncio.sleep(0))
+        await task
+        with pytest.raises(LookupError, match="run_wait=False"):
+            tta.task_run_wait_ns(task)
+        return tta.task_cpu_ns(task)
+
+    assert asyncio.run(main()) >= 0
