@@ -49,13 +49,37 @@ static char *put_u32(char *p, uint32_t v)
 }
 
 /* The file of an image that exec replaced stays as its image left it; this
- * says why it stopped. A plain pwrite: the old mapping died with the image. */
-static void mark_execed(int fd)
+ * says why it stopped. A plain pwrite: the old mapping died with the image.
+ * Only into a regular file of ours: a link is not followed, and no FIFO
+ * is opened. */
+static void mark_execed(int dfd, const char *name)
 {
-    uint32_t st = TT_RUN_PROC_EXECED;
-    uint32_t cur = 0;
-    if (pread(fd, &cur, sizeof cur, offsetof(tt__run_header, state)) == sizeof cur && cur == TT_RUN_PROC_RUNNING)
-        (void)!pwrite(fd, &st, sizeof st, offsetof(tt__run_header, state));
+    int fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat st;
+    uint32_t st_execed = TT_RUN_PROC_EXECED, cur = 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+        pread(fd, &cur, sizeof cur, offsetof(tt__run_header, state)) == sizeof cur && cur == TT_RUN_PROC_RUNNING)
+        (void)!pwrite(fd, &st_execed, sizeof st_execed, offsetof(tt__run_header, state));
+    close(fd);
+}
+
+/* The directory must be the one threadtime run made: ours, and open to
+ * nobody else. Its name is free again once run has ended (run renames the
+ * directory away), and another user may make one by that name for a
+ * process that outlived the command to write into. */
+static int open_own_dir(const char *dir)
+{
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(dfd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+        close(dfd);
+        return -EPERM;
+    }
+    return dfd;
 }
 
 int tt__run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_cap, uint32_t sample_cap,
@@ -65,35 +89,37 @@ int tt__run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_
     char path[4096];
     if (dlen + 32 > sizeof path || thread_cap == 0 || sample_cap == 0)
         return -EINVAL;
+    int dfd = open_own_dir(dir);
+    if (dfd < 0)
+        return dfd;
     memcpy(path, dir, dlen);
+    path[dlen] = '/';
+    char *name = path + dlen + 1;
     int fd = -1;
     for (uint32_t n = 0; n < 1000 && fd < 0; n++) {
-        char *p = path + dlen;
-        *p++ = '/';
-        p = put_u32(p, (uint32_t)pid);
+        char *p = put_u32(name, (uint32_t)pid);
         *p++ = '-';
         p = put_u32(p, n);
         memcpy(p, ".ttrun", 7);
-        /* In the private directory threadtime run made (mkdtemp, 0700);
-         * O_EXCL|O_NOFOLLOW and 0600 all the same, as every file the core
+        /* O_EXCL|O_NOFOLLOW and 0600 all the same, as every file the core
          * creates (docs/security.md). Not through tt__file_create: it
          * allocates and formats, which the child of a threaded fork must
          * not, and its random names would lose what these say: the pid
          * and the order of the images one process exec'd, the EEXIST
          * pointing at the file of the image this one replaced. */
-        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0 && errno != EEXIST)
-            return -errno;
-        if (fd < 0) {
-            int old = open(path, O_RDWR | O_CLOEXEC);
-            if (old >= 0) {
-                mark_execed(old);
-                close(old);
-            }
+        fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST) {
+            int e = errno;
+            close(dfd);
+            return -e;
         }
+        if (fd < 0)
+            mark_execed(dfd, name);
     }
-    if (fd < 0)
+    if (fd < 0) {
+        close(dfd);
         return -EEXIST;
+    }
     size_t bytes = tt__run_file_bytes(thread_cap, sample_cap);
     struct stat st;
     int rc = ftruncate(fd, (off_t)bytes) != 0 || fstat(fd, &st) != 0 ? errno : 0;
@@ -101,17 +127,19 @@ int tt__run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_
     if (!rc)
         rc = posix_fallocate(fd, 0, (off_t)tt__run_file_bytes(threads, 0));
     if (rc) {
-        unlink(path);
+        unlinkat(dfd, name, 0);
         close(fd);
+        close(dfd);
         return -rc;
     }
     void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     rc = m == MAP_FAILED ? -errno : 0;
     close(fd); /* the mapping keeps the file; growth opens it again */
-    if (rc) {
-        unlink(path);
+    if (rc)
+        unlinkat(dfd, name, 0);
+    close(dfd);
+    if (rc)
         return rc;
-    }
     tt__run_header *h = m;
     h->version = TT_RUN_VERSION;
     h->header_size = TT_RUN_HEADER_SIZE;

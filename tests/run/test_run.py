@@ -263,6 +263,45 @@ def test_survivor():
         check(not tmp_left(d), f"survivor (wait={wait}): left in TMPDIR: {tmp_left(d)}")
 
 
+def test_survivor_planted_dir():
+    # A process that outlives the command keeps THREADTIME_RUN_DIR, whose
+    # name is free again once run has ended. A directory made again at that
+    # name (another user's, if world-writable /tmp lets them) is not written
+    # through: one that others may enter is refused whole, and in a private
+    # one a planted symlink is not followed. The truth: the victim file's
+    # bytes, and what the planted directory holds after the survivor exec'd.
+    d = tempfile.mkdtemp(dir=TMP)
+    for mode in (0o755, 0o700):
+        go = os.path.join(d, f"go{mode:o}")
+        os.mkfifo(go)
+        p = subprocess.run([TT, "run", "--format", "json", "--report", os.path.join(d, "report"), "--",
+                            "/bin/sh", "-c", f"(read x < '{go}'; exec /bin/true) > '{go}.out' & echo $!"],
+                           stdout=subprocess.PIPE, text=True, env=dict(os.environ, TMPDIR=d))
+        bg = int(p.stdout.split()[0])
+        with open(f"/proc/{bg}/environ", "rb") as f:
+            env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
+        run_dir = env.get(b"THREADTIME_RUN_DIR", b"").decode()
+        check(run_dir and not os.path.exists(run_dir), f"planted ({mode:o}): run's directory is gone: {run_dir!r}")
+        victim = os.path.join(d, f"victim{mode:o}")
+        with open(victim, "wb") as f:
+            f.write(bytes(4096))
+        os.mkdir(run_dir)
+        os.chmod(run_dir, mode)
+        planted = {f"{bg}-{n}.ttrun" for n in range(4)}
+        for name in planted:
+            os.symlink(victim, os.path.join(run_dir, name))
+        with open(go, "w") as f:
+            f.write("\n")
+        while os.path.exists(f"/proc/{bg}"):  # its end, not a time
+            time.sleep(0.05)
+        with open(victim, "rb") as f:
+            check(f.read() == bytes(4096), f"planted ({mode:o}): the file behind a symlink was written")
+        made = sorted(set(os.listdir(run_dir)) - planted)
+        if mode == 0o755:
+            check(made == [], f"planted ({mode:o}): files made in a directory open to others: {made}")
+        shutil.rmtree(run_dir)
+
+
 def test_signals_and_leftovers():
     import signal
     d = tempfile.mkdtemp(dir=TMP)
