@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "prim/thread.h"
@@ -68,13 +69,25 @@ static long long status_field(const char *buf, const char *key)
  * dlopen us). The same value is the pthread key's, whose destructor closes
  * it when the thread exits. */
 static __thread int t_sched_fd __attribute__((tls_model("initial-exec")));
+/* The file it was opened on: a number the program closed and reused for
+ * another file is not ours to close. */
+static __thread dev_t t_sched_dev __attribute__((tls_model("initial-exec")));
+static __thread ino_t t_sched_ino __attribute__((tls_model("initial-exec")));
 static pthread_key_t sched_key;
 static pthread_once_t sched_once = PTHREAD_ONCE_INIT;
 static int sched_key_error;
 
+/* Closes fd if it is still the file this thread opened. */
+static void sched_fd_close_if_ours(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_dev == t_sched_dev && st.st_ino == t_sched_ino)
+        close(fd);
+}
+
 static void sched_fd_close(void *p)
 {
-    close((int)(intptr_t)p - 1);
+    sched_fd_close_if_ours((int)(intptr_t)p - 1);
     t_sched_fd = 0;
 }
 
@@ -101,11 +114,14 @@ static int sched_fd_open(void)
     int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT ? -ENOTSUP : -errno;
-    int rc = pthread_setspecific(sched_key, (void *)(intptr_t)(fd + 1));
+    struct stat st;
+    int rc = fstat(fd, &st) != 0 ? errno : pthread_setspecific(sched_key, (void *)(intptr_t)(fd + 1));
     if (rc != 0) {
         close(fd);
         return -rc;
     }
+    t_sched_dev = st.st_dev;
+    t_sched_ino = st.st_ino;
     t_sched_fd = fd + 1;
     t_sched_gen = atomic_load_explicit(&tt__fork_gen, memory_order_relaxed);
     return fd;
@@ -134,7 +150,7 @@ int tt_self_sched(tt_sched *out)
         /* A fork child: the copy it inherited names the parent's thread.
          * Closed here, not in the fork handler, which only stores (fork may
          * run in a signal handler). */
-        close(t_sched_fd - 1);
+        sched_fd_close_if_ours(t_sched_fd - 1);
         sched_fd_forget();
     }
     if (t_sched_fd != 0) {
