@@ -543,8 +543,9 @@ int tt_self_times(tt_times *out)
         if (rc == 0 || !tt__fall_back(rc))
             return rc;
     }
-    /* By default getrusage(RUSAGE_THREAD) then the fast clock: ~1.05 x one
-     * getrusage() while the fast clock is anchored. Every answer is merged
+    /* By default the fast clock, with getrusage(RUSAGE_THREAD) only when
+     * it re-anchored (self_kernel_times): 0.22 x one getrusage() in
+     * make bench-split while the anchor holds. Every answer is merged
      * into the state. A shortcut that answered a reading at or above the
      * state without merging it failed under a signal storm: a handler's
      * answer landed between this reading and the check, and this call then
