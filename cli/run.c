@@ -926,9 +926,17 @@ int tt__cli_run(int argc, char **argv)
     free(out);
     if (rc)
         fprintf(stderr, "threadtime run: no report: %s\n", strerror(-rc));
-    g_report_tmp = NULL;
+    /* Signals wait while the report is put in place (a regular file, whose
+     * writes end): a handler that came between the rename and the clearing
+     * of the name, or after out_file_close freed it, would leave the new
+     * file behind or read freed memory. */
+    sigset_t all, was;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &was);
     if (report && (rc = out_file_close(&rep, rc == 0)) != 0)
         fprintf(stderr, "threadtime run: writing the report to %s: %s\n", report, strerror(-rc));
+    g_report_tmp = NULL;
+    sigprocmask(SIG_SETMASK, &was, NULL);
     if (keep) {
         rc = tt__run_set_save(&set, keep);
         if (rc)
