@@ -338,3 +338,99 @@ def test_chart_without_matplotlib_says_how_to_install_it(tmp_path):
             "except ImportError as e:\n    print(e)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out == "threadtime.chart needs matplotlib: pip install 'threadtime[chart]'\n"
+
+
+# ---- the trace chart's output, pinned ----
+
+GOLDEN_TRACE = Path(__file__).parent / "data" / "chart_nested.trace"  # data/make_chart_trace.py
+GOLDEN = Path(__file__).parent / "data" / "chart_golden.json"
+
+
+def _chart_facts(trace: threadtime.Trace) -> dict:
+    """What the trace chart shows, as data that does not hang on
+    matplotlib's drawing: each axes' bars (colour, corners), marks and
+    points (offsets, colours, sizes), lines, labels, limits and legends,
+    and the HTML page's table."""
+    from matplotlib.colors import to_hex
+    from matplotlib.patches import PathPatch
+
+    fig = chart.trace_figure(trace)
+
+    def axes(ax) -> dict:
+        legend = ax.get_legend()
+        return {
+            "title": ax.get_title(), "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(),
+            "xlim": list(ax.get_xlim()), "ylim": list(ax.get_ylim()),
+            "yticks": [t.get_text() for t in ax.get_yticklabels()],
+            "legend": [] if legend is None else [t.get_text() for t in legend.get_texts()],
+            "bars": [{"colour": to_hex(p.get_facecolor(), keep_alpha=True), "rasterized": p.get_rasterized(),
+                      "vertices": p.get_path().vertices.tolist(), "codes": p.get_path().codes.tolist()}
+                     for p in ax.patches if isinstance(p, PathPatch)],
+            "marks": [{"colours": [to_hex(c, keep_alpha=True) for c in m.get_facecolor()],
+                       "offsets": m.get_offsets().tolist(), "sizes": m.get_sizes().tolist(),
+                       "rasterized": m.get_rasterized(), "zorder": m.get_zorder()} for m in ax.collections],
+            "lines": [line.get_xydata().tolist() for line in ax.lines],
+        }
+
+    page = chart.trace_html_page(trace, "<svg></svg>")
+    return {"suptitle": fig._suptitle.get_text(), "lanes": axes(fig.axes[0]), "cpu": axes(fig.axes[1]),
+            "table": page[page.index("<table"):]}
+
+
+def test_trace_chart_shows_what_it_showed():
+    # Pinned from the chart before it was made faster (same bars, marks,
+    # points, limits, labels and table); regenerate with
+    # `python python/tests/test_chart.py --golden` only for a change meant to show something else.
+    assert _chart_facts(threadtime.read_trace(GOLDEN_TRACE)) == json.loads(GOLDEN.read_text())
+
+
+@pytest.fixture(scope="module")
+def raster_trace(tmp_path_factory) -> Path:
+    """One thread with more bars of one colour than chart.VECTOR_MAX, so
+    they are drawn as an image in the SVG."""
+    path = tmp_path_factory.mktemp("raster") / "raster.trace"
+    threadtime.start_log(ring_records=1 << 14)
+    try:
+        for _ in range(chart.VECTOR_MAX + 10):
+            with threadtime.interval(3):
+                pass
+    finally:
+        threadtime.stop_log()
+    threadtime.dump(path)
+    return path
+
+
+@pytest.mark.parametrize("which", ["nested", "raster", "bench"])
+def test_svg_is_what_savefig_writes(which, raster_trace):
+    # The page's SVG is laid out by the chart itself (so savefig does not
+    # fill the rasterized bars once more in its layout pass); it must be
+    # the SVG that matplotlib's own savefig writes, after the PNG as in
+    # write_trace, and leave the figure as it was.
+    import matplotlib
+
+    def make():
+        if which == "bench":
+            fig = chart.figure(chart.load(str(SAMPLE)))
+        else:
+            fig = chart.trace_figure(threadtime.read_trace(GOLDEN_TRACE if which == "nested" else raster_trace))
+        fig.savefig(io.BytesIO(), format="png", dpi=110)
+        return fig
+
+    with matplotlib.rc_context({"svg.hashsalt": "pinned"}):  # element ids, else random
+        plain = make()
+        want = io.StringIO()
+        with matplotlib.rc_context({"svg.fonttype": "none"}):
+            plain.savefig(want, format="svg", metadata={"Date": None})
+        fig = make()
+        engine, canvas = fig.get_layout_engine(), fig.canvas
+        rasterized = [a for a in fig.findobj() if a.get_rasterized()]
+        got = chart._svg(fig)
+    assert (which == "raster") == bool(rasterized)
+    assert got == want.getvalue()[want.getvalue().index("<svg"):]
+    assert fig.get_layout_engine() is engine and fig.canvas is canvas
+    assert [a for a in fig.findobj() if a.get_rasterized()] == rasterized
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--golden"]:
+        GOLDEN.write_text(json.dumps(_chart_facts(threadtime.read_trace(GOLDEN_TRACE)), indent=0) + "\n")

@@ -25,6 +25,7 @@ import argparse
 import html
 import io
 import json
+import operator
 import re
 import sys
 import textwrap
@@ -33,8 +34,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ._core import Event
-from .trace import Trace, TraceDamagedWarning, TraceError, pair_intervals, read_trace
+from ._core import Event, _pair_events
+from .trace import Trace, TraceDamagedWarning, TraceError, _cpu_ns, read_trace
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -227,10 +228,37 @@ line is the /proc reader ({html.escape(bench.baseline)}), the way CPU time is re
 
 
 def _svg(fig: Figure) -> str:
+    mpl = _matplotlib()
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+
     buf = io.StringIO()
+    # savefig lays a figure out by drawing it once with drawing switched
+    # off, but the rasterizer of a rasterized artist is not switched off:
+    # a large trace's bars were filled twice (5 of the 15 fills of a chart
+    # of 50,000 intervals). So the layout is done here, by the SVG canvas,
+    # with those artists drawn as vectors into nothing; the positions are
+    # the ones savefig finds, and savefig then skips its own pass.
+    raster = [a for a in fig.findobj() if a.get_rasterized()]
+    canvas, engine = fig.canvas, fig.get_layout_engine()
     # Text stays text in the SVG, so the page can be searched and read aloud.
-    with _matplotlib().rc_context({"svg.fonttype": "none"}):
-        fig.savefig(buf, format="svg", metadata={"Date": None})
+    # (The other two make set_layout_engine(None) mean none: savefig makes
+    # its layout pass for any engine, even "none".)
+    with mpl.rc_context({"svg.fonttype": "none", "figure.autolayout": False,
+                         "figure.constrained_layout.use": False}):
+        try:
+            for a in raster:
+                a.set_rasterized(False)
+            if engine is not None:
+                FigureCanvasSVG(fig).figure.draw_without_rendering()
+        finally:
+            for a in raster:
+                a.set_rasterized(True)
+            fig.set_canvas(canvas)
+        fig.set_layout_engine(None)
+        try:
+            fig.savefig(buf, format="svg", metadata={"Date": None})
+        finally:
+            fig.set_layout_engine(engine)
     svg = buf.getvalue()
     return svg[svg.index("<svg"):]
 
@@ -303,51 +331,92 @@ def cpu_in_intervals(events: Sequence[Event]) -> int:
     return used
 
 
+@dataclass
+class _Lane:
+    """What the chart draws of one thread, paired once for the figure and
+    the page: its first max_events events, and their intervals by start
+    time as (start ns, end ns, id, CPU ns or None), pair_intervals()'s
+    pairs without an Interval object each (those were a quarter of the
+    time of a chart of 50,000 intervals)."""
+
+    events: Sequence[Event]
+    spans: list[tuple[int, int, int, int | None]]
+
+
+def _lanes(trace: Trace, max_events: int) -> list[_Lane]:
+    lanes = []
+    for th in trace:
+        events = th.events if len(th.events) <= max_events else th.events[:max_events]
+        spans = [(start, end, id_, _cpu_ns(user, system, total))
+                 for (start, end, id_, user, system, _, _, total, _) in _pair_events(events)]
+        spans.sort(key=operator.itemgetter(0))  # stable, as pair_intervals() sorts
+        lanes.append(_Lane(events, spans))
+    return lanes
+
+
 def trace_figure(trace: Trace, max_events: int = MAX_EVENTS_PER_THREAD) -> Figure:
     """Lanes of intervals and events over time; CPU against wall time per CPU interval."""
+    return _trace_figure(trace, _lanes(trace, max_events))
+
+
+def _trace_figure(trace: Trace, lane_data: list[_Lane]) -> Figure:
     mpl = _matplotlib()
+    import numpy as np  # matplotlib's own dependency
+
     Line2D = mpl.lines.Line2D
     Path = mpl.path.Path
-    RECTANGLE_CODES = [Path.MOVETO, Path.LINETO, Path.LINETO, Path.LINETO, Path.CLOSEPOLY]
     threads = list(trace)
     fig: Figure = mpl.figure.Figure(figsize=(12, 0.5 * max(len(threads), 1) + 5.5), layout="constrained")
     lanes, cpu = fig.subplots(2, 1, height_ratios=[max(len(threads), 1) * 0.5 + 0.8, 3.2])
     ids: dict[int, str] = {}
-    # (interval id, thread index) -> [(wall ms, CPU ms), ...]
-    points: dict[tuple[int, int], list[tuple[float, float]]] = {}
-    for y, th in enumerate(threads):
-        events = th.events if len(th.events) <= max_events else th.events[:max_events]
-        spans = pair_intervals(events)
+    # (interval id, thread index) -> ([wall ms, ...], [CPU ms, ...])
+    points: dict[tuple[int, int], tuple[list[float], list[float]]] = {}
+    for y, lane in enumerate(lane_data):
         depth: list[int] = []  # end times of the intervals still open, for nesting
         # The bars of one colour and nesting level make one path of many
         # rectangles, drawn in one call: a call per bar made the chart
         # quadratic (each rescaled the axes over every bar so far), and an
         # object per bar cost ~50 us. Bars of one level never overlap.
-        bars: dict[tuple[str, int], list[tuple[float, float]]] = {}
-        for span in spans:
-            while depth and depth[-1] <= span.start_ns:
+        # (colour, level) -> ([start ns, ...], [wall ns, ...])
+        bars: dict[tuple[str, int], tuple[list[int], list[int]]] = {}
+        for start, end, id_, cpu_ns in lane.spans:
+            while depth and depth[-1] <= start:
                 depth.pop()
             level = len(depth)
-            depth.append(span.end_ns)
-            colour = ids.setdefault(span.id, PALETTE[len(ids) % len(PALETTE)])
+            depth.append(end)
+            colour = ids.setdefault(id_, PALETTE[len(ids) % len(PALETTE)])
+            starts, walls = bars.setdefault((colour, level), ([], []))
+            starts.append(start)
+            walls.append(end - start)
+            if cpu_ns is not None and end > start:
+                xs, ys = points.setdefault((id_, y), ([], []))
+                xs.append((end - start) / MS)
+                ys.append(cpu_ns / MS)
+        for (colour, level), (starts, walls) in bars.items():
+            # The corners in numpy, one row per bar: a tuple per corner in
+            # Python cost ~3 us a bar. The arithmetic is the same float64.
             half = 0.35 / (1 + level)
-            x0, x1 = span.start_ns / MS, span.start_ns / MS + max(span.wall_ns / MS, 1e-6)
-            bars.setdefault((colour, level), []).extend(
-                ((x0, y - half), (x0, y + half), (x1, y + half), (x1, y - half), (x0, y - half)))
-            if span.cpu_ns is not None and span.wall_ns > 0:
-                points.setdefault((span.id, y), []).append((span.wall_ns / MS, span.cpu_ns / MS))
-        for (colour, _), corners in bars.items():
-            n = len(corners) // 5
-            path = Path(corners, RECTANGLE_CODES * n)
+            x0 = np.array(starts, dtype=np.int64) / MS
+            x1 = x0 + np.maximum(np.array(walls, dtype=np.int64) / MS, 1e-6)
+            n = len(starts)
+            corners = np.empty((n, 5, 2))
+            corners[:, (0, 1, 4), 0] = x0[:, None]
+            corners[:, (2, 3), 0] = x1[:, None]
+            corners[:, (0, 3, 4), 1] = y - half
+            corners[:, (1, 2), 1] = y + half
+            codes = np.tile(np.array([Path.MOVETO, Path.LINETO, Path.LINETO, Path.LINETO, Path.CLOSEPOLY],
+                                     dtype=Path.code_type), n)
+            path = Path(corners.reshape(-1, 2), codes)
             # add_artist, not add_patch: add_patch walks the path segment by
             # segment in Python to find its limits, which its extents give.
             lanes.add_artist(mpl.patches.PathPatch(path, facecolor=colour, edgecolor="none", rasterized=n > VECTOR_MAX))
             extents = path.get_extents()
             lanes.update_datalim([(extents.x0, extents.y0), (extents.x1, extents.y1)])
-        marks = [ev.t_ns / MS for ev in events if ev.kind in ("instant", "text", "value", "literal")]
-        if marks:
-            lanes.scatter(marks, [y] * len(marks), marker="|", s=120, color=EVENT_COLOUR, linewidths=1, zorder=3,
-                          rasterized=len(marks) > VECTOR_MAX)
+        marks = np.array([ev.t_ns for ev in lane.events if ev.kind in ("instant", "text", "value", "literal")],
+                         dtype=np.int64) / MS
+        if len(marks):
+            lanes.scatter(marks, np.full(len(marks), y), marker="|", s=120, color=EVENT_COLOUR, linewidths=1,
+                          zorder=3, rasterized=len(marks) > VECTOR_MAX)
     lanes.autoscale_view()
     lanes.set_yticks(range(len(threads)), [_lane_label(th) for th in threads])
     lanes.set_ylim(len(threads) - 0.5, -0.5)
@@ -365,11 +434,12 @@ def trace_figure(trace: Trace, max_events: int = MAX_EVENTS_PER_THREAD) -> Figur
     lanes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
 
     if points:
-        for (i, y), xy in points.items():
-            xs, ys = zip(*xy)
-            cpu.scatter(xs, ys, color=ids[i], marker=THREAD_MARKERS[y % len(THREAD_MARKERS)], s=24, zorder=2,
-                        rasterized=len(xs) > VECTOR_MAX)
-        top = max(max(max(x, y) for x, y in xy) for xy in points.values())
+        for (i, y), (xs, ys) in points.items():
+            # Arrays, not lists: scatter makes a masked array of a list one
+            # element at a time (~8 us a point).
+            cpu.scatter(np.array(xs), np.array(ys), color=ids[i], marker=THREAD_MARKERS[y % len(THREAD_MARKERS)],
+                        s=24, zorder=2, rasterized=len(xs) > VECTOR_MAX)
+        top = max(max(max(xs), max(ys)) for xs, ys in points.values())
         cpu.plot([0, top], [0, top], color=ONE_CPU_COLOUR, linestyle="--", linewidth=1)
         # Colours are the intervals' (as in the lanes), markers the threads'.
         keys = [Line2D([], [], color=ids[i], marker="o", linestyle="", label=id_label(i))
@@ -391,13 +461,15 @@ def trace_figure(trace: Trace, max_events: int = MAX_EVENTS_PER_THREAD) -> Figur
 
 
 def trace_html_page(trace: Trace, svg: str) -> str:
+    return _trace_html_page(trace, svg, _lanes(trace, MAX_EVENTS_PER_THREAD))
+
+
+def _trace_html_page(trace: Trace, svg: str, lane_data: list[_Lane]) -> str:
     rows = []
-    for th in trace:
-        events = th.events[:MAX_EVENTS_PER_THREAD]
-        spans = pair_intervals(events)
-        cpu = cpu_in_intervals(events)
+    for th, lane in zip(trace, lane_data):
+        cpu = cpu_in_intervals(lane.events)
         rows.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
-            th.name, th.tid, th.state, f"{len(th.events):,}", f"{len(spans):,}",
+            th.name, th.tid, th.state, f"{len(th.events):,}", f"{len(lane.spans):,}",
             f"{cpu / MS:,.3f}", f"{th.overwritten:,}")) + "</tr>")
     damaged = f"<p class=damaged>Damaged file; the intact part is shown: {html.escape(trace.damaged)}</p>" \
         if trace.damaged else ""
@@ -437,7 +509,9 @@ figure svg {{ max-width: 100%; height: auto; }}
 
 def write_trace(trace: Trace, outdir: Path, stem: str = "trace") -> tuple[Path, Path]:
     """Writes <stem>.png and <stem>.html of a trace into outdir."""
-    return _write_pair(trace_figure(trace), lambda svg: trace_html_page(trace, svg), outdir, stem)
+    lane_data = _lanes(trace, MAX_EVENTS_PER_THREAD)
+    return _write_pair(_trace_figure(trace, lane_data), lambda svg: _trace_html_page(trace, svg, lane_data),
+                       outdir, stem)
 
 
 def is_trace(path: str) -> bool:

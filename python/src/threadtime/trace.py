@@ -72,11 +72,17 @@ class Interval:
         begin and end lie on one OS thread with no mount or unmount marker
         between them (else it would hold other threads' work), or
         ``cpu_total_ns``, which is its own thread's wherever it ran."""
-        if self.cpu_total_ns is not None:
-            return self.cpu_total_ns
-        if self.cpu_user_ns is None or self.cpu_system_ns is None:
-            return None
-        return self.cpu_user_ns + self.cpu_system_ns
+        return _cpu_ns(self.cpu_user_ns, self.cpu_system_ns, self.cpu_total_ns)
+
+
+def _cpu_ns(user: int | None, system: int | None, total: int | None) -> int | None:
+    """Interval.cpu_ns from the parts, for code that pairs many events
+    without making an Interval of each (~6 us apiece)."""
+    if total is not None:
+        return total
+    if user is None or system is None:
+        return None
+    return user + system
 
 
 @dataclass(frozen=True)
