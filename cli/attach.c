@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "out.h"
+#include "settings.h"
 #include "threadtime/threadtime.h"
 
 int tt__cli_attach(int argc, char **argv);
@@ -745,7 +746,7 @@ int tt__cli_attach(int argc, char **argv)
 
     char found[PATH_MAX], jar_abs[PATH_MAX];
     if (!jar)
-        jar = getenv("THREADTIME_JAR");
+        jar = tt__setting_path(TT__SET_JAR);
     if (!jar && checkout_jar(found, sizeof found) == 0)
         jar = found;
     if (!jar) {

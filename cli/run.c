@@ -4,6 +4,7 @@
 #include "internal.h"
 #include "run.h"
 #include "run_file.h"
+#include "settings.h"
 #include "threadtime/threadtime.h"
 
 #include <dirent.h>
@@ -620,9 +621,9 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
  * loader splits at spaces and colons). */
 static char *preload_path(const char **why)
 {
-    const char *env = getenv("THREADTIME_RUN_LIB");
+    const char *env = tt__setting_path(TT__SET_RUN_LIB);
     char buf[PATH_MAX + sizeof TT_RUN_LIB + 1];
-    if (env && *env) {
+    if (env) {
         snprintf(buf, sizeof buf, "%s", env);
     } else {
         ssize_t n = readlink("/proc/self/exe", buf, PATH_MAX);
@@ -759,9 +760,9 @@ int tt__cli_run(int argc, char **argv)
     const char *why_lib = NULL;
     char *lib = blocked ? NULL : preload_path(&why_lib);
     if (!blocked && !lib) {
-        const char *env = getenv("THREADTIME_RUN_LIB");
+        const char *env = tt__setting_path(TT__SET_RUN_LIB);
         fprintf(stderr, "threadtime run: no preload library (%s): %s\n",
-                env && *env ? env : TT_RUN_LIB " from this executable's directory", why_lib);
+                env ? env : TT_RUN_LIB " from this executable's directory", why_lib);
         remove_dir();
         out_file_close(&rep, 0);
         return 2;
@@ -774,8 +775,9 @@ int tt__cli_run(int argc, char **argv)
         char *preload = malloc(plen);
         if (preload)
             snprintf(preload, plen, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "", lib);
-        if (!preload || setenv("LD_PRELOAD", preload, 1) || setenv(TT_RUN_ENV_DIR, g_dir, 1) ||
-            setenv(TT_RUN_ENV_INTERVAL, interval, 1)) {
+        if (!preload || setenv("LD_PRELOAD", preload, 1) ||
+            setenv(tt__settings[TT__SET_RUN_DIR].name, g_dir, 1) ||
+            setenv(tt__settings[TT__SET_RUN_INTERVAL_NS].name, interval, 1)) {
             fprintf(stderr, "threadtime run: %s\n", strerror(errno));
             free(preload);
             free(lib);

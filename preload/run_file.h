@@ -41,10 +41,6 @@
 #define TT_RUN_SAMPLE_SIZE 32
 #define TT_RUN_NAME 16 /* the kernel's 15 bytes and a NUL */
 
-/* Environment the command passes to the preload library. */
-#define TT_RUN_ENV_DIR "THREADTIME_RUN_DIR"
-#define TT_RUN_ENV_INTERVAL "THREADTIME_RUN_INTERVAL_NS"
-
 /* Process states (header.state). */
 enum {
     TT_RUN_PROC_RUNNING = 0, /* nothing said it ended: killed, or still running */

@@ -20,6 +20,7 @@
 #include "prim/clockid.h"
 #include "prim/thread.h"
 #include "run_file.h"
+#include "settings.h"
 #include "threadtime/threadtime.h"
 
 #include <dirent.h>
@@ -47,7 +48,7 @@ typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long, unsign
 static _Atomic(void *) g_real_create;
 static const char *g_dir;      /* from the environment; NULL: inert */
 static uint64_t g_interval_ns; /* 0: no sampler */
-static uint32_t g_thread_cap = 16384, g_sample_cap = 32768;
+static uint32_t g_thread_cap, g_sample_cap;
 static tt__run_file g_file;     /* hdr NULL: no file (yet) in this process */
 static _Atomic int g_creating;  /* one thread creates a fork child's file */
 static _Atomic unsigned g_gen;  /* bumped in a fork child: records of the parent's file are not ours */
@@ -801,15 +802,13 @@ EXPORT __attribute__((noreturn)) void _exit(int status)
 }
 EXPORT __attribute__((noreturn, alias("_exit"))) void _Exit(int status);
 
-static uint64_t env_u64(const char *name, uint64_t dflt)
+/* A setting's value; out of its range, its default (settings.def): the
+ * library runs inside other programs and says nothing on their stderr. */
+static uint64_t setting(tt__setting_id id)
 {
-    const char *v = tt__env(name);
-    if (!v || !*v)
-        return dflt;
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    return errno || *end ? dflt : x;
+    uint64_t v;
+    tt__setting_uint(id, &v);
+    return v;
 }
 
 /* THREADTIME_RUN_DIR, copied: the program may change its environment, or
@@ -821,17 +820,18 @@ static char g_dir_copy[4096];
  * the other wrapped functions are looked up when first called. */
 __attribute__((constructor)) static void run_init(void)
 {
-    /* tt__env: nothing from the environment under setuid, setgid or file
-     * capabilities (the loader drops LD_PRELOAD there anyway). */
-    const char *dir = tt__env(TT_RUN_ENV_DIR);
+    /* The settings' readers (tt__env): nothing from the environment under
+     * setuid, setgid or file capabilities (the loader drops LD_PRELOAD there
+     * anyway). */
+    const char *dir = tt__setting_path(TT__SET_RUN_DIR);
     size_t n = dir ? strlen(dir) : 0;
     if (!n || n >= sizeof g_dir_copy)
         return; /* unset, or a path no file could be made under */
     memcpy(g_dir_copy, dir, n + 1);
     g_dir = g_dir_copy;
-    g_interval_ns = env_u64(TT_RUN_ENV_INTERVAL, 100000000);
-    g_thread_cap = (uint32_t)env_u64("THREADTIME_RUN_THREADS", g_thread_cap);
-    g_sample_cap = (uint32_t)env_u64("THREADTIME_RUN_SAMPLES", g_sample_cap);
+    g_interval_ns = setting(TT__SET_RUN_INTERVAL_NS);
+    g_thread_cap = (uint32_t)setting(TT__SET_RUN_THREADS); /* their max is UINT32_MAX */
+    g_sample_cap = (uint32_t)setting(TT__SET_RUN_SAMPLES);
     g_owner = getpid();
     pthread_atfork(NULL, NULL, fork_child);
     if (!have_file())

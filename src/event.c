@@ -11,6 +11,7 @@
 #include "arch.h"
 #include "event_internal.h"
 #include "event_log.h"
+#include "settings.h"
 #include "prim/thread.h"
 
 #include <fcntl.h>
@@ -285,20 +286,7 @@ static void on_thread_exit(void *arg)
  * replaces it. */
 static _Atomic(const char *) g_error = "";
 
-_Static_assert(TT_LOG_RING_MAX == 8388608u && TT_LOG_RING_MIN == 16u && TT_LOG_RING_DEFAULT == 16384u &&
-                   TT_LOG_THREADS_MAX == 65536u && TT_LOG_THREADS_DEFAULT == 256u,
-               "the texts below state these limits");
 static const char k_size[] = "tt_log_options.size: set it to sizeof(tt_log_options)";
-static const char k_ring[] = "THREADTIME_RING (ring_records): records per thread, a whole number from 0 "
-                             "(the default, 16384) to 8388608, rounded up to a power of two (at least 16)";
-static const char k_threads[] = "THREADTIME_THREADS (max_threads): rings at most, a whole number from 0 "
-                                "(the default, 256) to 65536";
-static const char k_cpu[] = "THREADTIME_CPU (cpu_on_intervals): 1 (on) or 0 (off)";
-static const char k_clock[] = "THREADTIME_CLOCK (clock): auto, counter or monotonic";
-static const char k_mode[] = "THREADTIME_FILE_MODE (file_mode): octal permission bits with the owner's "
-                             "read and write (0600 to 0777), e.g. 0600 (the default) or 0640";
-static const char k_fork[] = "THREADTIME_FORK_FILES (fork_files): children given a crash file, a whole "
-                             "number from 0 (the default) to 4294967295";
 static const char k_path[] = "THREADTIME_FILE (crash_file) and THREADTIME_DUMP_AT_EXIT (exit_dump_path): "
                              "a path, not empty";
 static const char k_target[] = "THREADTIME_FILE (crash_file): a new or regular file, or your own symlink "
@@ -316,46 +304,15 @@ static int refuse(const char *detail) { return explain(-EINVAL, detail); }
 
 const char *tt_log_error(void) { return atomic_load_explicit(&g_error, memory_order_relaxed); }
 
-/* A refused environment value: one line on stderr with the value (the
- * return code alone would not say which variable), control bytes escaped
- * and at most 64 shown. */
-static int refuse_env(const char *name, const char *value, const char *detail)
+/* Variable id into *field, where the field was left 0; a refused value
+ * refuses the start with the row's text. */
+static int from_env(tt__setting_id id, uint32_t *field)
 {
-    char shown[4 * 64 + 4];
-    size_t n = 0, i = 0;
-    for (; value[i] && i < 64; i++) {
-        unsigned char c = (unsigned char)value[i];
-        if (c < 0x20 || c == 0x7f || c == '"' || c == '\\')
-            n += (size_t)snprintf(shown + n, sizeof shown - n, "\\x%02x", c);
-        else
-            shown[n++] = (char)c;
-    }
-    shown[n] = 0;
-    fprintf(stderr, "threadtime: %s=\"%s%s\" refused. %s\n", name, shown, value[i] ? "..." : "", detail);
-    return refuse(detail);
-}
-
-/* Variable name as a whole number in [0, max] (base 10, or 8 for a mode)
- * into *out; an unset or empty variable leaves *out alone. */
-static int env_number(const char *name, int base, uint32_t max, const char *detail, uint32_t *out)
-{
-    const char *v = tt__env(name);
-    if (!v || !*v)
-        return 0;
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, base);
-    if (errno || *end || v[0] == '-' || x > max)
-        return refuse_env(name, v, detail);
-    *out = (uint32_t)x;
+    uint64_t v;
+    if (tt__setting_uint(id, &v) < 0)
+        return refuse(tt__settings[id].text);
+    *field = (uint32_t)v; /* every row read here has a max <= UINT32_MAX */
     return 0;
-}
-
-/* A path variable; empty counts as unset. */
-static const char *env_path(const char *name)
-{
-    const char *v = tt__env(name);
-    return v && *v ? v : NULL;
 }
 
 static int resolve_options(const tt_log_options *opts, tt_log_options *o)
@@ -368,51 +325,43 @@ static int resolve_options(const tt_log_options *opts, tt_log_options *o)
         memcpy(o, opts, opts->size < sizeof *o ? opts->size : sizeof *o);
     }
     if (o->ring_records > TT_LOG_RING_MAX)
-        return refuse(k_ring);
+        return refuse(tt__settings[TT__SET_RING].text);
     if (o->max_threads > TT_LOG_THREADS_MAX)
-        return refuse(k_threads);
+        return refuse(tt__settings[TT__SET_THREADS].text);
     if ((unsigned)o->clock > TT_LOG_CLOCK_MONOTONIC)
-        return refuse(k_clock);
+        return refuse(tt__settings[TT__SET_CLOCK].text);
     if (o->file_mode && tt__file_mode_check(o->file_mode))
-        return refuse(k_mode);
+        return refuse(tt__settings[TT__SET_FILE_MODE].text);
     if ((o->crash_file && !*o->crash_file) || (o->exit_dump_path && !*o->exit_dump_path))
         return refuse(k_path);
     int rc = 0;
     if (!o->ring_records)
-        rc = env_number("THREADTIME_RING", 10, TT_LOG_RING_MAX, k_ring, &o->ring_records);
+        rc = from_env(TT__SET_RING, &o->ring_records);
     if (!rc && !o->max_threads)
-        rc = env_number("THREADTIME_THREADS", 10, TT_LOG_THREADS_MAX, k_threads, &o->max_threads);
-    if (!rc && !o->file_mode) {
-        uint32_t mode = 0;
-        rc = env_number("THREADTIME_FILE_MODE", 8, 0777, k_mode, &mode);
-        if (!rc && mode && tt__file_mode_check(mode))
-            rc = refuse_env("THREADTIME_FILE_MODE", tt__env("THREADTIME_FILE_MODE"), k_mode);
-        o->file_mode = mode;
-    }
+        rc = from_env(TT__SET_THREADS, &o->max_threads);
+    if (!rc && !o->file_mode)
+        rc = from_env(TT__SET_FILE_MODE, &o->file_mode);
     if (!rc && !o->fork_files)
-        rc = env_number("THREADTIME_FORK_FILES", 10, UINT32_MAX, k_fork, &o->fork_files);
+        rc = from_env(TT__SET_FORK_FILES, &o->fork_files);
+    unsigned pick;
     if (!rc && !o->cpu_on_intervals) {
-        uint32_t cpu = 0;
-        rc = env_number("THREADTIME_CPU", 10, 1, k_cpu, &cpu);
-        o->cpu_on_intervals = (int)cpu;
+        if (tt__setting_enum(TT__SET_CPU, &pick) < 0)
+            rc = refuse(tt__settings[TT__SET_CPU].text);
+        else
+            o->cpu_on_intervals = (int)pick;
     }
     if (!rc && o->clock == TT_LOG_CLOCK_AUTO) {
-        const char *c = tt__env("THREADTIME_CLOCK");
-        if (c && *c && strcmp(c, "auto") != 0) {
-            if (strcmp(c, "counter") == 0)
-                o->clock = TT_LOG_CLOCK_COUNTER;
-            else if (strcmp(c, "monotonic") == 0)
-                o->clock = TT_LOG_CLOCK_MONOTONIC;
-            else
-                rc = refuse_env("THREADTIME_CLOCK", c, k_clock);
-        }
+        if (tt__setting_enum(TT__SET_CLOCK, &pick) < 0)
+            rc = refuse(tt__settings[TT__SET_CLOCK].text);
+        else
+            o->clock = (tt_log_clock)pick; /* the values are in the enum's order (settings.c) */
     }
     if (rc)
         return rc;
     if (!o->crash_file)
-        o->crash_file = env_path("THREADTIME_FILE");
+        o->crash_file = tt__setting_path(TT__SET_FILE);
     if (!o->exit_dump_path)
-        o->exit_dump_path = env_path("THREADTIME_DUMP_AT_EXIT");
+        o->exit_dump_path = tt__setting_path(TT__SET_DUMP_AT_EXIT);
     if (!o->ring_records)
         o->ring_records = TT_LOG_RING_DEFAULT;
     uint32_t r = TT_LOG_RING_MIN;

@@ -133,10 +133,3 @@ int tt__file_place(const char *tmp, const char *path)
         unlink(tmp);
     return rc;
 }
-
-int tt__file_mode_check(unsigned mode)
-{
-    /* The owner reads and writes it (a crash file is mapped read-write);
-     * no setuid, setgid or sticky bit. */
-    return (mode & 0600u) == 0600u && mode <= 0777u ? 0 : -EINVAL;
-}

@@ -113,9 +113,6 @@ int tt__file_create(const char *path, unsigned mode, char **tmp);
  * directory, device, FIFO or socket meanwhile (-EINVAL). On failure tmp is
  * removed and path is as it was. Returns 0 or -errno. */
 int tt__file_place(const char *tmp, const char *path);
-/* 0 if mode is one a new file may be given (owner read-write, at most
- * 0777), else -EINVAL. */
-int tt__file_mode_check(unsigned mode);
 
 /* What the recorder calls at process exit with a run's exit_dump_path. */
 typedef int (*tt__log_writer)(const char *path);

@@ -33,6 +33,7 @@
 #include "arch.h"
 #include "event_internal.h"
 #include "prim/clockid.h"
+#include "settings.h"
 
 #include <dlfcn.h>
 #include <stddef.h>
@@ -361,12 +362,13 @@ static int decided(void)
  * library must load on older glibc. */
 __attribute__((constructor)) static void fast_load(void)
 {
-    const char *v = tt__env("THREADTIME_FAST_CLOCK");
-    if (v != NULL && v[0] != '\0' && strcmp(v, "1") != 0) /* empty counts as unset */
-        atomic_store(&g_off, strcmp(v, "0") == 0 ? "syscall: off (THREADTIME_FAST_CLOCK=0)"
-                                                 : "syscall: off (THREADTIME_FAST_CLOCK is not 0 or 1)");
-    const char *r = tt__env("THREADTIME_RSEQ");
-    g_own_rseq = r != NULL && strcmp(r, "register") == 0;
+    unsigned on, own;
+    if (tt__setting_enum(TT__SET_FAST_CLOCK, &on) < 0) /* read as 0 */
+        atomic_store(&g_off, "syscall: off (THREADTIME_FAST_CLOCK is not 0 or 1)");
+    else if (!on)
+        atomic_store(&g_off, "syscall: off (THREADTIME_FAST_CLOCK=0)");
+    tt__setting_enum(TT__SET_RSEQ, &own); /* off|register; another value reads as off */
+    g_own_rseq = own == 1;
     const ptrdiff_t *off = dlsym(RTLD_DEFAULT, "__rseq_offset");
     const unsigned *size = dlsym(RTLD_DEFAULT, "__rseq_size");
     if (off != NULL && size != NULL) {
