@@ -9,7 +9,7 @@
 #   make bench-python-trace read_trace()/to_pandas() against `threadtime dump --format csv`
 #   make bench-python-chart the trace chart against its number of intervals (5,000 to 50,000)
 #   make bench-python-async threadtime.asyncio's cost per task step over plain asyncio
-#   make bench-python-async-steps  the same in instructions (callgrind), and TaskCoro alone
+#   make bench-python-async-steps  one step alone: timed from two sizes, in instructions (callgrind), and TaskCoro alone
 #   make bench-python-otel  threadtime.otel's span processor against the plain SDK, per span
 #   make bench-python-asgi  CPU per request on Starlette under uvicorn, with and without the accounting
 #   make chart              `threadtime bench --json` drawn as PNG + HTML
@@ -90,17 +90,22 @@ bench-python-trace: python-install build
 bench-python-chart: python-install
 	$(PY) python/bench/bench_chart.py
 
+# Timed (15 interleaved rounds), then counted under callgrind (~3 min).
 bench-python-otel: python-install
 	$(PY) python/bench/bench_otel.py
+	$(PY) python/bench/bench_otel.py --callgrind --spans 300
 
 # 100,000 tasks x 10 awaits, default loop and uvloop, 5 rounds (2-6 min).
 bench-python-async: python-install
 	$(PY) python/bench/bench_asyncio.py
 
-# What a loaded host cannot change: instructions per step and per task,
-# plain and counted, under valgrind's callgrind (~7 min on a loaded 2-vCPU host), then TaskCoro's
-# send alone against a bare coroutine's, in short timed rounds.
+# One step alone: timed, from two sizes of the workload in short
+# interleaved rounds (~2 min); then what a loaded host cannot change:
+# instructions per step and per task, plain and counted, under valgrind's
+# callgrind (~7 min on a loaded 2-vCPU host); then TaskCoro's send alone
+# against a bare coroutine's, in short timed rounds.
 bench-python-async-steps: python-install
+	$(PY) python/bench/bench_asyncio.py --per-step
 	$(PY) python/bench/bench_asyncio_count.py
 	$(PY) python/bench/bench_taskcoro.py
 

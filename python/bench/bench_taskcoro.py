@@ -1,5 +1,6 @@
 """TaskCoro alone: one step of a trivial coroutine, sent to directly and
-through the TaskCoro that threadtime.asyncio wraps each task's coroutine in.
+through the TaskCoro that threadtime.asyncio wraps each task's coroutine in,
+with the run-queue wait (the default) and without (run_wait=False).
 
     python python/bench/bench_taskcoro.py [--sends 20000] [--rounds 200]
 
@@ -60,9 +61,11 @@ def main() -> None:
     threadtime.total_ns()  # the fast clock calibrates at its first read
     direct = _trivial()
     wrapped = TaskCoro(_trivial())
+    no_wait = TaskCoro(_trivial(), run_wait=False)
     rows: dict[str, Callable[[int], int]] = {
         "direct coro.send": lambda n: _sends(direct.send, n),
         "TaskCoro.send": lambda n: _sends(wrapped.send, n),
+        "no wait TaskCoro.send": lambda n: _sends(no_wait.send, n),
         "two total_ns() calls": _two_reads,
     }
     names = list(rows)
@@ -73,13 +76,17 @@ def main() -> None:
             times[name].append(rows[name](args.sends) / args.sends)
     direct.close()
     wrapped.close()
+    no_wait.close()
     print(f"{args.rounds} rounds x {args.sends} iterations, thread CPU ns per iteration; Python "
           f"{sys.version.split()[0]}, fast clock {threadtime.fast_clock()}")
-    print(f"{'row':<22} {'min':>7} {'median':>7}")
+    print(f"{'row':<26} {'min':>7} {'median':>7}")
     for name in names:
-        print(f"{name:<22} {min(times[name]):7.1f} {statistics.median(times[name]):7.1f}")
-    w, d = times["TaskCoro.send"], times["direct coro.send"]
-    print(f"{'TaskCoro - direct':<22} {min(w) - min(d):7.1f} {statistics.median(w) - statistics.median(d):7.1f}")
+        print(f"{name:<26} {min(times[name]):7.1f} {statistics.median(times[name]):7.1f}")
+    d = times["direct coro.send"]
+    for name in ("TaskCoro.send", "no wait TaskCoro.send"):
+        w = times[name]
+        print(f"{name.replace('.send', '') + ' - direct':<26} {min(w) - min(d):7.1f} "
+              f"{statistics.median(w) - statistics.median(d):7.1f}")
 
 
 if __name__ == "__main__":

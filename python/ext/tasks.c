@@ -340,14 +340,12 @@ static PyObject *taskcoro_wrap(PyObject *coro, int run_wait)
 
 static PyObject *taskcoro_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
+    static char *names[] = {"", "run_wait", NULL};
     PyObject *coro;
-    if (kwargs != NULL && PyDict_Size(kwargs) != 0) {
-        PyErr_SetString(PyExc_TypeError, "TaskCoro() takes no keyword arguments");
+    int run_wait = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$p:TaskCoro", names, &coro, &run_wait))
         return NULL;
-    }
-    if (!PyArg_UnpackTuple(args, "TaskCoro", 1, 1, &coro))
-        return NULL;
-    return taskcoro_wrap(coro, 1);
+    return taskcoro_wrap(coro, run_wait);
 }
 
 static PyObject *taskcoro_get_coro(PyObject *o, void *unused) { return Py_NewRef(((TaskCoroObject *)o)->coro); }
@@ -440,8 +438,9 @@ static PyGetSetDef taskcoro_getset[] = {
 };
 
 static PyType_Slot taskcoro_slots[] = {
-    {Py_tp_doc, "TaskCoro(coro, /)\n--\n\nA coroutine whose every step (send, throw, close) is timed by the "
-                "calling thread's fast CPU clock. Attributes it lacks are the coroutine's."},
+    {Py_tp_doc, "TaskCoro(coro, /, *, run_wait=True)\n--\n\nA coroutine whose every step (send, throw, close) is "
+                "timed by the calling thread's fast CPU clock, and with run_wait the thread's run-queue wait. "
+                "Attributes it lacks are the coroutine's."},
     {Py_tp_new, taskcoro_new},
     {Py_tp_dealloc, ttpy_gc_dealloc},
     {Py_tp_traverse, taskcoro_traverse},
