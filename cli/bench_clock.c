@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "internal.h"
 #include "prim/thread.h"
 #include "read_clock.h"
 #include "threadtime/threadtime.h"
@@ -148,6 +149,38 @@ static uint64_t run_schedstat_open_read(void *p, uint64_t n)
     return acc;
 }
 
+/* Delay accounting (taskstats): the public call, and the netlink round
+ * trip alone, which answers (with zeros) even while the sysctl is off.
+ * Each setup makes one read, so a row that cannot work here is skipped
+ * with its reason (-ENODATA: off; -EPERM: no CAP_NET_ADMIN). */
+static int delays_setup(void **out)
+{
+    tt_delays d;
+    int rc = tt_tid_delays(0, &d);
+    return rc != 0 ? rc : state_setup(out);
+}
+
+static uint64_t run_delays(void *p, uint64_t n)
+{
+    (void)p;
+    tt_delays d;
+    LOOP(tt_tid_delays(0, &d) + d.blkio.ns);
+}
+
+static int taskstats_setup(void **out)
+{
+    tt_delays d;
+    int rc = tt__taskstats_get(tt__gettid(), &d);
+    return rc != 0 ? rc : state_setup(out);
+}
+
+static uint64_t run_taskstats(void *p, uint64_t n)
+{
+    clock_state *s = p;
+    tt_delays d;
+    LOOP(tt__taskstats_get(s->tid, &d) + d.cpu.ns);
+}
+
 static uint64_t run_cgroup_cpu(void *p, uint64_t n)
 {
     (void)p;
@@ -178,6 +211,10 @@ const tt_bench_method tt_bench_clock_methods[] = {
     {"schedstat_pread", "pread of /proc/thread-self/schedstat on a descriptor kept open", schedstat_setup,
      run_schedstat_pread, schedstat_teardown, NULL, NULL},
     M("schedstat_open_read", "open + read + close /proc/thread-self/schedstat each time", run_schedstat_open_read),
+    {"delays_self", "tt_tid_delays(0): delay accounting through taskstats (sysctl read + netlink round trip)",
+     delays_setup, run_delays, state_teardown, NULL, NULL},
+    {"taskstats_get", "one taskstats netlink round trip alone (socket, family known, request, reply, close)",
+     taskstats_setup, run_taskstats, state_teardown, NULL, NULL},
     M("cgroup_cpu", "tt_cgroup_cpu_read: the process cgroup's cpu.stat and quota", run_cgroup_cpu),
     M("clock_monotonic", "baseline: clock_gettime(CLOCK_MONOTONIC) through the vDSO", run_monotonic),
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},

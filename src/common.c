@@ -32,7 +32,12 @@ const char *tt_strerror(int64_t code)
     /* The hint is scoped to the clock calls: the same code comes from a
      * file that may not be replaced (a sticky directory), and a dump's
      * rename must not be blamed on seccomp. */
-    case EPERM: return "operation not permitted (from a CPU clock call: a seccomp filter refuses clockids)";
+    case EPERM:
+        return "operation not permitted (from a CPU clock call: a seccomp filter refuses clockids; from a "
+               "delay read: taskstats answers only a caller with CAP_NET_ADMIN)";
+    case ENODATA:
+        return "no data (from a delay read: delay accounting is off; sysctl -w kernel.task_delayacct=1 (root) "
+               "turns it on, and threads count from then)";
     case ENOSYS: return "function not implemented (CPU clocks refused, and no fallback answered)";
     default: break;
     }

@@ -189,6 +189,12 @@ char *tt__put_str(char *dst, const char *s);
  * -ENOENT (no such task, or no /proc), -EIO, or the open's -errno. */
 int tt__task_sched(pid_t pid, pid_t tid, tt_sched *out);
 
+/* Thread tid's struct taskstats, as tt_tid_delays reads it but without its
+ * checks: no look at kernel.task_delayacct (its figures are zeros while that
+ * is off) and any task id. For the bench's row of the round trip alone. 0 or
+ * -errno as tt_tid_delays. */
+int tt__taskstats_get(pid_t tid, tt_delays *out);
+
 /* Classifies a tid the kernel refused: -ESRCH if no such task exists,
  * -EINVAL if it exists but is not a thread of this process. */
 int tt__classify_missing(pid_t id);

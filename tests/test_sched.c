@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -338,6 +339,215 @@ TT_TEST(delay_accounting_says_off_or_on_as_the_sysctl_does)
         CHECK(strcmp(line, "on") == 0);
     else
         CHECK(strncmp(line, "off: sysctl -w kernel.task_delayacct=1", 38) == 0);
+}
+
+/* ---- delay accounting (taskstats) ---- */
+
+/* kernel.task_delayacct as the file says: '0', '1', or 0 when there is no
+ * such file. */
+static char delayacct_sysctl(void)
+{
+    int fd = open("/proc/sys/kernel/task_delayacct", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    char c = '?';
+    (void)!read(fd, &c, 1);
+    close(fd);
+    return c;
+}
+
+/* A thread that makes the disk work (writes 256 KiB into a directory of
+ * its own under TMPDIR and fsyncs it: a wait for block I/O where the
+ * directory is on a disk), then parks on a pipe. */
+typedef struct syncer {
+    parked_thread park;
+    char dir[256];
+} syncer;
+
+static void *sync_then_park(void *p)
+{
+    syncer *w = p;
+    char path[300];
+    snprintf(path, sizeof path, "%s/blocks", w->dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        static char block[64 * 1024];
+        memset(block, 'x', sizeof block);
+        for (int i = 0; i < 4; i++)
+            (void)!write(fd, block, sizeof block);
+        fsync(fd);
+        close(fd);
+        unlink(path);
+    }
+    return parked(&w->park);
+}
+
+/* Thread tid's run delay and timeslices (schedstat) and its block-I/O
+ * delay in clock ticks (stat's field 42, delayacct_blkio_ticks), read by a
+ * child process: the kernel's own text, not taskstats. */
+static int outside_figures(pid_t tid, long long v[3])
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    pid_t reader = fork();
+    if (reader == 0) {
+        char path[96], buf[1024];
+        long long out[3] = {-1, -1, -1};
+        snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)getppid(), (int)tid);
+        FILE *f = fopen(path, "r");
+        if (f != NULL && fscanf(f, "%*s %lld %lld", &out[0], &out[1]) != 2)
+            out[0] = -1;
+        if (f != NULL)
+            fclose(f);
+        snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)getppid(), (int)tid);
+        int fd = open(path, O_RDONLY);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (n > 0) {
+            buf[n] = '\0';
+            /* Fields after the name, which ends at the last ')': the
+             * third field there (state) is the stat's field 3, so field 42
+             * is the 40th after the state. */
+            char *p = strrchr(buf, ')');
+            for (int field = 2; p != NULL && field < 42; field++)
+                p = strchr(p + 1, ' ');
+            if (p != NULL)
+                out[2] = strtoll(p + 1, NULL, 10);
+        }
+        (void)!write(fds[1], out, sizeof out);
+        _exit(0);
+    }
+    close(fds[1]);
+    ssize_t n = reader > 0 ? read(fds[0], v, 3 * sizeof v[0]) : -1;
+    close(fds[0]);
+    if (reader > 0)
+        waitpid(reader, NULL, 0);
+    return n == (ssize_t)(3 * sizeof v[0]) && v[0] >= 0 && v[2] >= 0 ? 0 : -1;
+}
+
+/* Where the figures exist (delay accounting on, CAP_NET_ADMIN held), a
+ * parked thread's CPU delay and timeslices are its schedstat, and its
+ * block-I/O delay is its stat's delayacct_blkio_ticks, as another process
+ * reads them; where delay accounting is off the read says so (-ENODATA)
+ * and leaves the figures alone, never zeros. */
+TT_TEST(delays_are_the_kernels_or_off)
+{
+    char sysctl = delayacct_sysctl();
+    tt_delays d;
+    memset(&d, 0x5a, sizeof d);
+    tt_delays untouched = d;
+    int rc = tt_tid_delays(0, &d);
+    if (rc == -ENOTSUP) {
+        printf("skip: delays_are_the_kernels_or_off: this kernel has no taskstats\n");
+        return;
+    }
+    if (rc == -EPERM) {
+        /* Taskstats answers first, so a caller without CAP_NET_ADMIN hears
+         * that whatever the sysctl says. */
+        CHECK_OP(geteuid(), !=, 0);
+        printf("skip: delays_are_the_kernels_or_off: no CAP_NET_ADMIN, which taskstats needs\n");
+        return;
+    }
+    if (sysctl == '0') {
+        CHECK_OP(rc, ==, -ENODATA);
+        CHECK(memcmp(&d, &untouched, sizeof d) == 0);
+        CHECK(strstr(tt_strerror(rc), "sysctl -w kernel.task_delayacct=1") != NULL);
+        printf("skip: delays_are_the_kernels_or_off: kernel.task_delayacct is 0, so only the \"off\" answer "
+               "was checked; sysctl -w kernel.task_delayacct=1 for the comparison with /proc\n");
+        return;
+    }
+    CHECK_OP(rc, ==, 0);
+    syncer w = {.park = {.tid = 0}};
+    const char *tmp = getenv("TMPDIR");
+    snprintf(w.dir, sizeof w.dir, "%s/tt-delays-XXXXXX", tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+    CHECK(mkdtemp(w.dir) != NULL);
+    CHECK_OP(pipe(w.park.fds), ==, 0);
+    pthread_t t;
+    CHECK_OP(pthread_create(&t, NULL, sync_then_park, &w), ==, 0);
+    while (atomic_load(&w.park.tid) == 0)
+        usleep(1000);
+    pid_t tid = atomic_load(&w.park.tid);
+    /* Until it is parked it may still run (and wait) between the reads:
+     * the figures count when the outside read before and after agree. */
+    long long before[3], after[3];
+    int agreed = 0;
+    for (int round = 0; round < 200 && !agreed; round++) {
+        usleep(5000);
+        if (outside_figures(tid, before) != 0 || tt_tid_delays(tid, &d) != 0 || outside_figures(tid, after) != 0)
+            continue;
+        agreed = memcmp(before, after, sizeof before) == 0;
+    }
+    CHECK(agreed);
+    if (agreed) {
+        CHECK_OP(d.version, >=, 1);
+        CHECK_OP(d.cpu.ns, ==, before[0]);
+        CHECK_OP(d.cpu.count, ==, before[1]);
+        /* nsec_to_clock_t: whole clock ticks, rounded down (kernels before
+         * 5.19 added the swap-in delay to the same field). */
+        long long tick_ns = 1000000000LL / sysconf(_SC_CLK_TCK);
+        long long ticks = d.blkio.ns / tick_ns, with_swapin = (d.blkio.ns + d.swapin.ns) / tick_ns;
+        CHECK(before[2] == ticks || before[2] == with_swapin);
+        CHECK_OP(d.blkio.count, >=, 0);
+        /* Kinds the version lacks read -1, the others counts. */
+        CHECK_OP(d.irq.count, >=, d.version >= 14 ? 0 : -1);
+        printf("  delays of a thread that fsynced 256 KiB: version %d, cpu %lld ns (%lld), block I/O %lld ns (%lld)\n",
+               d.version, (long long)d.cpu.ns, (long long)d.cpu.count, (long long)d.blkio.ns,
+               (long long)d.blkio.count);
+    }
+    (void)!write(w.park.fds[1], "x", 1);
+    pthread_join(t, NULL);
+    close(w.park.fds[0]);
+    close(w.park.fds[1]);
+    rmdir(w.dir);
+    CHECK_OP(tt_tid_delays(tid, &d), ==, -ESRCH);
+}
+
+/* Checked before the kernel is asked: whatever the privilege or sysctl. */
+TT_TEST(delays_bad_input)
+{
+    tt_delays d;
+    memset(&d, 0x5a, sizeof d);
+    tt_delays untouched = d;
+    CHECK_OP(tt_tid_delays(0, NULL), ==, -EFAULT);
+    CHECK_OP(tt_tid_delays(-1, &d), ==, -EINVAL);
+    pid_t child = fork();
+    if (child == 0) {
+        pause();
+        _exit(0);
+    }
+    CHECK_OP(child, >, 0);
+    CHECK_OP(tt_tid_delays(child, &d), ==, -EINVAL); /* not a thread of ours */
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    CHECK_OP(tt_tid_delays(child, &d), ==, -ESRCH);
+    CHECK(memcmp(&d, &untouched, sizeof d) == 0);
+}
+
+/* Taskstats answers only CAP_NET_ADMIN (kernel/taskstats.c marks
+ * TASKSTATS_CMD_GET GENL_ADMIN_PERM): as nobody, the read is refused with
+ * -EPERM, on or off. */
+TT_TEST(delays_need_cap_net_admin)
+{
+    if (geteuid() != 0) {
+        printf("skip: delays_need_cap_net_admin: not root, so no user to drop to\n");
+        return;
+    }
+    pid_t child = fork();
+    if (child == 0) {
+        if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(2);
+        tt_delays d;
+        int rc = tt_tid_delays(0, &d);
+        _exit(rc == -EPERM ? 0 : rc == -ENOTSUP ? 3 : 1);
+    }
+    CHECK_OP(child, >, 0);
+    int status = 0;
+    CHECK_OP(waitpid(child, &status, 0), ==, child);
+    CHECK(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 3)
+        printf("skip: delays_need_cap_net_admin: this kernel has no taskstats\n");
+    else
+        CHECK_OP(WEXITSTATUS(status), ==, 0);
 }
 
 /* ---- the cgroup ---- */

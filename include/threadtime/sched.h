@@ -75,6 +75,49 @@ TT_API int tt_tid_sched(pid_t tid, tt_sched *out);
  * read. */
 TT_API const char *tt_delay_accounting(void);
 
+/* One kind of delay: how many times the thread was held up, and for how
+ * long in all (ns), since it started (or since delay accounting was turned
+ * on). Both are -1 where the kernel's taskstats version does not keep this
+ * kind. */
+typedef struct tt_delay {
+    int64_t count;
+    int64_t ns;
+} tt_delay;
+
+/* A thread's delay-accounting figures, from the kernel's struct taskstats
+ * (<linux/taskstats.h>; the taskstats version that added each is in
+ * brackets). A wait is booked when it ends. */
+typedef struct tt_delays {
+    int version;        /* the version of struct taskstats the kernel answered with */
+    tt_delay cpu;       /* runnable, waiting for a CPU (1): the same figure as tt_sched's
+                         * run_wait_ns and timeslices, from the same scheduler counters */
+    tt_delay blkio;     /* waiting for block I/O it needs to go on (1): a read, an fsync, a page
+                         * fault served from disk */
+    tt_delay swapin;    /* waiting for its pages to come back from swap (1) */
+    tt_delay reclaim;   /* reclaiming memory itself before an allocation could go on (7:
+                         * "freepages") */
+    tt_delay thrashing; /* waiting for a page of its working set that was evicted (9) */
+    tt_delay compact;   /* compacting memory before an allocation could go on (11) */
+    tt_delay wpcopy;    /* copying a write-protected page on write (copy-on-write) (13) */
+    tt_delay irq;       /* time its CPU spent in interrupt handlers while it ran (14) */
+} tt_delays;
+
+/* The delay-accounting figures of thread tid of this process (0: the
+ * calling thread), asked of the kernel through taskstats (generic netlink,
+ * TASKSTATS_CMD_GET for the thread's id: a socket opened, one request, one
+ * reply, closed: ~6.5 us here) after one read of kernel.task_delayacct
+ * (~2.5 us): ~10 us in all (docs/where-time-went.md).
+ * The kernel answers this command only to a caller with CAP_NET_ADMIN
+ * (GENL_ADMIN_PERM in kernel/taskstats.c): root, or a program given the
+ * capability. Returns 0; -ENODATA when delay accounting is off (the kernel
+ * kept no figures: tt_strerror says how to turn it on; never zeros); -EPERM
+ * without CAP_NET_ADMIN; -EFAULT (out is NULL); -EINVAL (a thread of
+ * another process, or tid < 0); -ESRCH (no such thread, or it exited);
+ * -ENOTSUP (a kernel without taskstats, or taskstats version 15, whose
+ * layout later kernels dropped); -EIO (a reply it cannot read); or the
+ * socket's own error (-EMFILE, -ENOBUFS). Not async-signal-safe. */
+TT_API int tt_tid_delays(pid_t tid, tt_delays *out);
+
 /* The CPU controller's figures for the cgroup this process is in. */
 typedef struct tt_cgroup_cpu {
     int version;               /* 1 (cgroup v1 "cpu" hierarchy) or 2 */

@@ -21,6 +21,7 @@
 static PyTypeObject *times_type;    /* Times(user_ns, system_ns, total_ns) */
 static PyTypeObject *procstat_type; /* ProcStat(user_ns, system_ns, state, name) */
 static PyTypeObject *sched_type;    /* Sched(on_cpu_ns, run_wait_ns, timeslices, voluntary_switches, involuntary_switches) */
+static PyTypeObject *delays_type;   /* Delays(version, cpu_count, cpu_ns, ..., irq_count, irq_ns) */
 
 PyObject *ttpy_times_result(int rc, const tt_times *t)
 {
@@ -61,6 +62,39 @@ static PyObject *py_sched(PyObject *m, PyObject *unused)
         PyLong_FromLongLong(s.involuntary_switches),
     };
     return ttpy_struct_new(sched_type, items, 5);
+}
+
+/* A thread's delay-accounting figures (tt_tid_delays): a socket, one
+ * netlink round trip and a sysctl read, ~10 us, so the GIL is released.
+ * A kind the kernel's taskstats version lacks is None. */
+static PyObject *py_delays(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    pid_t tid = 0;
+    if (nargs > 1)
+        return PyErr_Format(PyExc_TypeError, "delays() takes at most 1 argument (%zd given)", nargs);
+    if (nargs == 1 && ttpy_as_id(args[0], &tid))
+        return NULL;
+    tt_delays d;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = tt_tid_delays(tid, &d);
+    Py_END_ALLOW_THREADS
+    if (rc != 0)
+        return ttpy_raise_code(rc);
+    const tt_delay *kinds[8] = {&d.cpu, &d.blkio, &d.swapin, &d.reclaim, &d.thrashing, &d.compact, &d.wpcopy, &d.irq};
+    PyObject *items[17];
+    items[0] = PyLong_FromLong(d.version);
+    for (int i = 0; i < 8; i++) {
+        int absent = kinds[i]->count < 0;
+        items[1 + 2 * i] = absent ? Py_NewRef(Py_None) : PyLong_FromLongLong(kinds[i]->count);
+        items[2 + 2 * i] = absent ? Py_NewRef(Py_None) : PyLong_FromLongLong(kinds[i]->ns);
+    }
+    return ttpy_struct_new(delays_type, items, 17);
+}
+
+static PyObject *py_delay_accounting(PyObject *m, PyObject *unused)
+{
+    return PyUnicode_FromString(tt_delay_accounting());
 }
 
 /* ---- another thread, by native id ---- */
@@ -210,6 +244,8 @@ static PyMethodDef clocks_methods[] = {
     {"system_raw_ns", py_system_raw_ns, METH_NOARGS, "system_raw_ns($module, /)\n--\n\nRaw tick-sampled system time of the calling thread, ns (two clock reads). Not monotonic: a tick landing between the two reads counts as system time once, then as user time; times() never goes back."},
     {"times", py_times, METH_NOARGS, "times($module, /)\n--\n\nConsistent split of the calling thread's CPU time: Times(user_ns, system_ns, total_ns)."},
     {"sched", py_sched, METH_NOARGS, "sched($module, /)\n--\n\nThe scheduler's accounts of the calling thread: Sched(on_cpu_ns, run_wait_ns, timeslices, voluntary_switches, involuntary_switches). run_wait_ns is time runnable but waiting for a CPU (cgroup throttling included), never time blocked."},
+    {"delays", (PyCFunction)(void (*)(void))py_delays, METH_FASTCALL, "delays($module, native_id=0, /)\n--\n\nThe delay-accounting figures of a thread of this process (0: the caller), from the kernel's taskstats: Delays(version, cpu_count, cpu_ns, blkio_count, blkio_ns, swapin_count, swapin_ns, reclaim_count, reclaim_ns, thrashing_count, thrashing_ns, compact_count, compact_ns, wpcopy_count, wpcopy_ns, irq_count, irq_ns); None for a kind this kernel does not keep. Needs CAP_NET_ADMIN (PermissionError without) and kernel.task_delayacct on (OSError ENODATA while it is off, saying how to turn it on)."},
+    {"delay_accounting", py_delay_accounting, METH_NOARGS, "delay_accounting($module, /)\n--\n\nWhether the kernel keeps delay accounting: 'on', or 'off: ' / 'absent: ' and what to do."},
     {"thread_total_ns", py_thread_total_ns, METH_O, "thread_total_ns($module, native_id, /)\n--\n\nPrecise CPU time of a thread of this process, ns."},
     {"thread_user_raw_ns", py_thread_user_raw_ns, METH_O, "thread_user_raw_ns($module, native_id, /)\n--\n\nRaw tick-sampled user time of a thread of this process, ns."},
     {"thread_system_raw_ns", py_thread_system_raw_ns, METH_O, "thread_system_raw_ns($module, native_id, /)\n--\n\nRaw tick-sampled system time of a thread of this process, ns."},
@@ -261,16 +297,46 @@ static PyStructSequence_Desc sched_desc = {
     "threadtime.Sched", "The scheduler's accounts of a thread, each a count since it started.", sched_fields, 5,
 };
 
+static PyStructSequence_Field delays_fields[] = {
+    {"version", "the version of struct taskstats the kernel answered with"},
+    {"cpu_count", "times it waited for a CPU (the run queue)"},
+    {"cpu_ns", "time runnable but waiting for a CPU, ns (Sched.run_wait_ns)"},
+    {"blkio_count", "times it waited for block I/O"},
+    {"blkio_ns", "time waiting for block I/O, ns"},
+    {"swapin_count", "times it waited for pages to come back from swap"},
+    {"swapin_ns", "time waiting for swap-in, ns"},
+    {"reclaim_count", "times it reclaimed memory itself before an allocation (freepages)"},
+    {"reclaim_ns", "time in direct reclaim, ns"},
+    {"thrashing_count", "times it waited for an evicted page of its working set"},
+    {"thrashing_ns", "time thrashing, ns"},
+    {"compact_count", "times it compacted memory before an allocation"},
+    {"compact_ns", "time compacting memory, ns"},
+    {"wpcopy_count", "times it copied a write-protected page on write"},
+    {"wpcopy_ns", "time copying pages on write, ns"},
+    {"irq_count", "times interrupt handling took its CPU while it ran"},
+    {"irq_ns", "time its CPU spent in interrupt handlers while it ran, ns"},
+    {NULL, NULL},
+};
+
+static PyStructSequence_Desc delays_desc = {
+    "threadtime.Delays",
+    "A thread's delay-accounting figures (taskstats), each a count since it started or since delay accounting "
+    "was turned on; None where this kernel does not keep the kind.",
+    delays_fields, 17,
+};
+
 int ttpy_clocks_init(PyObject *mod)
 {
     if (times_type == NULL) {
         times_type = PyStructSequence_NewType(&times_desc);
         procstat_type = PyStructSequence_NewType(&procstat_desc);
         sched_type = PyStructSequence_NewType(&sched_desc);
-        if (times_type == NULL || procstat_type == NULL || sched_type == NULL)
+        delays_type = PyStructSequence_NewType(&delays_desc);
+        if (times_type == NULL || procstat_type == NULL || sched_type == NULL || delays_type == NULL)
             return -1;
     }
     return PyModule_AddFunctions(mod, clocks_methods) || ttpy_add_type(mod, "Times", times_type) ||
            ttpy_add_type(mod, "ProcStat", procstat_type) || ttpy_add_type(mod, "Sched", sched_type) ||
+           ttpy_add_type(mod, "Delays", delays_type) ||
            PyModule_AddIntConstant(mod, "FAST_BOUND_NS", (long)TT_FAST_BOUND_NS) != 0;
 }

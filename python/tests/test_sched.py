@@ -49,3 +49,74 @@ def test_a_sleeping_thread_does_not_wait():
     t.join()
     assert 0 <= out["wait"] <= out["wall"] - 100_000_000, out
     assert out["switches"] >= 20, out
+
+
+def _delayacct() -> str:
+    try:
+        with open("/proc/sys/kernel/task_delayacct") as f:
+            return f.read().strip()
+    except FileNotFoundError:
+        return ""
+
+
+def test_delays_are_the_kernels_or_say_off():
+    # The sysctl, read here, decides: off is an error that says how to turn
+    # it on (never zeros); on, a parked thread's CPU delay and timeslices
+    # are the schedstat another process (cat) reads.
+    import errno
+    import os
+    import subprocess
+
+    import pytest
+
+    if _delayacct() == "0":
+        assert threadtime.delay_accounting().startswith("off: ")
+        with pytest.raises(OSError) as e:
+            threadtime.delays()
+        if e.value.errno == errno.EPERM:
+            pytest.skip("no CAP_NET_ADMIN, which taskstats needs")
+        assert e.value.errno == errno.ENODATA and "sysctl -w kernel.task_delayacct=1" in e.value.strerror
+        pytest.skip("kernel.task_delayacct is 0: only the 'off' answer was checked")
+    try:
+        threadtime.delays()
+    except PermissionError:
+        pytest.skip("no CAP_NET_ADMIN, which taskstats needs")
+    parked = threading.Event()
+    release = threading.Event()
+
+    def body():
+        parked.set()
+        release.wait()
+
+    t = threading.Thread(target=body)
+    t.start()
+    parked.wait()
+    path = f"/proc/{os.getpid()}/task/{t.native_id}/schedstat"
+    try:
+        # Until it sleeps in wait() it may still run: the figures count when
+        # the outside reads before and after agree.
+        for _ in range(200):
+            before = subprocess.run(["cat", path], capture_output=True, text=True, check=True).stdout.split()
+            d = threadtime.delays(t.native_id)
+            after = subprocess.run(["cat", path], capture_output=True, text=True, check=True).stdout.split()
+            if before == after:
+                break
+            time.sleep(0.005)
+        assert before == after
+    finally:
+        release.set()
+        t.join()
+    assert isinstance(d, threadtime.Delays) and len(d) == 17 and d.version >= 1
+    assert (d.cpu_ns, d.cpu_count) == (int(before[1]), int(before[2]))
+    assert all(v is None or v >= 0 for v in d[1:])
+
+
+def test_delays_bad_input():
+    import pytest
+
+    with pytest.raises(TypeError):
+        threadtime.delays("1")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        threadtime.delays(0, 0)  # type: ignore[call-arg]
+    with pytest.raises((ValueError, OSError)):
+        threadtime.delays(-1)

@@ -12,7 +12,10 @@ Three kinds of answer, named so they are not confused:
 
 ``sched()``: the calling thread's scheduler accounts, ``Sched(on_cpu_ns,
 run_wait_ns, timeslices, voluntary_switches, involuntary_switches)``;
-``run_wait_ns`` is time runnable but waiting for a CPU.
+``run_wait_ns`` is time runnable but waiting for a CPU. ``delays(native_id=0)``:
+a thread's delay-accounting figures (block I/O, swap-in, reclaim, thrashing,
+IRQ, ...) from the kernel's taskstats, where ``delay_accounting()`` says "on"
+and the caller has CAP_NET_ADMIN.
 
 ``total_ns()`` of the calling thread reads the core's fast clock (no system
 call while the thread keeps its CPU); ``fast_clock()`` says what answers,
@@ -50,6 +53,7 @@ except ImportError as e:
         name="threadtime._core") from e
 from ._core import (
     FAST_BOUND_NS,
+    Delays,
     LogInfo,
     LogRunningError,
     ProcStat,
@@ -57,6 +61,8 @@ from ._core import (
     ThreadClock,
     Times,
     __version__,
+    delay_accounting,
+    delays,
     dump,
     event,
     event_name,
@@ -89,6 +95,9 @@ from ._core import (
 from .trace import Interval, Trace, TraceDamagedWarning, TraceError, TraceThread, read_trace
 
 __all__ = [
+    "Delays",
+    "delay_accounting",
+    "delays",
     "Event",
     "Events",
     "Interval",
