@@ -32,7 +32,7 @@ typedef struct options {
     int json;
     int thread_counts[MAX_THREAD_COUNTS];
     int n_thread_counts;
-    const tt_bench_method *methods[MAX_METHODS];
+    const tt__bench_method *methods[MAX_METHODS];
     int n_methods;
 } options;
 
@@ -47,7 +47,7 @@ typedef struct result {
 } result;
 
 typedef struct worker {
-    const tt_bench_method *m;
+    const tt__bench_method *m;
     const options *opt;
     pthread_barrier_t *ready;
     uint64_t batch;
@@ -61,7 +61,7 @@ typedef struct worker {
  * estimate is the fastest of several timed runs, so one slow first call (a
  * page fault, a migration) cannot shrink the batch to a single call and let
  * the timer's own cost into the samples. */
-static uint64_t size_batch(const tt_bench_method *m, void *state, uint64_t *sink, double *per_call)
+static uint64_t size_batch(const tt__bench_method *m, void *state, uint64_t *sink, double *per_call)
 {
     uint64_t n = 1;
     double best;
@@ -157,7 +157,7 @@ static void summarize(double *all, size_t n, result *r)
     r->max = all[n - 1];
 }
 
-static void measure(const tt_bench_method *m, int threads, const options *opt, result *r)
+static void measure(const tt__bench_method *m, int threads, const options *opt, result *r)
 {
     *r = (result){.method = m->name, .threads = threads};
     if (m->global_setup && (r->error_code = m->global_setup()) != 0)
@@ -301,7 +301,7 @@ static void describe_machine(machine *mc)
 /* ---- output ---- */
 
 
-static const tt_bench_method *find_method(const char *name, size_t len);
+static const tt__bench_method *find_method(const char *name, size_t len);
 
 static void print_json(FILE *out, const machine *mc, const options *opt, const result *r, int n)
 {
@@ -335,7 +335,7 @@ static void print_json(FILE *out, const machine *mc, const options *opt, const r
                 r[i].error, r[i].p0, r[i].p50, r[i].p90, r[i].p99, r[i].p999, r[i].p9999, r[i].max,
                 r[i].ratio);
         /* What --list says of the method, so a chart can show it. */
-        const tt_bench_method *m = find_method(r[i].method, strlen(r[i].method));
+        const tt__bench_method *m = find_method(r[i].method, strlen(r[i].method));
         tt__cli_json_string(out, m ? m->description : "");
         fputc('}', out);
         first = 0;
@@ -384,16 +384,16 @@ static void print_table(FILE *out, const machine *mc, const options *opt, const 
 
 /* ---- options ---- */
 
-static const tt_bench_method *const *tables(void)
+static const tt__bench_method *const *tables(void)
 {
-    static const tt_bench_method *const t[] = {tt_bench_clock_methods, tt_bench_event_methods, NULL};
+    static const tt__bench_method *const t[] = {tt__bench_clock_methods, tt__bench_event_methods, NULL};
     return t;
 }
 
-static const tt_bench_method *find_method(const char *name, size_t len)
+static const tt__bench_method *find_method(const char *name, size_t len)
 {
-    for (const tt_bench_method *const *t = tables(); *t; t++)
-        for (const tt_bench_method *m = *t; m->name; m++)
+    for (const tt__bench_method *const *t = tables(); *t; t++)
+        for (const tt__bench_method *m = *t; m->name; m++)
             if (strlen(m->name) == len && strncmp(m->name, name, len) == 0)
                 return m;
     return NULL;
@@ -425,7 +425,7 @@ static int parse_seconds(const char *s, int64_t *out)
     return 0;
 }
 
-static int add_method(options *opt, const tt_bench_method *m)
+static int add_method(options *opt, const tt__bench_method *m)
 {
     for (int i = 0; i < opt->n_methods; i++)
         if (opt->methods[i] == m)
@@ -463,8 +463,8 @@ static int parse_options(int argc, char **argv, options *opt)
                 return 2;
             }
         } else if (strcmp(a, "--list") == 0) {
-            for (const tt_bench_method *const *t = tables(); *t; t++)
-                for (const tt_bench_method *m = *t; m->name; m++)
+            for (const tt__bench_method *const *t = tables(); *t; t++)
+                for (const tt__bench_method *m = *t; m->name; m++)
                     printf("%-24s %s\n", m->name, m->description);
             return 0;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -477,13 +477,13 @@ static int parse_options(int argc, char **argv, options *opt)
         }
     }
 
-    const tt_bench_method *baseline = find_method(TT_BENCH_BASELINE, strlen(TT_BENCH_BASELINE));
+    const tt__bench_method *baseline = find_method(TT_BENCH_BASELINE, strlen(TT_BENCH_BASELINE));
     if (baseline)
         add_method(opt, baseline);
     if (methods) {
         for (const char *p = methods; *p;) {
             size_t len = strcspn(p, ",");
-            const tt_bench_method *m = find_method(p, len);
+            const tt__bench_method *m = find_method(p, len);
             if (m == NULL) {
                 fprintf(stderr, "threadtime bench: unknown method '%.*s' (see --list)\n", (int)len, p);
                 return 2;
@@ -492,8 +492,8 @@ static int parse_options(int argc, char **argv, options *opt)
             p += len + (p[len] == ',');
         }
     } else {
-        for (const tt_bench_method *const *t = tables(); *t; t++)
-            for (const tt_bench_method *m = *t; m->name; m++)
+        for (const tt__bench_method *const *t = tables(); *t; t++)
+            for (const tt__bench_method *m = *t; m->name; m++)
                 add_method(opt, m);
     }
 

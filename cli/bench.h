@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-typedef struct tt_bench_method {
+typedef struct tt__bench_method {
     const char *name;        /* e.g. "virt_self"; what --methods selects */
     const char *description; /* one line for --list */
     /* Per measuring thread, before timing; may be NULL. Returns 0 or -errno
@@ -25,11 +25,11 @@ typedef struct tt_bench_method {
      * (e.g. start and stop the event log.) Returns 0 or -errno. */
     int (*global_setup)(void);
     void (*global_teardown)(void);
-} tt_bench_method;
+} tt__bench_method;
 
 /* The tables, each ending with an entry whose name is NULL. */
-extern const tt_bench_method tt_bench_clock_methods[];
-extern const tt_bench_method tt_bench_event_methods[];
+extern const tt__bench_method tt__bench_clock_methods[];
+extern const tt__bench_method tt__bench_event_methods[];
 
 /* Name of the method every other one is compared with. */
 #define TT_BENCH_BASELINE "procfs_stat"

@@ -190,7 +190,7 @@ static uint64_t run_cgroup_cpu(void *p, uint64_t n)
 
 #define M(name, desc, run) {name, desc, state_setup, run, state_teardown, NULL, NULL}
 
-const tt_bench_method tt_bench_clock_methods[] = {
+const tt__bench_method tt__bench_clock_methods[] = {
     M("procfs_stat", "baseline: open+read+parse /proc/self/task/<tid>/stat", run_procfs),
     M("getrusage_thread", "getrusage(RUSAGE_THREAD): user+system, kernel-scaled, us", run_getrusage),
     M("clock_thread_cputime_id", "raw clock_gettime(CLOCK_THREAD_CPUTIME_ID)", run_clock_thread_cputime_id),

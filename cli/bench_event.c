@@ -130,7 +130,7 @@ static uint64_t run_shared_ring(void *state, uint64_t n)
     return n;
 }
 
-const tt_bench_method tt_bench_event_methods[] = {
+const tt__bench_method tt__bench_event_methods[] = {
     {.name = "rdtsc", .description = "bare cycle-counter read (the floor an event is measured against)",
      .run = run_rdtsc},
     {.name = "event_int", .description = "tt_event(id): one 32-byte record in the thread's ring",

@@ -97,11 +97,11 @@ static uint64_t stated_end(const unsigned char *b, size_t have)
     }
     if (!tt__run_set_is(b, have))
         return have;
-    tt_runset_header h;
-    if (have < offsetof(tt_runset_header, files))
+    tt__runset_header h;
+    if (have < offsetof(tt__runset_header, files))
         return sizeof h;
-    memcpy(&h.version, b + offsetof(tt_runset_header, version), sizeof h.version);
-    size_t hsize = tt_runset_header_size(h.version);
+    memcpy(&h.version, b + offsetof(tt__runset_header, version), sizeof h.version);
+    size_t hsize = tt__runset_header_size(h.version);
     if (!hsize)
         return have; /* an unknown version: the parser says so */
     if (have < hsize)

@@ -514,7 +514,7 @@ static void settle(tt__run_set *s)
  * those at the start, or the error that kept either read from being made.
  * A group whose counters went back (made again under the same path) has
  * no figure either. */
-static void cgroup_delta(tt_runset_header *h, int rc, const tt_cgroup_cpu *a, const tt_cgroup_cpu *b)
+static void cgroup_delta(tt__runset_header *h, int rc, const tt_cgroup_cpu *a, const tt_cgroup_cpu *b)
 {
     if (!rc && (b->version != a->version || b->periods < a->periods ||
                 b->throttled_periods < a->throttled_periods || b->throttled_ns < a->throttled_ns))

@@ -16,7 +16,7 @@
  * and its bytes. */
 #define TT_RUNSET_MAGIC "TTRUNSET"
 #define TT_RUNSET_VERSION 2
-typedef struct tt_runset_header {
+typedef struct tt__runset_header {
     char magic[8];
     uint32_t version, files;
     int32_t exit_status;    /* as threadtime returned it (128+sig for a signal) */
@@ -32,13 +32,13 @@ typedef struct tt_runset_header {
     int32_t cgroup_error, cgroup_version;
     int64_t cgroup_quota_us, cgroup_period_us; /* at the end; quota -1: none */
     int64_t cgroup_periods, cgroup_throttled_periods, cgroup_throttled_ns; /* end less start */
-} tt_runset_header;
+} tt__runset_header;
 
 /* Bytes of the header of a kept recording of this version (0: unknown). */
-static inline size_t tt_runset_header_size(uint32_t version)
+static inline size_t tt__runset_header_size(uint32_t version)
 {
-    return version == 1 ? offsetof(tt_runset_header, rusage_voluntary)
-           : version == TT_RUNSET_VERSION ? sizeof(tt_runset_header) : 0;
+    return version == 1 ? offsetof(tt__runset_header, rusage_voluntary)
+           : version == TT_RUNSET_VERSION ? sizeof(tt__runset_header) : 0;
 }
 
 typedef struct tt__run_proc_buf {
@@ -48,7 +48,7 @@ typedef struct tt__run_proc_buf {
 
 /* Everything one report needs. */
 typedef struct tt__run_set {
-    tt_runset_header h;
+    tt__runset_header h;
     char *cmd;
     tt__run_proc_buf *procs;
     uint32_t nprocs;

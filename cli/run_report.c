@@ -74,19 +74,19 @@ int tt__run_set_parse(const unsigned char *b, size_t len, tt__run_set *s, const 
 {
     *why = NULL;
     memset(s, 0, sizeof *s);
-    if (!tt__run_set_is(b, len) || len < tt_runset_header_size(1)) {
+    if (!tt__run_set_is(b, len) || len < tt__runset_header_size(1)) {
         *why = tt__run_set_is(b, len) ? "shorter than its header" : "not a recording of threadtime run";
         return -EINVAL;
     }
     /* The version first: a version 1 header is shorter. */
     uint32_t version;
-    memcpy(&version, b + offsetof(tt_runset_header, version), sizeof version);
-    size_t off = tt_runset_header_size(version); /* from here on, off <= len */
+    memcpy(&version, b + offsetof(tt__runset_header, version), sizeof version);
+    size_t off = tt__runset_header_size(version); /* from here on, off <= len */
     if (off > len) {
         *why = "shorter than its header";
         return -EINVAL;
     }
-    memcpy(&s->h, b, off ? off : tt_runset_header_size(1)); /* len holds version 1's, checked above */
+    memcpy(&s->h, b, off ? off : tt__runset_header_size(1)); /* len holds version 1's, checked above */
     if (version == 1) { /* nothing recorded: no figure, never a zero */
         s->h.cgroup_error = -1;
         s->h.rusage_voluntary = s->h.rusage_involuntary = -1;
@@ -164,7 +164,7 @@ int tt__run_set_save(const tt__run_set *s, const char *path)
         free(real);
         return rc;
     }
-    tt_runset_header h = s->h;
+    tt__runset_header h = s->h;
     memcpy(h.magic, TT_RUNSET_MAGIC, 8);
     h.version = TT_RUNSET_VERSION;
     h.files = s->nprocs;
@@ -964,7 +964,7 @@ static void cmd_sched_add(cmd_sched *c, const proc *p)
 }
 
 /* Why the cgroup's throttling over the run is not known, or NULL. */
-static const char *cgroup_missing(const tt_runset_header *h)
+static const char *cgroup_missing(const tt__runset_header *h)
 {
     if (h->cgroup_error == 0)
         return NULL;
@@ -1019,7 +1019,7 @@ static void report_csv(sink *out, const tt__run_set *s, const proc *ps, const ui
     }
     /* The whole command, with no pid: its wait4 (CPU and switches), its
      * threads' waits summed, its cgroup's throttling over the run. */
-    const tt_runset_header *h = &s->h;
+    const tt__runset_header *h = &s->h;
     const char *why = cgroup_missing(h);
     if (group)
         put_fmt(out, ",,%u,(command)", threads);
@@ -1072,7 +1072,7 @@ static int report_series(sink *out, const proc *ps, const uint32_t *order, uint3
 static void report_json(sink *out, const tt__run_set *s, const proc *ps, const uint32_t *order, uint32_t n, int group,
                         int64_t sum, const proc *all, const cmd_sched *c)
 {
-    const tt_runset_header *h0 = &s->h;
+    const tt__runset_header *h0 = &s->h;
     put_cstr(out, "{\"command\":");
     put_json_utf8(out, s->cmd ? s->cmd : "", s->cmd ? strlen(s->cmd) : 0);
     put_fmt(out, ",\"exit_status\":%d,\"rusage\":{\"user_ns\":%lld,\"system_ns\":%lld,\"voluntary_switches\":%lld,"
@@ -1166,7 +1166,7 @@ static int group_all(const proc *ps, const uint32_t *order, uint32_t n, proc *al
 
 /* The whole command's wait for a CPU and its cgroup's throttling, then
  * its switches, after the line on its CPU. */
-static void text_command(sink *out, const tt_runset_header *h, const cmd_sched *c)
+static void text_command(sink *out, const tt__runset_header *h, const cmd_sched *c)
 {
     put_fmt(out, "all threads waited %.3f ms for a CPU", (double)c->wait / 1e6);
     if (c->unknown)
