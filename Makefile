@@ -179,11 +179,13 @@ RUN_LIB = $(firstword $(wildcard $(BUILD)/lib*/libthreadtime_run.so $(BUILD)/lib
 bench-run: build
 	python3 bench/run_bench.py $(THREADTIME) $(BUILD)/preload/run_bench $(RUN_LIB) $(RUN_BENCH_MB)
 
-# The cost per process alone (200 x /bin/true from sh), 9 interleaved rounds;
-# BASELINE_CLI=path/to/an/older/threadtime runs that one beside it.
+# The cost per process alone (200 x /bin/true from sh), RUN_PROCS_ROUNDS
+# interleaved rounds; BASELINE_CLI=path/to/an/older/threadtime runs that one
+# beside it.
+RUN_PROCS_ROUNDS ?= 9
 .PHONY: bench-run-procs
 bench-run-procs: build
-	BASELINE_CLI="$(BASELINE_CLI)" python3 bench/run_bench.py $(THREADTIME) $(BUILD)/preload/run_bench $(RUN_LIB) 0 9 4
+	BASELINE_CLI="$(BASELINE_CLI)" python3 bench/run_bench.py $(THREADTIME) $(BUILD)/preload/run_bench $(RUN_LIB) 0 $(RUN_PROCS_ROUNDS) 4
 
 -include java/java.mk
 -include python/python.mk
