@@ -656,10 +656,11 @@ static int read_alive(tt__run_thread *r, uint32_t tid, int self, uint64_t now)
         t.system_ns = tt__split_propose(virt, prof, sched);
         t.user_ns = sched - t.system_ns;
     }
-    /* Through the thread's /proc files, the caller's own too: nothing
-     * kept open, no lock, as a handler run by _exit() needs. */
+    /* Through the thread's /proc files (the caller's switch counts from
+     * getrusage): nothing kept open, no lock, as a handler run by _exit()
+     * needs. */
     tt_sched s;
-    if (tt__task_sched(0, (pid_t)tid, &s) == 0)
+    if ((self ? tt__own_sched(&s) : tt__task_sched(0, (pid_t)tid, &s)) == 0)
         tt__run_thread_sched(r, &s);
     thread_name(self ? 0 : (pid_t)tid, r->name_end);
     r->flags |= TT_RUN_NAME_END;

@@ -209,6 +209,22 @@ int tt__task_sched(pid_t pid, pid_t tid, tt_sched *out)
     return rc;
 }
 
+int tt__own_sched(tt_sched *out)
+{
+    char buf[96];
+    int rc = task_file(0, tt__gettid(), "schedstat", buf, sizeof buf);
+    if (rc == 0)
+        rc = parse_schedstat(buf, out);
+    struct rusage ru;
+    if (rc == 0 && getrusage(RUSAGE_THREAD, &ru) != 0)
+        rc = -errno;
+    if (rc == 0) {
+        out->voluntary_switches = ru.ru_nvcsw;
+        out->involuntary_switches = ru.ru_nivcsw;
+    }
+    return rc;
+}
+
 int tt_tid_sched(pid_t tid, tt_sched *out)
 {
     if (out == NULL)
