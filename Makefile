@@ -171,8 +171,10 @@ bench-fast-clock: build
 bench-perf-page: build
 	$(BUILD)/cli/perf_page_probe 5
 
-# threadtime run's floors: per-thread cost, the sampler with
-# 1,000 threads, xz -T2 on RUN_BENCH_MB MB with and without it.
+# threadtime run's floors: per-thread cost (empty threads, and threads of
+# 2.1 ms, whose wait for a CPU is read), the sampler with 1,000 threads, xz
+# -T2 on RUN_BENCH_MB MB with and without it. BASELINE_RUN_LIB=another
+# build's libthreadtime_run.so adds its per-thread rows.
 RUN_BENCH_MB ?= 40
 .PHONY: bench-run
 RUN_LIB = $(firstword $(wildcard $(BUILD)/lib*/libthreadtime_run.so $(BUILD)/lib*/*/libthreadtime_run.so))

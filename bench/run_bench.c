@@ -8,6 +8,9 @@
  *                         pthread_create (bare) and the one the program
  *                         links to (the preload's, when preloaded): prints
  *                         "bare_ns interposed_ns"
+ *   run_bench create N US the same for threads that each sleep US us (alive
+ *                         long enough for the preload to read their wait
+ *                         for a CPU at their end), in batches of 100
  *   run_bench idle N S    N threads blocked for S seconds (the sampler's
  *                         cost is then read from the report) */
 #include <dlfcn.h>
@@ -22,6 +25,16 @@
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 static void *empty(void *arg) { return arg; }
+
+static long g_life_us;
+
+static void *sleeps(void *arg)
+{
+    struct timespec d = {g_life_us / 1000000, g_life_us % 1000000 * 1000};
+    while (nanosleep(&d, &d) != 0)
+        ;
+    return arg;
+}
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
@@ -44,8 +57,10 @@ static int cmp_i64(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    if (argc == 3 && strcmp(argv[1], "create") == 0) {
-        long n = atol(argv[2]), batches = n / 2000;
+    if ((argc == 3 || argc == 4) && strcmp(argv[1], "create") == 0) {
+        g_life_us = argc == 4 ? atol(argv[3]) : 0;
+        int size = g_life_us ? 100 : 1000;
+        long n = atol(argv[2]), batches = n / (2 * size);
         void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
         create_fn bare = libc ? (create_fn)dlsym(libc, "pthread_create") : NULL;
         if (batches < 1 || !bare)
@@ -55,13 +70,13 @@ int main(int argc, char **argv)
             for (int k = 0; k < 2; k++) {
                 create_fn create = k ? pthread_create : bare;
                 int64_t t0 = tt__read_clock(CLOCK_PROCESS_CPUTIME_ID);
-                for (int i = 0; i < 1000; i++) {
+                for (int i = 0; i < size; i++) {
                     pthread_t t;
-                    if (create(&t, NULL, empty, NULL) != 0)
+                    if (create(&t, NULL, g_life_us ? sleeps : empty, NULL) != 0)
                         return 1;
                     pthread_join(t, NULL);
                 }
-                per[k][b] = (tt__read_clock(CLOCK_PROCESS_CPUTIME_ID) - t0) / 1000;
+                per[k][b] = (tt__read_clock(CLOCK_PROCESS_CPUTIME_ID) - t0) / size;
             }
         for (int k = 0; k < 2; k++)
             qsort(per[k], (size_t)batches, sizeof(int64_t), cmp_i64);

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The floors of `threadtime run`, each beside its baseline in
 the same run: make bench-run. Usage: run_bench.py THREADTIME RUN_BENCH
-PRELOAD_LIB [XZ_MB] [ROUNDS] [PARTS]; PARTS is any of 1, 2, 3, 4 (default
-1234)."""
+PRELOAD_LIB [XZ_MB] [ROUNDS] [PARTS]; PARTS is any of 1, 2, 3, 4, 5 (default
+12345). BASELINE_RUN_LIB=another build's preload: parts 1 and 5 run it too."""
 import json
 import os
 import resource
@@ -15,7 +15,7 @@ import time
 TT, BENCH, LIB = (os.path.abspath(a) for a in sys.argv[1:4])
 XZ_MB = int(sys.argv[4]) if len(sys.argv) > 4 else 40
 ROUNDS = int(sys.argv[5]) if len(sys.argv) > 5 else 5
-PARTS = sys.argv[6] if len(sys.argv) > 6 else "1234"
+PARTS = sys.argv[6] if len(sys.argv) > 6 else "12345"
 tmp = tempfile.mkdtemp(prefix="run_bench.", dir=os.environ.get("TMPDIR"))
 
 
@@ -29,17 +29,33 @@ def preloaded_env():
 #    the process's CPU time per create+join: one process alternates batches
 #    through libc's pthread_create and the preload's. The control run (no
 #    preload: both columns libc) shows what the method itself reads as a
-#    difference.
-rows = {"control": [], "preloaded": []}
-for _ in range(ROUNDS if "1" in PARTS else 0):
-    for kind in rows:
-        env = dict(preloaded_env(), THREADTIME_RUN_THREADS="32768") if kind == "preloaded" else None
-        rows[kind].append([int(x) for x in subprocess.check_output([BENCH, "create", "20000"], env=env).split()])
-for kind, r in rows.items() if "1" in PARTS else ():
-    b = statistics.median(x[0] for x in r)
-    p = statistics.median(x[1] for x in r)
-    print(f"thread start+end, {kind}: libc {b:.0f} ns CPU, through pthread_create as linked {p:.0f} ns, "
-          f"added {p - b:.0f} ns (medians over {ROUNDS} runs of the per-run medians of 10 batches of 1000 each)")
+#    difference. BASELINE_RUN_LIB=another build's preload adds its row,
+#    interleaved with the others.
+#    5. The same for threads that live 2.1 ms, long enough for the preload
+#    to read their wait for a CPU (a /proc file) at their end.
+def per_thread(args, what, batches):
+    rows = {"control": [], "preloaded": []}
+    if os.environ.get("BASELINE_RUN_LIB"):
+        rows["baseline"] = []
+    for _ in range(ROUNDS):
+        for kind in rows:
+            env = None
+            if kind != "control":
+                env = dict(preloaded_env(), THREADTIME_RUN_THREADS="32768")
+            if kind == "baseline":
+                env["LD_PRELOAD"] = os.path.abspath(os.environ["BASELINE_RUN_LIB"])
+            rows[kind].append([int(x) for x in subprocess.check_output([BENCH, "create", *args], env=env).split()])
+    for kind, r in rows.items():
+        b = statistics.median(x[0] for x in r)
+        p = statistics.median(x[1] for x in r)
+        print(f"{what}, {kind}: libc {b:.0f} ns CPU, through pthread_create as linked {p:.0f} ns, "
+              f"added {p - b:.0f} ns (medians over {ROUNDS} runs of the per-run medians of {batches})")
+
+
+if "1" in PARTS:
+    per_thread(["20000"], "thread start+end", "10 batches of 1000 each")
+if "5" in PARTS:
+    per_thread(["2000", "2100"], "thread of 2.1 ms start+end", "10 batches of 100 each")
 
 # 2. The sampler at 100 ms with 1,000 live threads, from the report.
 if "2" in PARTS:

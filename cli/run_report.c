@@ -336,9 +336,9 @@ static void build_rows(proc *p)
         if (h->state == TT_RUN_PROC_EXECED && t->tid == h->pid)
             continue;
         row r = {.tid = t->tid, .count = 1, .rec = t, .start = t->start_ns, .end = t->end_ns};
-        int sched = (t->flags & TT_RUN_SCHED) != 0;
-        r.wait = sched ? t->run_wait_ns : -1;
-        r.slices = sched ? t->timeslices : -1;
+        int sched = (t->flags & TT_RUN_SCHED) != 0, wait = sched && !(t->flags & TT_RUN_NO_WAIT);
+        r.wait = wait ? t->run_wait_ns : -1;
+        r.slices = wait ? t->timeslices : -1;
         r.vcs = sched ? t->voluntary_switches : -1;
         r.ivcs = sched ? t->involuntary_switches : -1;
         /* The name at its end when one was read, even an empty one; else
@@ -940,10 +940,11 @@ static void unseen(sink *out, const proc *ps, const uint32_t *order, uint32_t n,
 
 /* The whole command's scheduler figures: its threads' waits and switches
  * summed (the sampler's own left out: it is threadtime's), and how many
- * threads have none (sampled only, or read before these were kept). */
+ * threads have no wait (sampled only, shorter than TT_RUN_WAIT_MIN_NS, or
+ * read before these were kept) and no switch counts. */
 typedef struct cmd_sched {
     int64_t wait, slices, vcs, ivcs;
-    uint32_t unknown;
+    uint32_t unknown, no_switches;
 } cmd_sched;
 
 static void cmd_sched_add(cmd_sched *c, const proc *p)
@@ -952,14 +953,18 @@ static void cmd_sched_add(cmd_sched *c, const proc *p)
         const row *r = &p->rows[i];
         if (r->how == sampler_how)
             continue;
-        if (r->wait < 0 || r->slices < 0 || r->vcs < 0 || r->ivcs < 0) {
+        if (r->wait < 0 || r->slices < 0) {
             c->unknown += r->count;
-            continue;
+        } else {
+            c->wait = add_ns(c->wait, r->wait);
+            c->slices = add_ns(c->slices, r->slices);
         }
-        c->wait = add_ns(c->wait, r->wait);
-        c->slices = add_ns(c->slices, r->slices);
-        c->vcs = add_ns(c->vcs, r->vcs);
-        c->ivcs = add_ns(c->ivcs, r->ivcs);
+        if (r->vcs < 0 || r->ivcs < 0) {
+            c->no_switches += r->count;
+        } else {
+            c->vcs = add_ns(c->vcs, r->vcs);
+            c->ivcs = add_ns(c->ivcs, r->ivcs);
+        }
     }
 }
 
@@ -1082,8 +1087,9 @@ static void report_json(sink *out, const tt__run_set *s, const proc *ps, const u
     /* The command as a whole: its threads' scheduler figures summed, and
      * its cgroup's throttling over the run. */
     put_fmt(out, "\"run_wait_ns\":%lld,\"timeslices\":%lld,\"voluntary_switches\":%lld,\"involuntary_switches\":%lld,"
-                 "\"sched_unknown_threads\":%u,\"cgroup\":",
-            (long long)c->wait, (long long)c->slices, (long long)c->vcs, (long long)c->ivcs, c->unknown);
+                 "\"run_wait_unknown_threads\":%u,\"switches_unknown_threads\":%u,\"cgroup\":",
+            (long long)c->wait, (long long)c->slices, (long long)c->vcs, (long long)c->ivcs, c->unknown,
+            c->no_switches);
     const char *why = cgroup_missing(h0);
     if (why) {
         put_cstr(out, "{\"available\":false,\"why\":");
@@ -1185,6 +1191,8 @@ static void text_command(sink *out, const tt__runset_header *h, const cmd_sched 
                     (long long)h->cgroup_throttled_periods, (long long)h->cgroup_periods);
     }
     put_fmt(out, "context switches: %lld voluntary, %lld involuntary", (long long)c->vcs, (long long)c->ivcs);
+    if (c->no_switches)
+        put_fmt(out, " (not counting %u thread%s not read)", c->no_switches, c->no_switches == 1 ? "" : "s");
     if (h->rusage_voluntary >= 0)
         put_fmt(out, "; the command's own rusage (wait4): %lld voluntary, %lld involuntary",
                 (long long)h->rusage_voluntary, (long long)h->rusage_involuntary);

@@ -242,7 +242,7 @@ void tt__run_thread_sched(tt__run_thread *t, const tt_sched *s)
     t->timeslices = s->timeslices;
     t->voluntary_switches = s->voluntary_switches;
     t->involuntary_switches = s->involuntary_switches;
-    t->flags |= TT_RUN_SCHED;
+    t->flags |= TT_RUN_SCHED | (s->run_wait_ns < 0 ? TT_RUN_NO_WAIT : 0);
 }
 
 void tt__run_thread_publish(tt__run_thread *t, uint32_t to)

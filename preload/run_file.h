@@ -71,7 +71,17 @@ enum {
 
 /* tt__run_thread.flags */
 #define TT_RUN_NAME_END 1u
-#define TT_RUN_SCHED 2u /* run_wait_ns .. involuntary_switches were read (else unknown) */
+#define TT_RUN_SCHED 2u   /* run_wait_ns .. involuntary_switches were read (else unknown) */
+#define TT_RUN_NO_WAIT 4u /* with TT_RUN_SCHED: the switch counts alone (run_wait_ns and
+                             timeslices not read: a thread shorter than TT_RUN_WAIT_MIN_NS) */
+
+/* A thread that ends sooner after its start has its switch counts read
+ * (getrusage), not its wait for a CPU: the first read of a thread's /proc
+ * files costs ~35-50 us of CPU (the kernel makes the thread's /proc entries,
+ * and drops them at its exit; make bench-run, part 5), 2-3x an empty
+ * thread's whole start and end, and at most ~2.5 % of a thread that lived
+ * this long. */
+#define TT_RUN_WAIT_MIN_NS 2000000
 
 /* Thread record kinds. */
 enum {
@@ -171,7 +181,8 @@ tt__run_thread *tt__run_thread_take(tt__run_file *f);
 /* Moves a record from state `from` to TT_RUN_WRITING; 1 if this caller won. */
 int tt__run_thread_claim(tt__run_thread *t, uint32_t from);
 
-/* Stores a read of the thread's scheduler accounts in t (TT_RUN_SCHED). */
+/* Stores a read of the thread's scheduler accounts in t (TT_RUN_SCHED;
+ * TT_RUN_NO_WAIT too where s->run_wait_ns is -1: the switches alone). */
 void tt__run_thread_sched(tt__run_thread *t, const tt_sched *s);
 
 /* Publishes a record's fields with state `to` (release). */

@@ -561,9 +561,17 @@ static void thread_end(void *p)
     tt_times t;
     int rc = self_split_now(&t);
     /* The scheduler's accounts after the split: a pread of the thread's
-     * schedstat and one more getrusage (its switch counts). */
-    tt_sched s;
-    int src = tt_self_sched(&s);
+     * schedstat and one more getrusage (its switch counts); for a thread
+     * shorter than TT_RUN_WAIT_MIN_NS the getrusage alone. */
+    tt_sched s = {.run_wait_ns = -1, .timeslices = -1};
+    struct rusage ru;
+    int src;
+    if (tt__run_now() - l->rec->start_ns >= TT_RUN_WAIT_MIN_NS) {
+        src = tt_self_sched(&s);
+    } else if ((src = getrusage(RUSAGE_THREAD, &ru)) == 0) {
+        s.voluntary_switches = ru.ru_nvcsw;
+        s.involuntary_switches = ru.ru_nivcsw;
+    }
     char name[TT_RUN_NAME];
     int renamed = atomic_load_explicit(&g_renames, memory_order_relaxed) != l->renames;
     if (renamed)

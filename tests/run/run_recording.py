@@ -8,14 +8,16 @@ THREAD_SIZE_V1 = 96  # version 1: no scheduler figures
 EMPTY, LIVE, ENDED, AT_EXIT, SEEN = 0, 1, 2, 3, 4
 PTHREAD, OTHER = 1, 2
 RUNNING, EXITED, EXECED = 0, 1, 2
-NAME_END, SCHED = 1, 2  # tt_run_thread.flags
+NAME_END, SCHED, NO_WAIT = 1, 2, 4  # tt_run_thread.flags
 
 
 def thread(tid, name, state=ENDED, kind=PTHREAD, start=1_000_000_000, end=1_002_000_000, user=1_000_000,
-           system=500_000, name_start=None, spare=(0, 0), sched=None, version=2):
+           system=500_000, name_start=None, spare=(0, 0), sched=None, no_wait=False, version=2):
     """A thread record; sched: (run_wait_ns, timeslices, voluntary, involuntary)
-    read with it (flag SCHED), or None for not read."""
-    rec = struct.pack("<IIII qq qq 16s16s QQ", state, tid, kind, SCHED if sched and version > 1 else 0, start, end,
+    read with it (flag SCHED), or None for not read; no_wait: the switches
+    alone were read (flag NO_WAIT)."""
+    flags = (SCHED | (NO_WAIT if no_wait else 0)) if sched and version > 1 else 0
+    rec = struct.pack("<IIII qq qq 16s16s QQ", state, tid, kind, flags, start, end,
                       user, system, (name_start if name_start is not None else name)[:15],
                       name[:15] if name_start is not None else b"", *spare)
     return rec if version == 1 else rec + struct.pack("<qqqq", *(sched or (0, 0, 0, 0)))

@@ -137,6 +137,14 @@ def test_short_threads():
                 t["total_ns"] - (user + system) <= t["lifetime_ns"] - before[tid]):
             bad.append((tid, (user, system), (t["user_ns"], t["system_ns"])))
     check(not bad, f"short: splits disagree with the threads' own: {bad[:3]}")
+    # Every ended thread has its switch counts; one that lived under 2 ms
+    # has no wait read (-1, never 0: reading it would cost more than the
+    # thread). (A wait that was read is not bounded by the life shown: it
+    # counts from the thread's creation, and a new thread can wait long
+    # for its first run before it stamps its start.)
+    wait_bad = [t for t in ended.values() if t["voluntary_switches"] < 0 or t["involuntary_switches"] < 0 or
+                (t["lifetime_ns"] < 2_000_000 and t["run_wait_ns"] != -1)]
+    check(not wait_bad, f"short: switches and waits: {wait_bad[:3]}")
     sum_matches_rusage(rep, "short")
 
 

@@ -422,12 +422,14 @@ def test_samples_json():
 
 def sched_set(cgroup=(0, 1, 20_000, 100_000, 50, 7, 35_000_000)):
     """Two processes: a thread with each scheduler figure known, one with
-    none (sampled), and a sampler; the command's wait4 switches."""
+    none (sampled), one with its switches alone (short), and a sampler; the
+    command's wait4 switches."""
     ms = 1_000_000
     p1 = proc_file(10, 1, b"a", [thread(10, b"main", kind=2, sched=(3 * ms, 40, 25, 7)),
                                  thread(11, b"w#1", sched=(5 * ms, 9, 4, 2)),
                                  thread(12, b"w#2", sched=(1 * ms, 3, 2, 1)),
-                                 thread(13, b"clone", state=SEEN, kind=2, user=0, system=0, spare=(2 * ms, 1_001_000_000))],
+                                 thread(13, b"clone", state=SEEN, kind=2, user=0, system=0, spare=(2 * ms, 1_001_000_000)),
+                                 thread(15, b"short", sched=(99, 99, 3, 1), no_wait=True)],
                    sampler_tid=14, sampler_cpu=ms)
     p2 = proc_file(20, 10, b"b", [thread(20, b"w#3", kind=2, sched=(7 * ms, 11, 6, 5))])
     return run_set([p1, p2], rusage=(20 * ms, 2 * ms), switches=(41, 16), cgroup=cgroup)
@@ -445,12 +447,13 @@ def test_sched_every_format():
     rep = json.loads(out)
     rows = {t["tid"]: t for p in rep["processes"] for t in p["threads"]}
     want = {10: (3 * ms, 40, 25, 7), 11: (5 * ms, 9, 4, 2), 12: (ms, 3, 2, 1), 20: (7 * ms, 11, 6, 5),
-            13: (-1, -1, -1, -1), 14: (-1, -1, -1, -1)}
+            13: (-1, -1, -1, -1), 14: (-1, -1, -1, -1), 15: (-1, -1, 3, 1)}
     got = {tid: (t["run_wait_ns"], t["timeslices"], t["voluntary_switches"], t["involuntary_switches"])
            for tid, t in rows.items()}
     check(got == want, f"sched json: {got}")
     check((rep["run_wait_ns"], rep["timeslices"], rep["voluntary_switches"], rep["involuntary_switches"],
-           rep["sched_unknown_threads"]) == (16 * ms, 63, 37, 15, 1), f"sched json: the command's sums {rep}")
+           rep["run_wait_unknown_threads"], rep["switches_unknown_threads"]) == (16 * ms, 63, 40, 16, 2, 1),
+          f"sched json: the command's sums {rep}")
     check(rep["rusage"]["voluntary_switches"] == 41 and rep["rusage"]["involuntary_switches"] == 16,
           f"sched json: wait4's switches {rep['rusage']}")
     check(rep["cgroup"] == {"available": True, "version": 1, "quota_us": 20_000, "period_us": 100_000, "periods": 50,
@@ -471,7 +474,7 @@ def test_sched_every_format():
     cmd = [r for r in rows if r["name"] == "(command)"]
     check(len(cmd) == 1 and (cmd[0]["run_wait_ns"], cmd[0]["voluntary_switches"], cmd[0]["involuntary_switches"],
                              cmd[0]["cgroup_throttled_ns"], cmd[0]["total_ns"]) ==
-          (str(16 * ms), "41", "16", str(35 * ms), str(22 * ms)) and "1 threads not read" in cmd[0]["how"],
+          (str(16 * ms), "41", "16", str(35 * ms), str(22 * ms)) and "2 threads not read" in cmd[0]["how"],
           f"sched csv: the command's row {cmd}")
     st, out, err = dump(path, "--format", "csv", "--group")
     rows = list(csv.DictReader(io.StringIO(out.decode(), newline="")))
@@ -486,13 +489,13 @@ def test_sched_every_format():
         row = [l for l in lines if l.startswith(f"  {tid:7d}  ")]
         cells = row[0].split() if row else []
         i = len(cells) - (len(head) - head.index("wait_ms"))
-        check(len(row) == 1 and cells[i:i + 3] == (["-", "-", "-"] if wait < 0 else [f"{wait / ms:.3f}", str(vol),
-                                                                                        str(invol)]),
+        want_cells = ["-" if wait < 0 else f"{wait / ms:.3f}", "-" if vol < 0 else str(vol), "-" if invol < 0 else str(invol)]
+        check(len(row) == 1 and cells[i:i + 3] == want_cells,
               f"sched text: {tid}: {row}")
-    check("all threads waited 16.000 ms for a CPU (not counting 1 thread whose wait was not read), of which 35.000 ms throttled by its "
+    check("all threads waited 16.000 ms for a CPU (not counting 2 threads whose wait was not read), of which 35.000 ms throttled by its "
           "cgroup (v1, quota 20.000 ms per 100.000 ms: 7 of 50 periods throttled)" in text, f"sched text: {text}")
-    check("context switches: 37 voluntary, 15 involuntary; the command's own rusage (wait4): 41 voluntary, "
-          "16 involuntary" in text, "sched text: switches")
+    check("context switches: 40 voluntary, 16 involuntary (not counting 1 thread not read); the command's own rusage "
+          "(wait4): 41 voluntary, 16 involuntary" in text, "sched text: switches")
     # Chrome: in each slice's arguments where known.
     st, out, err = dump(path, "--format", "chrome")
     ev = {e["tid"]: e["args"] for e in json.loads(out)["traceEvents"] if e["ph"] == "X"}
