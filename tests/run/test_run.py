@@ -978,8 +978,17 @@ def test_fallback():
     if not built:
         print("  SKIP static: cc -static failed (libc6-dev's static libc missing?)")
     else:
+        t0 = time.monotonic()
         rc, out, err, rep = wait_sampled_then_signal([], exe, 3, ready=True)
+        wall = (time.monotonic() - t0) * 1e9
         check(rc == 3, f"static: exit status {rc}")
+        # Read from outside too: each thread's wait for a CPU and switch
+        # counts, known, and its wait and CPU together no longer than the
+        # program lived (at most the wall time around threadtime here).
+        bad = [t for t in program_threads(rep) if min(t["run_wait_ns"], t["voluntary_switches"],
+                                                      t["involuntary_switches"]) < 0 or
+               t["run_wait_ns"] + t["total_ns"] > wall]
+        check(not bad, f"static: waits and switches read from outside within {wall:.0f} ns: {bad}")
         lines = [l for l in err.splitlines() if "static binary" in l]
         check(len(lines) == 1, f"static: one line says why: {err}")
         check(len(program_threads(rep)) == 3, f"static: main and 2 threads sampled from outside: {program_threads(rep)}")
