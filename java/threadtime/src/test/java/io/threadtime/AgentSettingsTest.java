@@ -125,9 +125,18 @@ class AgentSettingsTest {
         return r.key().equals("probe.cpu") ? "probe=" + FILTER + "," : "";
     }
 
-    /** A field's value as equals() can compare it: filters by their text. */
-    private static Object comparable(Object v) {
-        return v instanceof List<?> l ? l.stream().map(x -> x instanceof ProbeFilter p ? p.text : x).toList() : v;
+    /** A field's value as equals() can compare it: a list of filters by their texts. */
+    private static Object comparable(Object v) throws ReflectiveOperationException {
+        if (!(v instanceof List<?> list)) {
+            return v;
+        }
+        List<Object> texts = new ArrayList<>();
+        for (Object filter : list) {
+            Field text = filter.getClass().getDeclaredField("text");
+            text.setAccessible(true);
+            texts.add(text.get(filter));
+        }
+        return texts;
     }
 
     @SuppressWarnings("unchecked")
