@@ -15,10 +15,10 @@ chmod 700 "$dir"
 clone=$dir/threadtime
 git clone -q --no-hardlinks . "$clone"
 shopt -s nullglob
-jars=(java/threadtime/target/threadtime-[0-9]*.jar)
+jars=(java/agent/target/threadtime-agent-[0-9]*.jar)
 if [ ${#jars[@]} -gt 0 ]; then
-  mkdir -p "$clone/java/threadtime/target"
-  cp "${jars[@]}" "$clone/java/threadtime/target/"
+  mkdir -p "$clone/java/agent/target"
+  cp "${jars[@]}" "$clone/java/agent/target/"
 fi
 echo "private-clone: $clone (mode $(stat -c %a "$dir")), $(id -un); agent JARs copied: ${#jars[@]}"
 cmake -S "$clone" -B "$clone/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -23,7 +23,7 @@
  * touches any of the target's files, and checks that the socket's listener
  * is the target process with the target's uid. The agent is threadtime's JAR
  * (--jar, else $THREADTIME_JAR, else the one a checkout builds beside this
- * binary, java/threadtime/target/); the target's user must be able to read it.
+ * binary, java/agent/target/); the target's user must be able to read it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -101,7 +101,7 @@ static int checkout_jar(char *out, size_t n)
     if (!slash)
         return -1;
     *slash = '\0';
-    int w = snprintf(out, n, "%s/../../java/threadtime/target/threadtime-%s.jar", self, tt_version());
+    int w = snprintf(out, n, "%s/../../java/agent/target/threadtime-agent-%s.jar", self, tt_version());
     return w > 0 && (size_t)w < n && access(out, R_OK) == 0 ? 0 : -1;
 }
 

@@ -17,6 +17,8 @@ JAVA_TOOLCHAINS := $(JAVA_DIR)/.toolchains.xml
 JAVA_MVN = agent_jdk=$$($(JAVA_DIR)/jdks.sh home $(JDK_NEW)) && cd $(JAVA_DIR) && \
 	$(MVN) $(MVN_FLAGS) -t .toolchains.xml -Djdk.old=$(JDK_OLD) -Djdk.new=$(JDK_NEW) -Djdk.agent.home=$$agent_jdk
 JMH_JAR := $(JAVA_DIR)/benchmarks/target/benchmarks.jar
+# The -javaagent: the agent module's shaded JAR, which carries the API too.
+AGENT_JAR := $(JAVA_DIR)/agent/target/threadtime-agent-0.1.0.jar
 
 .PHONY: test-java java-toolchains java-install bench-java bench-java-build
 
@@ -35,7 +37,7 @@ test-java: java-toolchains build
 	set -x; $(JAVA_MVN) clean verify -Dthreadtime.cli=$(abspath $(THREADTIME)) $${jdk21:+-Djdk21.skip=false -Djdk21.java=$$jdk21/bin/java}
 	scripts/check-glibc.sh $(GLIBC_FLOOR) $(JAR_NATIVES)/linux-*/*
 
-# The JAR into the local Maven repository, for jvmti/java's tests (no tests here).
+# The JARs into the local Maven repository, for jvmti/java's tests (no tests here).
 java-install: java-toolchains
 	$(JAVA_MVN) -DskipITs install
 
@@ -71,7 +73,7 @@ OTEL_DIR := $(JAVA_DIR)/otel
 
 test-otel: java-toolchains
 	@jdk21=$$($(JAVA_DIR)/jdks.sh runtime 21 2>/dev/null) || echo "test-otel: no Java 21 here"; \
-	set -x; ($(JAVA_MVN) -pl threadtime -DskipITs clean install) && \
+	set -x; ($(JAVA_MVN) -pl threadtime,agent -DskipITs clean install) && \
 	($(JAVA_MVN) -pl otel,micrometer clean verify $${jdk21:+-Djdk21.skip=false -Djdk21.java=$$jdk21/bin/java})
 
 # What LoadBench and SpanCostBench run from: the otel module's test classes
@@ -85,7 +87,7 @@ otel-bench-build: java-toolchains
 # with the paths of the agents it loads into the service.
 otel_load_bench = "$(1)" -Dotel.agent.jar=$(OTEL_DIR)/target/otel/opentelemetry-javaagent.jar \
 	-Dextension.jar=$$(ls $(OTEL_DIR)/target/threadtime-otel-*-extension.jar) \
-	-Dthreadtime.jar=$(abspath $(JAVA_DIR)/threadtime/target/threadtime-0.1.0.jar) \
+	-Dthreadtime.jar=$(abspath $(AGENT_JAR)) \
 	-cp $(OTEL_BENCH_CP) io.threadtime.otel.LoadBench $(2)
 
 bench-otel: otel-bench-build
@@ -113,8 +115,8 @@ otel-screenshot:
 PROBE_BENCH_RUNS ?= 5
 .PHONY: bench-probes
 bench-probes: java-toolchains build
-	$(JAVA_MVN) -pl threadtime -DskipITs package
-	bench/probes/run.sh $(abspath $(JAVA_DIR)/threadtime/target/threadtime-0.1.0.jar) $(abspath $(THREADTIME)) \
+	$(JAVA_MVN) -pl threadtime,agent -DskipITs package
+	bench/probes/run.sh $(abspath $(AGENT_JAR)) $(abspath $(THREADTIME)) \
 		$(PROBE_BENCH_RUNS) $(JDK_OLD) $(JDK_NEW)
 
 # ---- the fast clock in Java ----

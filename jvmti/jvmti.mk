@@ -23,8 +23,9 @@
 #                      concurrency burn_us calls wait_ms")
 JVMTI_BUILD ?= jvmti/build
 JVMTI_AGENT = $(abspath $(JVMTI_BUILD))/libthreadtime_vthreads.so
-# The Java API (VirtualThreadCpu, TaskCpu) is in the threadtime JAR.
-JVMTI_JAR = java/threadtime/target/threadtime-0.1.0.jar
+# The -javaagent's JAR, which also carries the Java API (VirtualThreadCpu,
+# TaskCpu) and a copy of the JVMTI agent.
+JVMTI_JAR = java/agent/target/threadtime-agent-0.1.0.jar
 # Feature versions looked for; those not installed are skipped.
 JVMTI_FEATURES ?= 21 22 23 24 25 26 27
 JVMTI_MVN = mvn -B -q -f jvmti/java/pom.xml

@@ -8,8 +8,8 @@
 # that customized a method handle inside an unmount (jvmti/README.md, "Who
 # owns what") showed as such hangs, 3 in 80 runs on JDK 21. A hung child's
 # thread stacks are kept in the temporary directory, which is printed.
-# Needs java/threadtime/target/test-classes (make test-java, or
-# mvn -pl threadtime -DskipITs package).
+# Needs java/agent/target/test-classes (make test-java, or
+# mvn -pl threadtime,agent -DskipITs package).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ $# -lt 2 ]; then
@@ -19,7 +19,7 @@ fi
 java=$1 runs=${3:-40}
 jars=("$2")
 [ $# -ge 4 ] && jars+=("$4")
-classes=java/threadtime/target/test-classes
+classes=java/agent/target/test-classes
 [ -d "$classes/example" ] || { echo "$0: no $classes/example (build the tests first)" >&2; exit 2; }
 tmp=$(mktemp -d)
 declare -A hung

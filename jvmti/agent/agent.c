@@ -44,8 +44,8 @@
 #define MOUNT_EVENT "com.sun.hotspot.events.VirtualThreadMount"
 #define UNMOUNT_EVENT "com.sun.hotspot.events.VirtualThreadUnmount"
 
-/* What Java sees: the codes of io.threadtime.boot.VtConfig, which the
- * -javaagent's hooks report too (java/threadtime's StateCodesTest reads this
+/* What Java sees: the codes of io.threadtime.agent.vthreads.hooks.VtConfig, which the
+ * -javaagent's hooks report too (java/agent's StateCodesTest reads this
  * enum and asserts they match). */
 enum {
     VT_STATE_PASSIVE = 0,    /* loaded, but this JVM cannot support it */
@@ -199,7 +199,7 @@ typedef struct agent_options {
  * order, each at most once: "mode=exact,mode=mounted" is refused like an
  * unknown option rather than letting the last one win, and so is an empty
  * item ("mode=exact,"), as the -javaagent's parser refuses them
- * (java/threadtime's AgentOptionsGrammarTest feeds both the same strings). */
+ * (java/agent's AgentOptionsGrammarTest feeds both the same strings). */
 static int parse_options(const char *text, agent_options *o)
 {
     *o = (agent_options){.mode = VT_MODE_EXACT, .events = EVENTS_ON};

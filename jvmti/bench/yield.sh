@@ -33,7 +33,7 @@ trap 'rm -rf "$work"' EXIT
 "$tools/bin/javac" --release 21 -d "$work/tl-hooks" "$here/threadlocal/TlHooks.java"
 "$tools/bin/jar" cf "$work/tl-hooks.jar" -C "$work/tl-hooks" .
 "$tools/bin/javac" --release 21 -d "$work/tl-agent" -cp "$jar" "$here/threadlocal/ThreadLocalRoute.java"
-printf 'Premain-Class: io.threadtime.ThreadLocalRoute\nCan-Retransform-Classes: true\n' >"$work/manifest"
+printf 'Premain-Class: io.threadtime.agent.vthreads.ThreadLocalRoute\nCan-Retransform-Classes: true\n' >"$work/manifest"
 "$tools/bin/jar" cfm "$work/tl-agent.jar" "$work/manifest" -C "$work/tl-agent" .
 
 flag="-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions"

@@ -219,12 +219,12 @@ fi
 #    the agent loads as that user and writes as it.
 shopt -s nullglob
 jars=()
-for j in "$src"/java/threadtime/target/threadtime-[0-9]*.jar; do
+for j in "$src"/java/agent/target/threadtime-agent-[0-9]*.jar; do
   case $j in *-sources.jar|*-javadoc.jar) ;; *) jars+=("$j") ;; esac # the agent JAR, not its companions
 done
 jdk=$("$src/java/jdks.sh" home 17 2>/dev/null || "$src/java/jdks.sh" home 25 2>/dev/null)
 if [ ${#jars[@]} = 0 ] || [ -z "$jdk" ]; then
-  echo "test_attach: no JAR in $src/java/threadtime/target (make java-install) or no JDK; real JVMs not tried"
+  echo "test_attach: no JAR in $src/java/agent/target (make java-install) or no JDK; real JVMs not tried"
 else
   cp "${jars[0]}" "$jar"
   mkdir "$work/jvm" && chmod 755 "$work/jvm"
@@ -239,8 +239,8 @@ else
   # threadtime.attach.error and .warnings has them printed; with an older
   # one the attacher has only the return code.
   agent_says=
-  (cd "$work" && "$jdk/bin/jar" xf "$jar" io/threadtime/ThreadTimeAgent.class) &&
-    grep -aq threadtime.attach.warnings "$work/io/threadtime/ThreadTimeAgent.class" && agent_says=1
+  (cd "$work" && "$jdk/bin/jar" xf "$jar" io/threadtime/agent/ThreadTimeAgent.class) &&
+    grep -aq threadtime.attach.warnings "$work/io/threadtime/agent/ThreadTimeAgent.class" && agent_says=1
   chown -R "$user:" "$work/jvm"
   for v in 17 21 25; do
     home=$("$src/java/jdks.sh" runtime $v 2>/dev/null) || { echo "test_attach: no Java $v here; not tried"; continue; }

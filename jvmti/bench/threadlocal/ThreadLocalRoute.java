@@ -1,4 +1,4 @@
-package io.threadtime;
+package io.threadtime.agent.vthreads;
 
 import java.lang.instrument.Instrumentation;
 import java.util.Map;

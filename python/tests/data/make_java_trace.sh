@@ -5,5 +5,5 @@
 # need no JVM.   usage: make_java_trace.sh [threadtime.jar]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-jar="${1:-$(ls "$here"/../../../java/threadtime/target/threadtime-*.jar | grep -v -e '-sources\.jar$' -e '-javadoc\.jar$' | head -n 1)}"
+jar="${1:-$(ls "$here"/../../../java/agent/target/threadtime-agent-*.jar | grep -v -e '-sources\.jar$' -e '-javadoc\.jar$' | head -n 1)}"
 java -cp "$jar" "$here/JavaTrace.java" "$here/java_events.trace"

@@ -5,7 +5,7 @@
 # (javac) and the threadtime JAR.   usage: make_java_vthreads_trace.sh [threadtime.jar]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-jar="${1:-$(ls "$here"/../../../java/threadtime/target/threadtime-*.jar | grep -v -e '-sources\.jar$' -e '-javadoc\.jar$' | head -n 1)}"
+jar="${1:-$(ls "$here"/../../../java/agent/target/threadtime-agent-*.jar | grep -v -e '-sources\.jar$' -e '-javadoc\.jar$' | head -n 1)}"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 javac -d "$out" "$here/JavaVthreads.java"

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * The flyweight event log: per-thread rings of 32-byte records stamped with
@@ -82,12 +83,13 @@ public final class EventLog {
         Objects.requireNonNull(options, "options");
         int rc = Native.B.logStart(options.ringRecords(), cString(options.crashFile()),
                 cString(options.exitDump()), options.cpuOnIntervals());
-        if (rc == -EALREADY && agentRunsLog) {
+        Consumer<String> agent = agentRunsLog;
+        if (rc == -EALREADY && agent != null) {
             // The -javaagent started it for its probes: the program's own
             // events go into the same log, which the agent writes at exit.
             if (!toldAgentRuns) {
                 toldAgentRuns = true;
-                AgentLog.info("the event log already runs for the agent's probes; "
+                agent.accept("the event log already runs for the agent's probes; "
                         + "EventLog.start keeps it (with the agent's options), the agent writes it at exit");
             }
             return;
@@ -97,8 +99,9 @@ public final class EventLog {
     }
 
     private static final int EALREADY = 114;
-    /** Set by the -javaagent once it has started the log itself. */
-    static volatile boolean agentRunsLog;
+    /** Set by the -javaagent once it has started the log itself: where it
+     * says what it tells the program (its log at level info). */
+    static volatile Consumer<String> agentRunsLog;
     private static volatile boolean toldAgentRuns;
 
     /**

@@ -1,6 +1,6 @@
 package io.threadtime;
 
-import io.threadtime.boot.VtConfig;
+import io.threadtime.VirtualThreadCpu.Mode;
 
 /**
  * The JVMTI agent's accounts ({@code libthreadtime_vthreads.so}, built from
@@ -10,16 +10,16 @@ import io.threadtime.boot.VtConfig;
  * Java. The agent's mount and unmount callbacks write the accounts; this
  * class is only their reader. Without the agent every native throws
  * {@link UnsatisfiedLinkError}, which {@link #probe()} turns into
- * {@link VtConfig#ABSENT}. The agent's states are {@link VtConfig}'s codes.
+ * {@link Mode#ABSENT}. The agent reports its mode as {@link Mode}'s code.
  */
 final class JvmtiAccounts implements VirtualThreadAccounts {
-    private final int state;
+    private final Mode mode;
 
-    JvmtiAccounts(int state) {
-        this.state = state;
+    JvmtiAccounts(Mode mode) {
+        this.mode = mode;
     }
 
-    /** The agent's state: one of {@link VtConfig}'s codes, never {@link VtConfig#ABSENT}. */
+    /** The agent's mode: {@link Mode}'s code, never that of {@link Mode#ABSENT}. */
     private static native int agentState();
 
     /** Name of the clock stretches are measured with, or "none". */
@@ -39,12 +39,12 @@ final class JvmtiAccounts implements VirtualThreadAccounts {
     /** Accounts held by virtual threads now. */
     private static native long accountsInUse();
 
-    /** The agent's state, or {@link VtConfig#ABSENT} when it is not loaded. */
-    static int probe() {
+    /** The agent's mode, or {@link Mode#ABSENT} when it is not loaded. */
+    static Mode probe() {
         try {
-            return agentState();
+            return Mode.of(agentState());
         } catch (UnsatisfiedLinkError notLoaded) {
-            return VtConfig.ABSENT;
+            return Mode.ABSENT;
         }
     }
 
@@ -54,8 +54,8 @@ final class JvmtiAccounts implements VirtualThreadAccounts {
     }
 
     @Override
-    public int state() {
-        return state;
+    public Mode mode() {
+        return mode;
     }
 
     @Override

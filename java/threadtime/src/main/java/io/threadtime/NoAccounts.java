@@ -1,15 +1,15 @@
 package io.threadtime;
 
-import io.threadtime.boot.VtHooks;
+import io.threadtime.VirtualThreadCpu.Mode;
 
 /** Nothing charges virtual threads: every figure is -1, as from the platform. */
 final class NoAccounts implements VirtualThreadAccounts {
     private final VirtualThreadCpu.Mechanism mechanism;
-    private final int state;
+    private final Mode mode;
 
-    NoAccounts(VirtualThreadCpu.Mechanism mechanism, int state) {
+    NoAccounts(VirtualThreadCpu.Mechanism mechanism, Mode mode) {
         this.mechanism = mechanism;
-        this.state = state;
+        this.mode = mode;
     }
 
     @Override
@@ -18,8 +18,8 @@ final class NoAccounts implements VirtualThreadAccounts {
     }
 
     @Override
-    public int state() {
-        return state;
+    public Mode mode() {
+        return mode;
     }
 
     @Override
@@ -55,6 +55,6 @@ final class NoAccounts implements VirtualThreadAccounts {
     /** The hooks may be in for the event log's markers alone, and count their failures then too. */
     @Override
     public long hookFailures() {
-        return mechanism == VirtualThreadCpu.Mechanism.JAVAAGENT ? VtHooks.failures() : 0;
+        return mechanism == VirtualThreadCpu.Mechanism.JAVAAGENT ? JavaagentAccounts.failures() : 0;
     }
 }

@@ -1,6 +1,7 @@
 package io.threadtime;
 
-import io.threadtime.boot.VtConfig;
+import io.threadtime.VirtualThreadCpu.Mechanism;
+import io.threadtime.VirtualThreadCpu.Mode;
 
 /**
  * Where {@link VirtualThreadCpu} reads virtual threads' CPU time: one of the
@@ -12,9 +13,9 @@ import io.threadtime.boot.VtConfig;
  * mount and unmount callbacks write accounts in C (jvmti/agent);</li>
  * <li>{@link ContinuationAccounts}: the {@code -javaagent}'s hooks in
  * {@code VirtualThread}, writing fields they added to each thread's
- * continuation ({@code io.threadtime.boot.VtFields});</li>
+ * continuation ({@code VtFields} in the agent's hook package);</li>
  * <li>{@link TableAccounts}: the same hooks writing a table keyed by thread
- * id ({@code io.threadtime.boot.VtAccounts}), where the fields could not be
+ * id ({@code VtAccounts} there), where the fields could not be
  * added or {@code accounts=table} was given;</li>
  * <li>{@link NoAccounts}: nothing charges (no agent, or one that is passive,
  * has its events off, or writes only the event log's markers).</li>
@@ -25,11 +26,10 @@ import io.threadtime.boot.VtConfig;
  */
 interface VirtualThreadAccounts {
     /** Which agent is loaded. */
-    VirtualThreadCpu.Mechanism mechanism();
+    Mechanism mechanism();
 
-    /** Its state: one of {@link VtConfig}'s codes, never {@link VtConfig#ABSENT}
-     * unless {@link #mechanism()} is {@code NONE}. */
-    int state();
+    /** What it does: never {@link Mode#ABSENT} unless {@link #mechanism()} is {@code NONE}. */
+    Mode mode();
 
     /** The clock stretches are measured with; "none" when nothing is charged. */
     String clock();
@@ -56,18 +56,17 @@ interface VirtualThreadAccounts {
     /** The engine that charges in this JVM, or the {@link NoAccounts} that
      * says which agent is there and why nothing is charged. */
     static VirtualThreadAccounts chosen() {
-        int hooks = VtConfig.state();
-        if (hooks != VtConfig.ABSENT) {
-            if (hooks != VtConfig.EXACT && hooks != VtConfig.MOUNTED) {
-                return new NoAccounts(VirtualThreadCpu.Mechanism.JAVAAGENT, hooks);
+        Mode hooks = JavaagentAccounts.probe();
+        if (hooks != Mode.ABSENT) {
+            if (!hooks.charging()) {
+                return new NoAccounts(Mechanism.JAVAAGENT, hooks);
             }
-            return VtConfig.accountsInThreads() ? new ContinuationAccounts(hooks) : new TableAccounts(hooks);
+            return JavaagentAccounts.fieldsInUse() ? new ContinuationAccounts(hooks) : new TableAccounts(hooks);
         }
-        int jvmti = JvmtiAccounts.probe();
-        if (jvmti == VtConfig.EXACT || jvmti == VtConfig.MOUNTED) {
+        Mode jvmti = JvmtiAccounts.probe();
+        if (jvmti.charging()) {
             return new JvmtiAccounts(jvmti);
         }
-        return new NoAccounts(jvmti == VtConfig.ABSENT ? VirtualThreadCpu.Mechanism.NONE
-                : VirtualThreadCpu.Mechanism.JVMTI, jvmti);
+        return new NoAccounts(jvmti == Mode.ABSENT ? Mechanism.NONE : Mechanism.JVMTI, jvmti);
     }
 }

@@ -1,6 +1,5 @@
 package io.threadtime;
 
-import io.threadtime.boot.VtConfig;
 import java.nio.file.Path;
 import java.util.regex.Pattern;
 
@@ -74,6 +73,19 @@ public final class VirtualThreadCpu {
         public boolean charging() {
             return this == EXACT || this == MOUNTED;
         }
+
+        /** The code both agents report this mode with, across the boundary
+         * of their class loader or language: -1 for {@link #ABSENT}, then
+         * the others in the order above. */
+        int code() {
+            return ordinal() - 1;
+        }
+
+        /** The mode an agent reported as {@code code}; {@link #PASSIVE} for a code this class does not know. */
+        static Mode of(int code) {
+            Mode[] all = values();
+            return code + 1 >= 0 && code + 1 < all.length ? all[code + 1] : PASSIVE;
+        }
     }
 
     /** Which agent charges virtual threads. */
@@ -88,25 +100,12 @@ public final class VirtualThreadCpu {
 
     /** Chosen once: a static final, so the JIT sees one implementation. */
     private static final VirtualThreadAccounts ACCOUNTS = VirtualThreadAccounts.chosen();
-    private static final Mode MODE = modeOf(ACCOUNTS.state());
 
     private VirtualThreadCpu() {}
 
-    /** The JVMTI agent's and the hooks' states share their codes ({@link VtConfig}). */
-    private static Mode modeOf(int state) {
-        switch (state) {
-            case VtConfig.EVENTS_OFF: return Mode.EVENTS_OFF;
-            case VtConfig.EXACT: return Mode.EXACT;
-            case VtConfig.MOUNTED: return Mode.MOUNTED;
-            case VtConfig.ABSENT: return Mode.ABSENT;
-            case VtConfig.MARKERS: return Mode.MARKERS;
-            default: return Mode.PASSIVE;
-        }
-    }
-
     /** What the agent is doing in this JVM. */
     public static Mode mode() {
-        return MODE;
+        return ACCOUNTS.mode();
     }
 
     /** Which agent is loaded (and, if {@link #mode()} charges, charging). */

@@ -2,6 +2,7 @@ package io.threadtime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
@@ -10,15 +11,17 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
 import java.util.spi.ToolProvider;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 30 item 8: the JAR is a real module, io.threadtime, that exports
- * only its API (before, an automatic module exported the hook classes and the
- * relocated ASM too, and jlink refused it).
+ * The API JAR is a real module, io.threadtime, that exports its API and
+ * holds nothing else (an automatic module would export every package, and
+ * jlink refuses one).
  */
 class ModuleTest {
     private static Path jar() throws Exception {
@@ -35,9 +38,24 @@ class ModuleTest {
         assertEquals(0, r.exit(), r.out());
         List<String> exports = r.out().lines().filter(l -> l.startsWith("exports ")).toList();
         assertEquals(List.of("exports io.threadtime"), exports, r.out());
-        assertTrue(r.out().contains("contains io.threadtime.boot"), r.out());
-        assertTrue(r.out().contains("contains io.threadtime.shaded.asm"), r.out());
+        // Nothing but the API: the hook classes and ASM are the agent's (threadtime-agent).
+        assertFalse(r.out().contains("contains "), r.out());
         assertFalse(r.out().contains("automatic"), r.out());
+    }
+
+    /** What the Micrometer, OpenTelemetry and Spring modules depend on holds the
+     * API's own classes only: no ASM (relocated or not), no agent class, and
+     * its manifest starts no agent. */
+    @Test
+    void theApiJarHoldsNoAsmAndNoAgent() throws Exception {
+        try (JarFile jar = new JarFile(jar().toFile())) {
+            List<String> foreign = jar.stream().map(JarEntry::getName).filter(n -> n.endsWith(".class"))
+                    .filter(n -> !n.matches("(META-INF/versions/[0-9]+/)?(io/threadtime/[^/]+|module-info)\\.class"))
+                    .toList();
+            assertEquals(List.of(), foreign, "classes of another package in " + jar.getName());
+            assertNull(jar.getManifest().getMainAttributes().getValue("Premain-Class"), jar.getName());
+            assertNull(jar.getManifest().getMainAttributes().getValue("Main-Class"), jar.getName());
+        }
     }
 
     @Test

@@ -16,7 +16,7 @@ import java.lang.invoke.MethodType;
  * runs, looked for once:
  * <ol>
  * <li>the {@code -javaagent:threadtime.jar} agent, whose reader lives in the
- *     boot class path ({@code io.threadtime.boot.VtHooks}) and so is visible
+ *     boot class path ({@code io.threadtime.agent.vthreads.hooks.VtHooks}) and so is visible
  *     from any class loader, an OpenTelemetry extension's included;</li>
  * <li>the JVMTI agent ({@code -agentpath:...libthreadtime_vthreads.so}), read
  *     through {@link VirtualThreadCpu}: its natives bind to the agent library
@@ -50,8 +50,8 @@ public final class CpuClock {
         MethodHandle boot = null;
         int bootState = -1;
         try {
-            Class<?> hooks = Class.forName("io.threadtime.boot.VtHooks", false, null);
-            Class<?> config = Class.forName("io.threadtime.boot.VtConfig", false, null);
+            Class<?> hooks = Class.forName("io.threadtime.agent.vthreads.hooks.VtHooks", false, null);
+            Class<?> config = Class.forName("io.threadtime.agent.vthreads.hooks.VtConfig", false, null);
             MethodHandles.Lookup lookup = MethodHandles.publicLookup();
             bootState = (int) lookup.findStatic(config, "state", MethodType.methodType(int.class)).invokeExact();
             boot = lookup.findStatic(hooks, "currentThreadCpuTime", MethodType.methodType(long.class));

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.threadtime.ThreadTime;
 import io.threadtime.VirtualThreadCpu;
+import io.threadtime.agent.ThreadTimeAgent;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -66,8 +66,8 @@ class AgentServiceTest {
     @Test
     void virtualThreadsWithTheJavaagent() throws Exception {
         assumeTrue(FEATURE >= 21, "virtual threads need JDK 21+");
-        Path jar = Path.of(ThreadTime.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-        assertTrue(Files.isRegularFile(jar), "the tests run against the packaged threadtime JAR, not " + jar);
+        Path jar = Path.of(ThreadTimeAgent.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        assertTrue(Files.isRegularFile(jar), "the tests run against the packaged threadtime-agent JAR, not " + jar);
         // The flag only where it is recommended: on JDK 24+ it deadlocks
         // virtual threads that contend on a monitor, as HttpServer's do.
         List<String> jvm = FEATURE < 24

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * through the boot class path.
  */
 class HooksTest {
-    static final String HOOKS = "io.threadtime.boot.VtHooks";
+    static final String HOOKS = "io.threadtime.agent.vthreads.hooks.VtHooks";
 
     @Test
     void hooksSwallowAndCountTheirFailures() throws Exception {

@@ -1,8 +1,8 @@
 package io.threadtime.vthreads;
 
 import io.threadtime.VirtualThreadCpu;
-import io.threadtime.boot.VtAccounts;
-import io.threadtime.boot.VtFields;
+import io.threadtime.agent.vthreads.hooks.VtAccounts;
+import io.threadtime.agent.vthreads.hooks.VtFields;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;

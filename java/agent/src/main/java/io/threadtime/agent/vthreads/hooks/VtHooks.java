@@ -1,0 +1,198 @@
+package io.threadtime.agent.vthreads.hooks;
+
+import java.lang.invoke.MethodHandle;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What {@code java.lang.VirtualThread} calls once the threadtime agent
+ * ({@code -javaagent:threadtime.jar}) has instrumented it, and what any class
+ * loader calls to read the figures. The agent appends this package to the
+ * boot class path, so {@code java.base} can call it and every loader sees the
+ * same copy: {@code Class.forName("io.threadtime.boot.VtHooks", false, null)}.
+ * <p>
+ * On the carrier, the end of {@code mount()} calls {@link #mount} (the thread
+ * is now current: its stretch starts), the start of {@code unmount()} calls
+ * {@link #unmount} (it is still current: its stretch ends) and the start of
+ * {@code afterDone} calls {@link #end}. When the event log's markers are on,
+ * mount and unmount also write one into the carrier's ring (one counter read
+ * each), so that a trace gives every stretch to its virtual thread. A hook
+ * never throws: a failure is
+ * counted ({@link #failures()}), reported once on stderr, and the thread's
+ * figure misses at most that stretch.
+ * <p>
+ * A thread's account is four fields of its continuation, which the hooks
+ * are handed ({@link VtFields}); where the agent could not add those, an
+ * entry in a table keyed by thread id ({@link VtAccounts}). Which one is
+ * fixed before the hooks go in; each of the two classes also reads its
+ * accounts, with the clock held here.
+ */
+public final class VtHooks {
+    private static final MethodHandle CLOCK = VtConfig.clock;
+    private static final MethodHandle CARRIER_CLOCK = VtConfig.carrierClock;
+    private static final MethodHandle CURRENT = VtConfig.current;
+    private static final double NS_PER_TICK = VtConfig.nsPerTick;
+    private static final boolean ACCOUNT = VtConfig.account;
+    private static final boolean FIELDS = VtConfig.fields;
+    private static final MethodHandle MOUNT_MARK = VtConfig.mountMark;
+    private static final MethodHandle UNMOUNT_MARK = VtConfig.unmountMark;
+    private static final MethodHandle MOUNT_NAME = VtConfig.mountName;
+    private static final boolean MARK = MOUNT_MARK != null;
+    private static final AtomicLong FAILURES = new AtomicLong();
+    /** Made before any hook runs: a hook builds no string and links nothing. */
+    private static final IllegalStateException CLOCK_FAILED =
+            new IllegalStateException("the clock read failed (a negative figure)");
+
+    private VtHooks() {}
+
+    /**
+     * End of {@code mount()}: {@code vthread} is mounted on {@code carrier};
+     * {@code cont} is its continuation, where its account is when
+     * {@link VtConfig#fields} is set.
+     */
+    public static void mount(Thread vthread, Thread carrier, Object cont) {
+        try {
+            if (MARK) {
+                MOUNT_MARK.invokeExact(vthread.getId());
+                MOUNT_NAME.invokeExact(vthread, carrier);
+            }
+            if (!ACCOUNT) {
+                return;
+            }
+            // The table's account is found (or made) before the clock is read,
+            // so that a first mount's insertion is not charged to the thread.
+            long id = vthread.getId();
+            int a = FIELDS ? 0 : VtAccounts.account(id);
+            long now = (long) CLOCK.invokeExact();
+            if (now < 0) {
+                failed(CLOCK_FAILED);
+            } else if (FIELDS) {
+                VtFields.open(cont, now, carrier.getId());
+            } else {
+                VtAccounts.open(VtAccounts.chunk(id, a), VtAccounts.offset(a), now, carrier.getId());
+            }
+        } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
+    /** Start of {@code unmount()}: {@code vthread} is about to leave its carrier. */
+    public static void unmount(Thread vthread, Object cont) {
+        try {
+            if (MARK) {
+                UNMOUNT_MARK.invokeExact(vthread.getId());
+            }
+            if (!ACCOUNT) {
+                return;
+            }
+            // A failed read still closes the stretch, charging nothing for it:
+            // left open, a reader would charge the carrier's later work to it.
+            long now = (long) CLOCK.invokeExact();
+            if (FIELDS) {
+                VtFields.close(cont, now);
+            } else {
+                long id = vthread.getId();
+                int a = VtAccounts.find(id);
+                if (a >= 0) {
+                    VtAccounts.close(VtAccounts.chunk(id, a), VtAccounts.offset(a), now);
+                }
+            }
+            if (now < 0) {
+                failed(CLOCK_FAILED);
+            }
+        } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
+    /** Start of {@code afterDone}: {@code vthread} has ended; readers answer -1 for it
+     * from now on, and a table's account is recycled. */
+    public static void end(Thread vthread, Object cont) {
+        try {
+            if (!ACCOUNT) {
+                return;
+            }
+            if (FIELDS) {
+                VtFields.end(cont);
+            } else {
+                VtAccounts.release(vthread.getId());
+            }
+        } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
+    /**
+     * Counts a failure; the first is reported on stderr. Built with a
+     * StringBuilder, not {@code +}, whose first use would link classes
+     * inside a mount.
+     */
+    private static void failed(Throwable t) {
+        try {
+            if (FAILURES.getAndIncrement() == 0) {
+                System.err.println(new StringBuilder("threadtime: a virtual-thread hook failed (").append(t)
+                        .append("); that stretch is not charged, and further failures are only counted"));
+            }
+        } catch (Throwable ignored) {
+            // nothing may escape into VirtualThread
+        }
+    }
+
+    /** Failures inside the hooks since start-up. */
+    public static long failures() {
+        return FAILURES.get();
+    }
+
+    /**
+     * CPU time of the calling thread, ns, virtual or platform: what
+     * {@code io.threadtime.VirtualThreadCpu.currentThreadCpuTime()} answers,
+     * reachable from any class loader through this boot class. -1 where that
+     * answers -1.
+     */
+    public static long currentThreadCpuTime() {
+        try {
+            return CURRENT == null ? -1 : (long) CURRENT.invokeExact();
+        } catch (Throwable t) {
+            return -1;
+        }
+    }
+
+    /** The clock stretches are measured with, now, in its units; -1 if the read failed. */
+    static long now() {
+        try {
+            return (long) CLOCK.invokeExact();
+        } catch (Throwable t) {
+            return -1;
+        }
+    }
+
+    /** The clock of the carrier with thread id {@code carrier}; -1 if it failed. */
+    static long carrierNow(long carrier) {
+        try {
+            return (long) CARRIER_CLOCK.invokeExact(carrier);
+        } catch (Throwable t) {
+            return -1;
+        }
+    }
+
+    /** A consistent reading in ns: the closed total plus the open stretch, if
+     * one is open (on {@code carrier}) and its clock could be read ({@code now}). */
+    static long figure(long total, long mark, long carrier, long now) {
+        long open = carrier == 0 || now < 0 ? 0 : now - mark;
+        return ns(total + (open > 0 ? open : 0));
+    }
+
+    /** The calling thread's own figure, ns: its closed total plus its open
+     * stretch, read on this carrier's clock; -1 if that read failed. */
+    static long selfFigure(long total, long mark, long carrier) {
+        if (carrier == 0) {
+            return ns(total);
+        }
+        long now = now();
+        return now < 0 ? -1 : figure(total, mark, carrier, now);
+    }
+
+    /** Clock units to ns (the cycle counter's ticks; other clocks are in ns). */
+    private static long ns(long units) {
+        return NS_PER_TICK == 1 ? units : (long) (units * NS_PER_TICK);
+    }
+}
