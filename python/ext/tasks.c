@@ -412,7 +412,8 @@ static PyObject *taskcoro_cpu(PyObject *o, void *unused)
 static PyObject *wait_result(PyObject *task, int64_t wait)
 {
     if (wait == TTPY_WAIT_OFF)
-        return PyErr_Format(PyExc_LookupError, "%R's run-queue wait is not counted: install(run_wait=False)", task);
+        return PyErr_Format(PyExc_LookupError, "%R's run-queue wait is not counted: install(run_wait=False), or "
+                            "the default where the fast clock is off", task);
     return ttpy_ns_result(wait);
 }
 

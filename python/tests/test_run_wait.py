@@ -19,6 +19,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+import threadtime
 import threadtime.asyncio as tta
 from threadtime import otel
 from conftest import burn_cpu_ns
@@ -134,7 +135,7 @@ def test_a_task_is_charged_the_wait_of_its_own_steps(traced):
     tracer, exporter = traced
 
     async def main(other_cpu):
-        tta.install()
+        tta.install(run_wait=True)
         done = asyncio.Event()
 
         async def contended():
@@ -170,13 +171,35 @@ def test_a_task_is_charged_the_wait_of_its_own_steps(traced):
     assert otel.USER not in contended  # a task has no split
 
 
-def test_run_wait_off_on_a_loop():
+def run_wait_counted(**install) -> bool:
+    """Whether a task on a loop where install(**install) ran has a wait."""
     async def main():
-        tta.install(run_wait=False)
+        tta.install(**install)
         task = asyncio.create_task(asyncio.sleep(0))
         await task
-        with pytest.raises(LookupError, match="run_wait=False"):
-            tta.task_run_wait_ns(task)
-        return tta.task_cpu_ns(task)
+        assert tta.task_cpu_ns(task) >= 0
+        try:
+            return tta.task_run_wait_ns(task) >= 0
+        except LookupError as e:
+            assert "run_wait=False" in str(e)
+            return False
 
-    assert asyncio.run(main()) >= 0
+    return asyncio.run(main())
+
+
+def test_run_wait_off_on_a_loop():
+    assert not run_wait_counted(run_wait=False)
+    assert run_wait_counted(run_wait=True)
+
+
+def test_by_default_the_wait_is_counted_where_the_fast_clock_is_on():
+    """Without the fast clock's anchors every step would read schedstat
+    twice, so by default a loop counts the wait only while it is on."""
+    if not threadtime.fast_clock().startswith("rseq"):
+        pytest.skip(f"no fast clock here: {threadtime.fast_clock()}")
+    assert run_wait_counted()
+    threadtime.set_fast_clock(False)
+    try:
+        assert not run_wait_counted()
+    finally:
+        threadtime.set_fast_clock(True)
