@@ -19,6 +19,14 @@ static int log_start(void)
 
 static void log_stop(void) { tt_log_stop(); }
 
+/* The same log with each CPU bound also recording the run-queue wait. */
+static int log_start_wait(void)
+{
+    tt_log_options o = {.size = sizeof o, .ring_records = BENCH_RING_RECORDS, .max_threads = 64,
+                        .wait_on_cpu_intervals = 1};
+    return tt_log_start(&o);
+}
+
 static uint64_t run_rdtsc(void *state, uint64_t n)
 {
     (void)state;
@@ -84,6 +92,19 @@ static uint64_t run_probe_begin_end(void *state, uint64_t n)
     return n;
 }
 
+/* A CPU pair through the exported functions: what interval(id, cpu=True)
+ * calls; with log_start_wait, each bound adds one schedstat pread and a
+ * record. */
+static uint64_t run_event_cpu(void *state, uint64_t n)
+{
+    (void)state;
+    for (uint64_t i = 0; i < n; i++) {
+        tt_event_begin_cpu(7);
+        tt_event_end_cpu(7);
+    }
+    return n;
+}
+
 static uint64_t run_probe_cpu(void *state, uint64_t n)
 {
     (void)state;
@@ -145,6 +166,11 @@ const tt__bench_method tt__bench_event_methods[] = {
      .run = run_probe_begin_end, .global_setup = log_start, .global_teardown = log_stop},
     {.name = "probe_cpu", .description = "tt_probe_begin_cpu + tt_probe_end_cpu: with CPU time (one counter read per record on CPU)",
      .run = run_probe_cpu, .global_setup = log_start, .global_teardown = log_stop},
+    {.name = "event_cpu", .description = "tt_event_begin_cpu + tt_event_end_cpu: one op is the pair",
+     .run = run_event_cpu, .global_setup = log_start, .global_teardown = log_stop},
+    {.name = "event_cpu_wait", .description = "the same pair with the run-queue wait at each bound (THREADTIME_CPU_WAIT=1): "
+     "+ 2 schedstat preads and 2 records",
+     .run = run_event_cpu, .global_setup = log_start_wait, .global_teardown = log_stop},
     {.name = "shared_ring_atomic", .description = "one ring for all threads, one global atomic index (does not scale)",
      .run = run_shared_ring, .global_setup = shared_setup, .global_teardown = shared_teardown},
     {.name = NULL},

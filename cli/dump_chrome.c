@@ -146,6 +146,19 @@ static void on_event(void *ctx, const tt__track *tr, const tt__step *st, const t
     }
     if (tt__kind_is_begin(ev->kind))
         return; /* drawn when its end comes, or as open at the track's end */
+    if (ev->kind == TT__KIND_RUN_WAIT) {
+        /* A counter track per thread, its run-queue wait so far (us), beside
+         * its slices. */
+        chrome_common(c, "C", c->tid, st->ns);
+        char n[48];
+        int l = snprintf(n, sizeof n, "run-queue wait, tid %llu", (unsigned long long)c->tid);
+        put_cstr(c->s, ",\"name\":");
+        put_json_str(c->s, n, (size_t)l);
+        put_cstr(c->s, ",\"args\":{\"us\":");
+        put_us(c->s, (int64_t)(ev->p0 & INT64_MAX));
+        put_cstr(c->s, "}}");
+        return;
+    }
     if (b) {
         chrome_common(c, "X", c->tid, b->ns);
         put_cstr(c->s, ",\"dur\":");
@@ -164,6 +177,11 @@ static void on_event(void *ctx, const tt__track *tr, const tt__step *st, const t
             put_i64(c->s, sys);
             put_cstr(c->s, ",\"cpu_total_ns\":");
             put_i64(c->s, (int64_t)((uint64_t)user + (uint64_t)sys));
+        }
+        int64_t wait;
+        if (tt__pair_wait(c->t, b, st, &wait)) {
+            put_cstr(c->s, ",\"run_wait_ns\":");
+            put_i64(c->s, wait);
         }
         if (b->thread != st->thread)
             put_cstr(c->s, ",\"carriers\":2");

@@ -44,7 +44,7 @@ void csv_event(sink *s, const tt__trace *t, const sink *row, const tt__trace_eve
         put_csv_str(s, name, len);
     put(s, ",", 1);
     int64_t measured;
-    if (ev->kind == TT__KIND_VALUE)
+    if (ev->kind == TT__KIND_VALUE || ev->kind == TT__KIND_RUN_WAIT) /* a run_wait's: the wait so far, ns */
         put_u64(s, ev->p0);
     else if (tt__event_measured(ev, &measured)) /* the kind says what it counts */
         put_i64(s, measured);

@@ -132,6 +132,11 @@ void json_event(row_ctx *c, const tt__trace_event *ev, int64_t delta, uint64_t v
     if (ev->kind == TT__KIND_VALUE) {
         put_cstr(s, ",\"value\":");
         put_u64(s, ev->p0);
+    } else if (ev->kind == TT__KIND_RUN_WAIT) {
+        put_cstr(s, ",\"run_wait_ns\":");
+        put_u64(s, ev->p0);
+        put_cstr(s, ",\"timeslices\":");
+        put_u64(s, ev->p1);
     }
     if (ev->text) {
         put_cstr(s, ",\"text\":");

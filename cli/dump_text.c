@@ -121,6 +121,11 @@ void text_event(sink *s, const tt__trace *t, const tt__trace_event *ev, int64_t 
     if (ev->kind == TT__KIND_VALUE) {
         put_cstr(s, "  value=");
         put_u64(s, ev->p0);
+    } else if (ev->kind == TT__KIND_RUN_WAIT) {
+        put_cstr(s, "  run_wait_ns=");
+        put_u64(s, ev->p0);
+        put_cstr(s, " timeslices=");
+        put_u64(s, ev->p1);
     } else if (tt__event_has_cpu(ev)) {
         put_cstr(s, "  cpu_user_ns=");
         put_u64(s, ev->p0);

@@ -31,6 +31,8 @@
 __thread tt__tls_state tt__tls __attribute__((tls_model("initial-exec")));
 uint64_t tt__fast_key = UINT64_MAX;
 int tt__cpu_intervals;
+/* Non-zero while CPU bounds also record the run-queue wait. */
+static int g_cpu_wait;
 
 /* This thread's registration state, for the out-of-line path only. Also
  * initial-exec (16 bytes) for the reason given in event.h. */
@@ -350,6 +352,12 @@ static int resolve_options(const tt_log_options *opts, tt_log_options *o)
         else
             o->cpu_on_intervals = (int)pick;
     }
+    if (!rc && !o->wait_on_cpu_intervals) {
+        if (tt__setting_enum(TT__SET_CPU_WAIT, &pick) < 0)
+            rc = refuse(tt__settings[TT__SET_CPU_WAIT].text);
+        else
+            o->wait_on_cpu_intervals = (int)pick;
+    }
     if (!rc && o->clock == TT_LOG_CLOCK_AUTO) {
         if (tt__setting_enum(TT__SET_CLOCK, &pick) < 0)
             rc = refuse(tt__settings[TT__SET_CLOCK].text);
@@ -552,6 +560,7 @@ static void publish(tt__run *run)
     atomic_store_explicit(&run->recording, 1, memory_order_relaxed);
     atomic_store_explicit(&g_literal_copies, run->crash_path != NULL, memory_order_relaxed);
     __atomic_store_n(&tt__cpu_intervals, run->opts.cpu_on_intervals != 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_cpu_wait, run->opts.wait_on_cpu_intervals != 0, __ATOMIC_RELAXED);
     /* Release: pairs with run_current(); the run is complete. */
     atomic_store_explicit(&g_run, run, memory_order_release);
     /* Relaxed: a thread can only match this key after registering through
@@ -801,8 +810,19 @@ void tt_event_literal(uint32_t id, const char *text)
  * whatever interval follows it. */
 static void cpu_event(unsigned kind, uint32_t id)
 {
-    if (recording(run_current()))
-        tt__record_cpu(TT__W1(kind, id));
+    if (!recording(run_current()))
+        return;
+    /* The wait is read inside the interval: after its begin's CPU read,
+     * before its end's, so the pair's wait covers less than its bounds. A
+     * read that fails (no schedstat) records nothing, and the reader then
+     * shows the interval without a wait. */
+    tt_sched s;
+    int wait = __atomic_load_n(&g_cpu_wait, __ATOMIC_RELAXED);
+    if (wait && kind == TT__KIND_END_CPU && tt__self_schedstat(&s) == 0)
+        tt__record(TT__W1(TT__KIND_RUN_WAIT, id), (uint64_t)s.run_wait_ns, (uint64_t)s.timeslices, 2);
+    tt__record_cpu(TT__W1(kind, id));
+    if (wait && kind == TT__KIND_BEGIN_CPU && tt__self_schedstat(&s) == 0)
+        tt__record(TT__W1(TT__KIND_RUN_WAIT, id), (uint64_t)s.run_wait_ns, (uint64_t)s.timeslices, 2);
 }
 
 void tt_event_begin_cpu(uint32_t id) { cpu_event(TT__KIND_BEGIN_CPU, id); }

@@ -200,6 +200,11 @@ int tt__own_sched(tt_sched *out);
  * -errno as tt_tid_delays. */
 int tt__taskstats_get(pid_t tid, tt_delays *out);
 
+/* tt_self_sched's schedstat part alone (on_cpu_ns, run_wait_ns,
+ * timeslices; the switch counts left as they are): one pread of the
+ * thread's kept descriptor. 0 or -errno as tt_self_sched. */
+int tt__self_schedstat(tt_sched *out);
+
 /* Classifies a tid the kernel refused: -ESRCH if no such task exists,
  * -EINVAL if it exists but is not a thread of this process. */
 int tt__classify_missing(pid_t id);

@@ -141,10 +141,8 @@ static int sched_pread(int fd, tt_sched *out)
     return parse_schedstat(buf, out);
 }
 
-int tt_self_sched(tt_sched *out)
+int tt__self_schedstat(tt_sched *out)
 {
-    if (out == NULL)
-        return -EFAULT;
     int rc = -EBADF;
     if (t_sched_fd != 0 && t_sched_gen != atomic_load_explicit(&tt__fork_gen, memory_order_relaxed)) {
         /* A fork child: the copy it inherited names the parent's thread.
@@ -163,9 +161,17 @@ int tt_self_sched(tt_sched *out)
         if (fd < 0)
             return fd;
         rc = sched_pread(fd, out);
-        if (rc != 0)
-            return rc;
     }
+    return rc;
+}
+
+int tt_self_sched(tt_sched *out)
+{
+    if (out == NULL)
+        return -EFAULT;
+    int rc = tt__self_schedstat(out);
+    if (rc != 0)
+        return rc;
     struct rusage ru;
     if (getrusage(RUSAGE_THREAD, &ru) != 0)
         return -errno;

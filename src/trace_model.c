@@ -27,6 +27,21 @@ int tt__pair_cpu(const tt__step *b, const tt__step *e, int64_t *user, int64_t *s
     return 1;
 }
 
+int tt__pair_wait(const tt__trace *t, const tt__step *b, const tt__step *e, int64_t *ns)
+{
+    if (!tt__kind_is_cpu(b->ev.kind) || !tt__kind_is_cpu(e->ev.kind) || b->thread != e->thread ||
+        b->markers != e->markers || e->k < b->k + 3)
+        return 0;
+    const tt__trace_thread *th = &t->threads[b->thread];
+    tt__trace_event after, before;
+    if (!tt__trace_event_at(t, th, b->k + 1, &after) || !tt__trace_event_at(t, th, e->k - 1, &before) ||
+        after.kind != TT__KIND_RUN_WAIT || before.kind != TT__KIND_RUN_WAIT || after.id != b->ev.id ||
+        before.id != e->ev.id || before.p0 < after.p0 || before.p0 - after.p0 > INT64_MAX)
+        return 0;
+    *ns = (int64_t)(before.p0 - after.p0);
+    return 1;
+}
+
 const char *tt__track_name(const tt__trace *t, const tt__track *tr, size_t *len)
 {
     if (tr->vthread)

@@ -123,6 +123,13 @@ typedef struct tt__step {
  * stamps, on one OS thread, with no marker between them. */
 int tt__pair_cpu(const tt__step *begin, const tt__step *end, int64_t *user, int64_t *sys);
 
+/* The run-queue wait of a CPU pair, where the log recorded it
+ * (wait_on_cpu_intervals): the run_wait record of the pair's id right after
+ * its begin and the one right before its end, on one OS thread with no
+ * marker between (else another record came between, a signal handler's, and
+ * the pair shows no wait). */
+int tt__pair_wait(const tt__trace *t, const tt__step *begin, const tt__step *end, int64_t *ns);
+
 /* Any callback but event may be NULL: nothing to do there. */
 typedef struct tt__walk_ops {
     void (*track_start)(void *ctx, const tt__track *tr);

@@ -488,6 +488,7 @@ const char *tt__trace_kind_name(unsigned kind)
     case TT__KIND_END_THROWN: return "end_thrown"; /* decoded as an end that threw */
     case TT__KIND_END_CPU_TOTAL: return "end_cpu_total";
     case TT__KIND_END_MOUNTED: return "end_mounted";
+    case TT__KIND_RUN_WAIT: return "run_wait";
     }
     return NULL;
 }

@@ -7,7 +7,9 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "burn_util.h"
 #include "event_test_util.h"
+#include "trace_model.h"
 #include "read_clock.h"
 
 #define WRITERS 4
@@ -455,6 +457,117 @@ TT_TEST(counter_clock_agrees_with_monotonic_raw)
     double hz;
     int trusted = tt__counter_calibrated(&hz);
     check_clock(TT_LOG_CLOCK_AUTO, trusted ? TT_LOG_CLOCK_COUNTER : TT_LOG_CLOCK_MONOTONIC);
+}
+
+/* ---- the run-queue wait at CPU bounds (wait_on_cpu_intervals) ---- */
+
+typedef struct wait_burner {
+    pthread_barrier_t *go;
+    int cpu;
+    atomic_int *finished;
+    uint32_t id;
+    int order;      /* 1: finished its burn first */
+    int pinned;
+    pid_t tid;
+    int64_t cpu_ns; /* its own clock across the burn */
+} wait_burner;
+
+static void *burn_in_interval(void *p)
+{
+    wait_burner *w = p;
+    w->pinned = pin_to_cpu(w->cpu) == 0;
+    w->tid = my_tid();
+    tt_event_begin_cpu(w->id);
+    int64_t c0 = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
+    pthread_barrier_wait(w->go);
+    burn_cpu(100 * 1000 * 1000);
+    w->cpu_ns = tt__read_clock(CLOCK_THREAD_CPUTIME_ID) - c0;
+    w->order = atomic_fetch_add(w->finished, 1) + 1;
+    tt_event_end_cpu(w->id);
+    return NULL;
+}
+
+typedef struct wait_pairs {
+    const tt__trace *t;
+    unsigned n;
+    uint32_t id[4];
+    pid_t tid[4];
+    int64_t wait_ns[4]; /* -1: the pair has no wait */
+    int64_t cpu_ns[4];
+} wait_pairs;
+
+static void wp_event(void *ctx, const tt__track *tr, const tt__step *end, const tt__step *b)
+{
+    wait_pairs *m = ctx;
+    (void)tr;
+    int64_t user, sys;
+    if (!b || m->n == 4 || end->ev.id < 70 || end->ev.id > 71)
+        return;
+    m->id[m->n] = end->ev.id;
+    m->tid[m->n] = (pid_t)m->t->threads[end->thread].tid;
+    m->wait_ns[m->n] = -1;
+    tt__pair_wait(m->t, b, end, &m->wait_ns[m->n]);
+    m->cpu_ns[m->n] = tt__pair_cpu(b, end, &user, &sys) ? user + sys : -1;
+    m->n++;
+}
+
+/* Two threads pinned to one CPU, each inside a CPU interval, released
+ * together and burning 100 ms: while the first to finish ran, the other was
+ * runnable and not running, so the dumped trace, read back, gives the
+ * second's interval a wait of at least 90 % of the first's CPU (its own
+ * clock; the spare covers what the first ran before the release). Without
+ * the option the pairs carry no wait. */
+TT_TEST(cpu_intervals_carry_the_run_queue_wait)
+{
+    tt_sched probe;
+    if (tt_self_sched(&probe) != 0) {
+        printf("skip: cpu_intervals_carry_the_run_queue_wait: no schedstat in this kernel\n");
+        return;
+    }
+    for (int with = 1; with >= 0; with--) {
+        tt_log_options o = small_log(1024, 8);
+        o.cpu_on_intervals = 0;
+        o.wait_on_cpu_intervals = with;
+        CHECK_OP(tt_log_start(&o), ==, 0);
+        int cpu = first_allowed_cpu();
+        pthread_barrier_t go;
+        pthread_barrier_init(&go, NULL, 2);
+        atomic_int finished = 0;
+        wait_burner w[2] = {{&go, cpu, &finished, 70, 0, 0, 0, 0}, {&go, cpu, &finished, 71, 0, 0, 0, 0}};
+        pthread_t t[2];
+        for (int i = 0; i < 2; i++)
+            CHECK_OP(pthread_create(&t[i], NULL, burn_in_interval, &w[i]), ==, 0);
+        for (int i = 0; i < 2; i++)
+            pthread_join(t[i], NULL);
+        pthread_barrier_destroy(&go);
+        CHECK(w[0].pinned && w[1].pinned);
+        CHECK_OP(tt_log_stop(), ==, 0);
+        loaded_trace lt;
+        if (dump_and_load(with ? "wait" : "nowait", &lt) != 0) {
+            CHECK(0);
+            continue;
+        }
+        wait_pairs m = {.n = 0, .t = &lt.t};
+        const tt__walk_ops ops = {NULL, wp_event, NULL, NULL};
+        CHECK_OP(tt__trace_walk(&lt.t, &ops, &m), ==, 0);
+        CHECK_OP(m.n, ==, 2);
+        wait_burner *first = w[0].order == 1 ? &w[0] : &w[1];
+        wait_burner *second = first == &w[0] ? &w[1] : &w[0];
+        for (unsigned i = 0; i < m.n; i++) {
+            CHECK_OP(m.cpu_ns[i], >=, 100 * 1000 * 1000); /* the pair's CPU, as before */
+            if (!with) {
+                CHECK_OP(m.wait_ns[i], ==, -1);
+            } else if (m.tid[i] == second->tid) {
+                CHECK_OP(m.id[i], ==, second->id);
+                fprintf(stderr, "  first burned %lld us; the second's interval waited %lld us (trace)\n",
+                        (long long)first->cpu_ns / 1000, (long long)m.wait_ns[i] / 1000);
+                CHECK_OP(m.wait_ns[i] * 10, >=, first->cpu_ns * 9);
+            } else {
+                CHECK_OP(m.wait_ns[i], >=, 0);
+            }
+        }
+        free_trace(&lt);
+    }
 }
 
 TT_TEST_MAIN()

@@ -4,6 +4,7 @@
  * and against files and clocks read here, never against the code's own
  * figures alone. */
 #include "tt_test.h"
+#include "burn_util.h"
 #include "threadtime/threadtime.h"
 #include "read_clock.h"
 
@@ -20,15 +21,6 @@
 
 #define MS INT64_C(1000000)
 
-/* Burns until the calling thread's own CPU clock advanced by ns. */
-static void burn_cpu(int64_t ns)
-{
-    volatile uint64_t x = 1;
-    int64_t start = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
-    while (tt__read_clock(CLOCK_THREAD_CPUTIME_ID) - start < ns)
-        for (int i = 0; i < 2000; i++)
-            x = x * 6364136223846793005u + 1;
-}
 
 static void check_sane(const tt_sched *s)
 {
@@ -84,10 +76,7 @@ typedef struct pinned {
 static void *pinned_burner(void *p)
 {
     pinned *w = p;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(w->cpu, &set);
-    w->rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    w->rc = pin_to_cpu(w->cpu);
     sched_yield(); /* now on that CPU */
     tt_sched s0, s1;
     /* Both read before the barrier: the wait for the CPU after the
@@ -111,11 +100,7 @@ static void *pinned_burner(void *p)
  * that long (the 10 % spare covers the first's CPU before the release). */
 TT_TEST(two_threads_on_one_cpu_wait_for_each_other)
 {
-    cpu_set_t mine;
-    CHECK_OP(sched_getaffinity(0, sizeof mine, &mine), ==, 0);
-    int cpu = 0;
-    while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &mine))
-        cpu++;
+    int cpu = first_allowed_cpu();
     pthread_barrier_t go;
     pthread_barrier_init(&go, NULL, 2);
     _Atomic int finished = 0;

@@ -80,6 +80,15 @@ typedef struct tt_log_options {
      * one); the others record in memory. Default 0. Env:
      * THREADTIME_FORK_FILES. See docs/events.md#fork. */
     uint32_t fork_files;
+    /* Non-zero: each begin_cpu and end_cpu (and begin/end where
+     * cpu_on_intervals is set) also records the thread's run-queue wait so
+     * far, in a run_wait record right after the begin and right before the
+     * end, so that a trace shows an interval's wait for a CPU beside its CPU.
+     * One pread of the thread's schedstat per bound (~0.5-0.8 us). The first
+     * such bound on a thread opens that file and registers its thread-exit
+     * close (as tt_self_sched does): not from a signal handler. Env:
+     * THREADTIME_CPU_WAIT=1. */
+    int wait_on_cpu_intervals;
 } tt_log_options;
 
 /* Starts the log (opts may be NULL). The rings of an earlier run are
@@ -275,6 +284,11 @@ enum {
     TT__KIND_END_CPU_TOTAL = 12,
     /* The same with the time the caller was mounted (TT_PROBE_MEASURE_MOUNTED). */
     TT__KIND_END_MOUNTED = 13,
+    /* The thread's run-queue wait so far (tt_log_options.wait_on_cpu_intervals):
+     * w2 its schedstat run delay in ns, w3 its timeslices; written right
+     * after a begin_cpu and right before an end_cpu, with their id (only the
+     * library writes these). */
+    TT__KIND_RUN_WAIT = 14,
 };
 /* An end_cpu, end_cpu_total or end_mounted on an exceptional exit: bit 63
  * of its w3 (a system CPU time never reaches it). Only the library writes

@@ -30,15 +30,16 @@ static PyTypeObject *data_type;   /* TraceData: the file's bytes and the parse *
 static PyTypeObject *events_type; /* Events: one thread's events, decoded on access */
 /* Kind names by TT__KIND_* value, made once: every Event shares them
  * (end_thrown among them, though the reader shows such records as ends). */
-#define KINDS (TT__KIND_END_MOUNTED + 1)
+#define KINDS (TT__KIND_RUN_WAIT + 1)
 static PyObject *kind_names[KINDS];
 
-/* An event's value: a 'value' event's, or the figure an end_cpu_total or
- * end_mounted carries. Returns whether it has one. */
+/* An event's value: a 'value' event's, a run_wait's wait so far, or the
+ * figure an end_cpu_total or end_mounted carries. Returns whether it has
+ * one. */
 static int event_value(const tt__trace_event *ev, uint64_t *v)
 {
     int64_t ns;
-    if (ev->kind == TT__KIND_VALUE) {
+    if (ev->kind == TT__KIND_VALUE || ev->kind == TT__KIND_RUN_WAIT) {
         *v = ev->p0;
         return 1;
     }
