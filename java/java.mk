@@ -133,10 +133,12 @@ bench-java-fastclock: bench-java-build
 #   make bench-java-first-call  ThreadTime.currentThreadCpuTime()'s first call
 #                         in a fresh JVM beside the JDK bean's first
 #                         getCurrentThreadCpuTime() and a first System.nanoTime(),
-#                         on JDK $(JDK_OLD) and $(JDK_NEW), FIRST_CALL_RUNS JVMs each
+#                         on JDK $(JDK_OLD), a Java 21 runtime if there is one, and
+#                         JDK $(JDK_NEW), FIRST_CALL_RUNS JVMs each
 #                         (java/benchmarks/first-call.sh)
 FIRST_CALL_RUNS ?= 9
 .PHONY: bench-java-first-call
 bench-java-first-call: java-toolchains
 	$(JAVA_MVN) -pl threadtime -DskipITs package
-	java/benchmarks/first-call.sh $(JAVA_DIR)/threadtime/target/threadtime-0.1.0.jar $(FIRST_CALL_RUNS) $(JDK_OLD) $(JDK_NEW)
+	java/benchmarks/first-call.sh $(JAVA_DIR)/threadtime/target/threadtime-0.1.0.jar $(FIRST_CALL_RUNS) \
+		$(JDK_OLD) $$($(JAVA_DIR)/jdks.sh runtime 21 >/dev/null 2>&1 && echo 21) $(JDK_NEW)

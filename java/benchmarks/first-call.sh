@@ -3,8 +3,9 @@
 # first call costs (loading the classes, extracting or finding the native
 # library, linking the backend), beside the JDK's own bean's first
 # getCurrentThreadCpuTime() and a first System.nanoTime() (the floor), each
-# in its own JVM, RUNS times (default 9) per JDK (default: 17 25), the JVMs
-# taking turns; medians, ms. Never part of the tests.
+# in its own JVM, RUNS times (default 9) per JDK (default: 17 25; a runtime
+# is enough), the JVMs taking turns; medians and minimums, ms. The minimum is
+# the run the loaded host disturbed least. Never part of the tests.
 # Usage: java/benchmarks/first-call.sh JAR [RUNS] [JDK...]
 set -eu
 cd "$(dirname "$0")/../.."
@@ -36,17 +37,17 @@ EOF
 i=1
 while [ "$i" -le "$runs" ]; do
     for v in $jdks; do
-        java="$(java/jdks.sh home "$v")/bin/java"
+        java="$(java/jdks.sh runtime "$v")/bin/java"
         for what in nanoTime bean threadtime; do
             "$java" --enable-native-access=ALL-UNNAMED -cp "$jar:$tmp" FirstCall "$what" | sed "s/^/$v /" >>"$tmp/out"
         done
     done
     i=$((i + 1))
 done
-echo "first call in a fresh JVM, ms, median of $runs JVMs each (host: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "first call in a fresh JVM, ms, median and minimum of $runs JVMs each (host: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
 for v in $jdks; do
     for what in nanoTime bean threadtime; do
         awk -v jdk="$v" -v w="$what" '$1 == jdk && $2 == w { print $3 }' "$tmp/out" | sort -n |
-            awk -v jdk="$v" -v w="$what" '{ a[NR] = $1 } END { printf "JDK %-3s %-11s %8.1f\n", jdk, w, NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+            awk -v jdk="$v" -v w="$what" '{ a[NR] = $1 } END { printf "JDK %-3s %-11s median %8.1f  min %8.1f\n", jdk, w, NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2, a[1] }'
     done
 done

@@ -1,13 +1,18 @@
-/* JNI glue for io.threadtime.JniBackend (JDK 17-21, and JDK 22+ on request).
+/* JNI glue for io.threadtime.JniBackend: the backend of JDK 17-21, and on
+ * JDK 22+ what the FFM backend calls until its handles are linked, and for
+ * the calls it never links (Backend.java's list says which).
  *
  * Each function is one core call plus moving its arguments (a copy of a
  * small array, or a byte[] path handed over by pointer); no lookups and no
  * exceptions raised here. Errors travel back as the core's
- * negative errno, which the Java side turns into -1 or an exception. The
- * FFM backend does not use this file; it calls the tt_ symbols directly.
+ * negative errno, which the Java side turns into -1 or an exception.
+ * NativeListTest holds each function here to the method of Backend.java
+ * that names its core call.
  */
 #include <jni.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +50,40 @@ JNIEXPORT jlong FN(fastRead)(JNIEnv *env, jclass cls)
 {
     (void)env, (void)cls;
     return tt_self_fast_ns();
+}
+
+/* The core decides on its first tt_self_fast_ns() whether the fast clock can
+ * be used: it calibrates the cycle counter (two 12.5 ms windows asleep) and
+ * tests the kernel (three short sleeps), all on the calling thread. A caller
+ * that finds the decision under way does not wait: it reads the kernel's
+ * clock. So the first call is made here, on a thread of its own, and a
+ * Java thread's first read costs one system call, not ~25 ms. */
+static void *decide_fast_clock(void *started)
+{
+    /* Release: the starter stops waiting once the decision is ours, give
+     * or take the few instructions before the core's compare-and-swap. */
+    __atomic_store_n((int *)started, 1, __ATOMIC_RELEASE);
+    (void)tt_self_fast_ns();
+    return NULL;
+}
+
+JNIEXPORT void JNICALL Java_io_threadtime_JniBackend_decideFastClock(JNIEnv *env, jclass cls)
+{
+    (void)env, (void)cls;
+    static int once, started;
+    if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
+        return;
+    pthread_attr_t attr;
+    pthread_t t;
+    if (pthread_attr_init(&attr) != 0)
+        return; /* then the first read decides, as it would without this */
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &attr, decide_fast_clock, &started);
+    pthread_attr_destroy(&attr);
+    /* Until the thread runs (tens of microseconds; longer under load), a
+     * read here would take the decision itself. */
+    while (rc == 0 && !__atomic_load_n(&started, __ATOMIC_ACQUIRE))
+        sched_yield();
 }
 
 JNIEXPORT jstring FN(fastClockName)(JNIEnv *env, jobject self)

@@ -51,7 +51,7 @@ class ExtractionTest {
     }
 
     private static Path privateDir(Path parent, String name) throws Exception {
-        return Files.createDirectory(parent.resolve(name), PosixFilePermissions.asFileAttribute(ExtractionDirectory.OWNER_ONLY));
+        return Files.createDirectory(parent.resolve(name), PosixFilePermissions.asFileAttribute(ExtractionDirectory.ownerOnly()));
     }
 
     /** Skips (one line) unless this runs as root, which can give files to another user. */

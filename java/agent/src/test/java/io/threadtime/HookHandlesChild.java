@@ -20,9 +20,9 @@ public final class HookHandlesChild {
         }
         print("ThreadNames.IS_VIRTUAL", field(ThreadNames.class, "IS_VIRTUAL", null));
         if (ThreadTime.backend().equals("ffm")) {
-            Class<?> h = Class.forName("io.threadtime.FfmBackend$H");
-            for (String name : new String[] {"EVENT_MOUNT", "EVENT_UNMOUNT", "LOG_VTHREAD_NAME", "LOG_THREAD_NAME"}) {
-                print("FfmBackend." + name, field(h, name, null));
+            // the names go through JNI: only the markers are downcall handles
+            for (String name : new String[] {"EventMount", "EventUnmount"}) {
+                print("FfmBackend." + name, field(Class.forName("io.threadtime.FfmBackend$" + name), "H", null));
             }
         }
     }

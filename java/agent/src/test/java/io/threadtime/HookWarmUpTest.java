@@ -24,7 +24,7 @@ class HookWarmUpTest {
                 HookHandlesChild.class.getName());
         assertEquals(0, c.exit(), c::toString);
         List<String> lines = c.out().lines().filter(l -> l.contains("=")).toList();
-        assertEquals(c.out().contains("backend ffm") ? 9 : 5, lines.size(), c::toString);
+        assertEquals(c.out().contains("backend ffm") ? 7 : 5, lines.size(), c::toString);
         for (String line : lines) {
             assertEquals("customized", line.substring(line.indexOf('=') + 1), () -> line + "\n" + c);
         }

@@ -23,13 +23,12 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Pattern;
+import java.util.zip.CRC32;
 
 /**
  * The directory the JAR's natives are written to and used from, which no
@@ -50,15 +49,19 @@ import java.util.regex.Pattern;
  * <p>
  * Concurrent JVMs of this user serialize on a lock file inside, held while a
  * file is written and used; a file appears by an atomic rename, and a file
- * found there is used only if its content is exactly what this JAR carries.
+ * found there is used only if its length and CRC-32 are those of what this
+ * JAR carries.
  * Copies of other builds not used for {@link #STALE_AFTER_DAYS} days are
  * removed.
  */
 final class ExtractionDirectory implements Closeable {
     /** How long another build's copy is kept after its last use, in days. */
     static final int STALE_AFTER_DAYS = 1;
-    static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
-    private static final int S_IFMT = 0170000, S_IFDIR = 0040000, S_ISVTX = 01000, GROUP_OTHER_WRITE = 022;
+    /** rwx------; a method, not a constant: an EnumSet's first use spins a class, which the reuse path spares. */
+    static Set<PosixFilePermission> ownerOnly() {
+        return PosixFilePermissions.fromString("rwx------");
+    }
+    private static final int S_IFMT = 0170000, S_IFDIR = 0040000, S_IFREG = 0100000, S_ISVTX = 01000, GROUP_OTHER_WRITE = 022;
     private static final LinkOption[] NOFOLLOW = {LinkOption.NOFOLLOW_LINKS};
 
     private final Path dir;
@@ -88,6 +91,37 @@ final class ExtractionDirectory implements Closeable {
      * @throws IOException saying which directory cannot be trusted and why
      */
     static ExtractionDirectory open() throws IOException {
+        Path self = Paths.get("/proc/self");
+        UserPrincipal owner = Files.getOwner(self);
+        Path real = trustedTmp(uid());
+        Path shared = real.resolve(sharedName());
+        try {
+            Files.createDirectory(shared, PosixFilePermissions.asFileAttribute(ownerOnly()));
+        } catch (FileAlreadyExistsException taken) {
+            // ours from an earlier run, or another user's: open() tells
+        }
+        ExtractionDirectory d = open(shared, owner, false);
+        if (d == null) {
+            d = open(Files.createTempDirectory(real, "threadtime-", PosixFilePermissions.asFileAttribute(ownerOnly())), owner, true);
+            if (d == null) {
+                throw new IOException("the directory made for this JVM in " + real + " changed while it was opened");
+            }
+        }
+        d.lock();
+        return d;
+    }
+
+    /** This process's uid. */
+    private static int uid() throws IOException {
+        return (Integer) Files.getAttribute(Paths.get("/proc/self"), "unix:uid");
+    }
+
+    /**
+     * {@code java.io.tmpdir} without links, checked ({@link #untrusted}).
+     *
+     * @throws IOException saying why it cannot be used
+     */
+    private static Path trustedTmp(int uid) throws IOException {
         Path tmp = Paths.get(System.getProperty("java.io.tmpdir", ""));
         Path real;
         try {
@@ -95,31 +129,65 @@ final class ExtractionDirectory implements Closeable {
         } catch (NoSuchFileException e) {
             throw new IOException("java.io.tmpdir " + tmp + " does not exist (threadtime creates nothing there)");
         }
-        Path self = Paths.get("/proc/self");
-        UserPrincipal owner = Files.getOwner(self);
-        int uid = (Integer) Files.getAttribute(self, "unix:uid");
         String why = untrusted(real, uid);
         if (why != null) {
             throw new IOException("java.io.tmpdir " + tmp + " is not safe to load code from: " + why
                     + " (another user could swap what is written there); run with -Djava.io.tmpdir=DIR, DIR and the"
                     + " directories above it owned by you or root and writable by nobody else unless sticky");
         }
-        String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
-        Path shared = real.resolve("threadtime-" + user);
+        return real;
+    }
+
+    /** The shared directory's name: threadtime-USER, USER's characters outside [A-Za-z0-9._-] as '_'. */
+    private static String sharedName() {
+        StringBuilder b = new StringBuilder("threadtime-");
+        for (char c : System.getProperty("user.name", "user").toCharArray()) {
+            boolean plain = c < 128 && (Character.isLetterOrDigit(c) || c == '.' || c == '_' || c == '-');
+            b.append(plain ? c : '_');
+        }
+        return b.toString();
+    }
+
+    /**
+     * name in this user's shared directory, if a copy there can be used as
+     * it is: a regular file of this user's with that size and CRC-32, used (so touched) within the last hour, in a 0700 directory of
+     * this user's under a trusted {@code java.io.tmpdir}; else null, and
+     * {@link #open()} and {@link #put} do the whole work. This path opens,
+     * locks and writes nothing, which spares a first call the JDK's channel,
+     * lock and directory-stream classes (~40 not in its shared archive). No
+     * lock is needed to read: a file appears by an atomic rename and, holding
+     * the right content, is never rewritten; only another build's JVM could
+     * remove it, as unused for a day, and then the load fails and the caller
+     * takes the locked path. Path by path rather than through an open
+     * directory: every directory on the way is trusted (only this user or
+     * root can change what it names), and the file is checked again to be
+     * the one read after reading it.
+     */
+    static Path reusable(String name, long size, long crc) throws IOException {
+        int uid = uid();
+        Path dir = trustedTmp(uid).resolve(sharedName());
+        Path file = dir.resolve(name);
+        Map<String, Object> d, f;
         try {
-            Files.createDirectory(shared, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
-        } catch (FileAlreadyExistsException taken) {
-            // ours from an earlier run, or another user's: open() tells
+            d = Files.readAttributes(dir, "unix:uid,mode", NOFOLLOW);
+            f = Files.readAttributes(file, "unix:uid,mode,size,ino,dev,lastModifiedTime", NOFOLLOW);
+        } catch (NoSuchFileException absent) {
+            return null;
         }
-        ExtractionDirectory d = open(shared, owner, false);
-        if (d == null) {
-            d = open(Files.createTempDirectory(real, "threadtime-", PosixFilePermissions.asFileAttribute(OWNER_ONLY)), owner, true);
-            if (d == null) {
-                throw new IOException("the directory made for this JVM in " + real + " changed while it was opened");
-            }
+        int dirMode = (Integer) d.get("mode"), fileMode = (Integer) f.get("mode");
+        long age = System.currentTimeMillis() - ((FileTime) f.get("lastModifiedTime")).toMillis();
+        if ((Integer) d.get("uid") != uid || (dirMode & S_IFMT) != S_IFDIR || (dirMode & 07777) != 0700
+                || (Integer) f.get("uid") != uid || (fileMode & S_IFMT) != S_IFREG || (Long) f.get("size") != size
+                || age < 0 || age > TimeUnit.HOURS.toMillis(1)) {
+            return null;
         }
-        d.lock();
-        return d;
+        byte[] content;
+        try (java.io.InputStream in = new java.io.FileInputStream(file.toFile())) {
+            content = in.readAllBytes();
+        }
+        Map<String, Object> again = Files.readAttributes(file, "unix:ino,dev", NOFOLLOW);
+        return crc(content) == crc && again.get("ino").equals(f.get("ino")) && again.get("dev").equals(f.get("dev"))
+                ? file : null;
     }
 
     /**
@@ -164,7 +232,7 @@ final class ExtractionDirectory implements Closeable {
         SecureDirectoryStream<Path> fd = (SecureDirectoryStream<Path>) s;
         PosixFileAttributes held = fd.getFileAttributeView(PosixFileAttributeView.class).readAttributes();
         if (!held.isDirectory() || !held.fileKey().equals(seen.fileKey()) || !held.owner().equals(owner)
-                || !held.permissions().equals(OWNER_ONLY)) {
+                || !held.permissions().equals(ownerOnly())) {
             fd.close();
             return null;
         }
@@ -193,16 +261,16 @@ final class ExtractionDirectory implements Closeable {
 
     /**
      * bytes as the file name (mode 0700), written unless a regular file with
-     * exactly that content is already there; its path, checked to name that
-     * file in this directory. Removes copies of other builds (names matching
-     * others) not used for {@link #STALE_AFTER_DAYS} days.
+     * that content ({@link #holds}) is already there; its path, checked to name that
+     * file in this directory. Removes copies of other builds
+     * ({@link #otherBuild}) not used for {@link #STALE_AFTER_DAYS} days.
      */
-    Path put(String name, byte[] bytes, Pattern others) throws IOException {
+    Path put(String name, byte[] bytes, String stem, String suffix) throws IOException {
         Path file = Paths.get(name);
         if (!holds(file, bytes)) {
             Path tmp = Paths.get(name + "." + Long.toHexString(ThreadLocalRandom.current().nextLong()) + ".tmp");
             Set<OpenOption> create = Set.of(StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW, LinkOption.NOFOLLOW_LINKS);
-            try (SeekableByteChannel out = fd.newByteChannel(tmp, create, PosixFilePermissions.asFileAttribute(OWNER_ONLY))) {
+            try (SeekableByteChannel out = fd.newByteChannel(tmp, create, PosixFilePermissions.asFileAttribute(ownerOnly()))) {
                 ByteBuffer b = ByteBuffer.wrap(bytes);
                 while (b.hasRemaining()) {
                     out.write(b);
@@ -212,7 +280,7 @@ final class ExtractionDirectory implements Closeable {
         }
         attributes(file).setTimes(FileTime.fromMillis(System.currentTimeMillis()), null, null); // its last use
         made.add(file);
-        removeStale(name, others);
+        removeStale(name, stem, suffix);
         Path path = dir.resolve(name);
         Object fileKey = attributes(file).readAttributes().fileKey();
         if (!Files.readAttributes(dir, PosixFileAttributes.class, NOFOLLOW).fileKey().equals(key)
@@ -226,7 +294,14 @@ final class ExtractionDirectory implements Closeable {
         return fd.getFileAttributeView(file, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS);
     }
 
-    /** Whether file is a regular file of ours holding exactly bytes; anything else by that name is removed. */
+    /**
+     * Whether file is a regular file of ours holding bytes: the same length
+     * and CRC-32. Not a byte-by-byte comparison: that runs interpreted on a
+     * first call (8-17 ms for the 90 KB library), where the CRC is one native
+     * call. Only this user can have written into this directory, so a file
+     * that differs here was damaged or left by another build, not forged.
+     * Anything else by that name is removed.
+     */
     private boolean holds(Path file, byte[] bytes) throws IOException {
         PosixFileAttributes a;
         try {
@@ -241,7 +316,7 @@ final class ExtractionDirectory implements Closeable {
                     // to the end
                 }
             }
-            if (Arrays.equals(b.array(), bytes)) {
+            if (crc(b.array()) == crc(bytes)) {
                 return true;
             }
         }
@@ -249,10 +324,36 @@ final class ExtractionDirectory implements Closeable {
         return false;
     }
 
-    private void removeStale(String name, Pattern others) throws IOException {
+    /**
+     * Whether name is another build's copy of the same file:
+     * {@code <stem>-<version>-<8 hex digits><suffix>}, the version starting
+     * with a digit. Plain string checks: a regular expression's classes
+     * would load on every JVM's first call.
+     */
+    static boolean otherBuild(String name, String stem, String suffix) {
+        int crc = name.length() - suffix.length() - 8;
+        if (!name.startsWith(stem + "-") || !name.endsWith(suffix) || crc < stem.length() + 3
+                || name.charAt(crc - 1) != '-' || !Character.isDigit(name.charAt(stem.length() + 1))) {
+            return false;
+        }
+        for (int i = crc; i < crc + 8; i++) {
+            if (Character.digit(name.charAt(i), 16) < 0 || Character.isUpperCase(name.charAt(i))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static long crc(byte[] bytes) {
+        CRC32 crc = new CRC32();
+        crc.update(bytes);
+        return crc.getValue();
+    }
+
+    private void removeStale(String name, String stem, String suffix) throws IOException {
         long before = System.currentTimeMillis() - TimeUnit.DAYS.toMillis(STALE_AFTER_DAYS);
         for (String n : names) {
-            if (!n.equals(name) && (others.matcher(n).matches() || n.endsWith(".tmp"))) {
+            if (!n.equals(name) && (otherBuild(n, stem, suffix) || n.endsWith(".tmp"))) {
                 try {
                     PosixFileAttributes a = attributes(Paths.get(n)).readAttributes();
                     if (!a.isDirectory() && a.lastModifiedTime().toMillis() < before) {

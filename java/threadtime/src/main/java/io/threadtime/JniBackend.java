@@ -1,23 +1,45 @@
 package io.threadtime;
 
-/** The JNI backend: each method is a native in threadtime_jni.c. */
-final class JniBackend implements Backend {
-    /** Loads the library and checks, with its first call, that it is this JAR's. */
+/**
+ * The JNI backend: each method is a native in threadtime_jni.c. The FFM
+ * backend extends it: what it does not link itself, and every call until its
+ * handle is linked, goes through here.
+ */
+class JniBackend implements Backend {
+    /**
+     * Loads the library and checks, with its first call, that it is this
+     * JAR's; then has the fast clock decided on a native thread of its own
+     * ({@link #decideFastClock()}).
+     */
     JniBackend() {
         NativeLibrary.load();
         String version;
         try {
             version = version();
         } catch (UnsatisfiedLinkError e) {
-            throw NativeLibrary.notOurs("is not threadtime's (" + e.getMessage() + ")");
+            throw NativeLibrary.notOurs("does not hold threadtime's JNI functions (" + e.getMessage() + ")");
         }
         NativeLibrary.checkVersion(version);
+        decideFastClock();
     }
+
+    /**
+     * Starts, once per process, a native thread that makes the core's first
+     * tt_self_fast_ns() call, which decides whether the fast clock can be used
+     * (the cycle counter's calibration sleeps two 12.5 ms windows, then three
+     * short sleeps test the kernel). Meanwhile every read is a real one, and
+     * the caller's first read does not wait for that decision.
+     */
+    static native void decideFastClock();
 
     @Override
     public String name() {
         return "jni";
     }
+
+    /** Nothing: every native is bound by the JVM at its first call. */
+    @Override
+    public void linkNow() {}
 
     @Override public native String version();
     @Override public native String strerror(long code);

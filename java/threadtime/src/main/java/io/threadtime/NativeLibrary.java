@@ -8,8 +8,6 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.List;
 import java.util.Locale;
-import java.util.Properties;
-import java.util.regex.Pattern;
 import java.util.zip.CRC32;
 
 /**
@@ -134,17 +132,45 @@ final class NativeLibrary {
                 return "java.library.path";
             } catch (UnsatisfiedLinkError notThere) {
                 String otherwise = "set -D" + PROPERTY + "=<path>";
+                String reused = loadReusable(bundledPath("lib" + NAME + ".so", otherwise));
+                if (reused != null) {
+                    return reused;
+                }
                 byte[] bytes = bundled("lib" + NAME + ".so", otherwise);
-                return extracting("lib" + NAME + ".so", otherwise, dir -> {
-                    Path extracted = putVersioned(dir, "lib" + NAME, ".so", bytes);
-                    System.load(extracted.toString());
-                    return dir.perJvm() ? extracted + " (removed once loaded: another user holds "
-                            + "the shared directory's name)" : extracted.toString();
+                // A class, not a lambda: the first lambda of a JVM spins classes of its own.
+                return extracting("lib" + NAME + ".so", otherwise, new Use<String>() {
+                    @Override
+                    public String in(ExtractionDirectory dir) throws IOException {
+                        Path extracted = putVersioned(dir, "lib" + NAME, ".so", bytes);
+                        System.load(extracted.toString());
+                        return dir.perJvm() ? extracted + " (removed once loaded: another user holds "
+                                + "the shared directory's name)" : extracted.toString();
+                    }
                 });
             }
         } catch (IllegalCallerException denied) {
             throw new IllegalCallerException(NativeAccess.message(NativeLibrary.class.getModule()), denied);
         }
+    }
+
+    /**
+     * Loads the copy an earlier JVM extracted, where it can be used as it is
+     * ({@link ExtractionDirectory#reusable}); its path, or null when the
+     * locked path must run (also when that copy went away before the load).
+     */
+    private static String loadReusable(String resource) {
+        try {
+            long[] sizeAndCrc = recorded(resource);
+            Path p = sizeAndCrc == null ? null : ExtractionDirectory.reusable(
+                    versionedName("lib" + NAME, ".so", sizeAndCrc[1]), sizeAndCrc[0], sizeAndCrc[1]);
+            if (p != null) {
+                System.load(p.toString());
+                return p.toString();
+            }
+        } catch (IOException | UnsatisfiedLinkError e) {
+            // the locked path says what is wrong, if anything still is
+        }
+        return null;
     }
 
     /**
@@ -183,19 +209,79 @@ final class NativeLibrary {
      * any error message, how to use a copy of one's own instead.
      */
     static byte[] bundled(String file, String otherwise) {
+        String resource = bundledPath(file, otherwise);
+        byte[] bytes = resource(resource);
+        if (bytes == null) {
+            throw new UnsatisfiedLinkError("threadtime: /" + resource + " is missing from the JAR");
+        }
+        return bytes;
+    }
+
+    /** Where {@link #bundled} finds file in the JAR; refuses a platform the JAR carries nothing for. */
+    private static String bundledPath(String file, String otherwise) {
         String platform = platform();
-        String resource = "/io/threadtime/native/" + platform + "/" + file;
         if (!PLATFORMS.contains(platform)) {
             throw new UnsatisfiedLinkError("threadtime bundles native libraries for " + String.join(" and ", PLATFORMS)
                     + ", not " + platform + "; build " + file + " from source and " + otherwise);
         }
-        try (InputStream in = NativeLibrary.class.getResourceAsStream(resource)) {
-            if (in == null) {
-                throw new UnsatisfiedLinkError("threadtime: " + resource + " is missing from the JAR");
+        return "io/threadtime/native/" + platform + "/" + file;
+    }
+
+    /** The JAR file this class came from, or null (a directory, a JAR inside a JAR). */
+    private static java.io.File jarFile() {
+        try {
+            java.security.CodeSource source = NativeLibrary.class.getProtectionDomain().getCodeSource();
+            java.net.URL url = source == null ? null : source.getLocation();
+            java.io.File jar = url != null && url.getProtocol().equals("file") ? new java.io.File(url.toURI()) : null;
+            return jar != null && jar.isFile() ? jar : null;
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalStateException("threadtime: this JAR's location is not a file URI", e);
+        }
+    }
+
+    /**
+     * The length and CRC-32 the JAR's directory records for one of its files,
+     * read without inflating it; null where this class is not in a JAR file,
+     * or the JAR has no such file.
+     */
+    private static long[] recorded(String path) throws IOException {
+        java.io.File jar = jarFile();
+        if (jar == null) {
+            return null;
+        }
+        try (java.util.zip.ZipFile zip = new java.util.zip.ZipFile(jar)) {
+            java.util.zip.ZipEntry e = zip.getEntry(path);
+            return e == null || e.getSize() < 0 || e.getCrc() < 0 ? null : new long[] {e.getSize(), e.getCrc()};
+        }
+    }
+
+    /**
+     * A file of this JAR by its path in it (no leading slash), or null. Read
+     * from the JAR file itself where this class came from one: asking the
+     * class loader first asks the boot loader, which opens the JDK's module
+     * image for it (through reflection) and then a jar: URL connection,
+     * ~20 ms of a first call's ~25 (make bench-java-first-call). Anywhere else (a
+     * directory, a JAR inside a JAR) the class loader answers.
+     */
+    static byte[] resource(String path) {
+        try {
+            java.io.File jar = jarFile();
+            if (jar != null) {
+                try (java.util.zip.ZipFile zip = new java.util.zip.ZipFile(jar)) {
+                    java.util.zip.ZipEntry e = zip.getEntry(path);
+                    if (e == null) {
+                        return null;
+                    }
+                    try (InputStream in = zip.getInputStream(e)) {
+                        return in.readAllBytes();
+                    }
+                }
             }
-            return in.readAllBytes();
+            try (InputStream in = NativeLibrary.class.getResourceAsStream("/" + path)) {
+                return in == null ? null : in.readAllBytes();
+            }
         } catch (IOException e) {
-            throw new UncheckedIOException("threadtime: reading " + resource, e);
+            throw new UncheckedIOException("threadtime: reading " + path + " from its JAR", e);
         }
     }
 
@@ -221,16 +307,26 @@ final class NativeLibrary {
 
     /**
      * bytes put into dir as {@code <prefix>[-<copy>]-<version>-<crc><suffix>}
+     * (the CRC as 8 hex digits)
      * (see the class comment), removing this prefix's copies of other
      * builds that were not used for a day; its path.
      */
     static Path putVersioned(ExtractionDirectory dir, String prefix, String suffix, byte[] bytes) throws IOException {
         CRC32 crc = new CRC32();
         crc.update(bytes);
+        return dir.put(versionedName(prefix, suffix, crc.getValue()), bytes, stem(prefix), suffix);
+    }
+
+    /** {@code <prefix>[-<copy>]}: see {@link #property}. */
+    private static String stem(String prefix) {
         String copy = property("copy", "");
-        String stem = copy.isEmpty() ? prefix : prefix + "-" + copy;
-        String file = String.format("%s-%s-%08x%s", stem, version(), crc.getValue(), suffix);
-        return dir.put(file, bytes, Pattern.compile(Pattern.quote(stem + "-") + "[0-9].*-[0-9a-f]{8}" + Pattern.quote(suffix)));
+        return copy.isEmpty() ? prefix : prefix + "-" + copy;
+    }
+
+    /** {@code <prefix>[-<copy>]-<version>-<crc><suffix>}, the file's CRC-32 as 8 hex digits. */
+    private static String versionedName(String prefix, String suffix, long crc) {
+        String hex = Long.toHexString(crc);
+        return stem(prefix) + "-" + version() + "-" + "00000000".substring(hex.length()) + hex + suffix;
     }
 
     /** The artifact version, from the filtered threadtime.properties. */
@@ -245,14 +341,24 @@ final class NativeLibrary {
      * the JVM lets only one class loader load a given JNI library file.
      */
     private static String property(String key, String otherwise) {
-        Properties p = new Properties();
-        try (InputStream in = NativeLibrary.class.getResourceAsStream("threadtime.properties")) {
-            if (in != null) {
-                p.load(in);
+        return Properties.OF_THIS_JAR.getProperty(key, otherwise);
+    }
+
+    /** threadtime.properties, read once. */
+    private static final class Properties {
+        static final java.util.Properties OF_THIS_JAR = read();
+
+        private static java.util.Properties read() {
+            java.util.Properties p = new java.util.Properties();
+            byte[] text = resource("io/threadtime/threadtime.properties");
+            if (text != null) {
+                try {
+                    p.load(new java.io.ByteArrayInputStream(text));
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            return p;
         }
-        return p.getProperty(key, otherwise);
     }
 }

@@ -64,9 +64,13 @@ final class ThreadMap {
 
     private static final ConcurrentHashMap<Long, Entry> BY_ID = new ConcurrentHashMap<>();
     private static final Cleaner CLEANER = Cleaner.create();
-    private static final ThreadLocal<Entry> SELF = ThreadLocal.withInitial(ThreadMap::mapCurrent);
-    /** Thread.isVirtual() where it exists (JDK 21+; a preview API in 19-20). */
-    private static final MethodHandle IS_VIRTUAL = findOptional(Thread.class, "isVirtual", boolean.class);
+    /** Classes, not lambdas, on the first call's path: a JVM's first lambda spins classes of its own. */
+    private static final ThreadLocal<Entry> SELF = new ThreadLocal<Entry>() {
+        @Override
+        protected Entry initialValue() {
+            return mapCurrent();
+        }
+    };
 
     /** Which clock {@link #read} takes: the precise total, a part of the consistent split, or a raw tick clock. */
     enum Clock { TOTAL, USER, SYSTEM, USER_RAW, SYSTEM_RAW }
@@ -97,11 +101,7 @@ final class ThreadMap {
     }
 
     static boolean isVirtual(Thread t) {
-        try {
-            return IS_VIRTUAL != null && (boolean) IS_VIRTUAL.invokeExact(t);
-        } catch (Throwable e) {
-            throw new AssertionError(e);
-        }
+        return VirtualThreads.is(t);
     }
 
     /** The entry of a mapped thread, else null. */
@@ -160,11 +160,25 @@ final class ThreadMap {
         Entry e = new Entry(t, handle, Native.B.threadTid(handle));
         long id = t.getId();
         BY_ID.put(id, e);
-        CLEANER.register(t, () -> {
-            BY_ID.remove(id, e);
-            Native.B.threadClose(handle);
-        });
+        CLEANER.register(t, new Unmap(id, e));
         return e;
+    }
+
+    /** What the cleaner does once a mapped Thread is unreachable. */
+    private static final class Unmap implements Runnable {
+        private final long id;
+        private final Entry entry;
+
+        Unmap(long id, Entry entry) {
+            this.id = id;
+            this.entry = entry;
+        }
+
+        @Override
+        public void run() {
+            BY_ID.remove(id, entry);
+            Native.B.threadClose(entry.handle);
+        }
     }
 
     /** A public no-argument method that only newer JDKs have, else null. */

@@ -1,7 +1,6 @@
 package io.threadtime;
 
 import java.nio.file.Path;
-import java.util.regex.Pattern;
 
 /**
  * CPU time of virtual threads, which {@code ThreadMXBean} reports as -1.
@@ -242,7 +241,7 @@ public final class VirtualThreadCpu {
         return NativeLibrary.extracting(file, otherwise, dir -> {
             dir.keep(); // for a JVM started later
             // the versioned copies earlier JARs made go
-            return dir.put(file, bytes, Pattern.compile(Pattern.quote("lib" + NativeLibrary.AGENT_NAME + "-") + ".*\\.so"));
+            return dir.put(file, bytes, "lib" + NativeLibrary.AGENT_NAME, ".so");
         });
     }
 

@@ -1,162 +1,208 @@
 package io.threadtime;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-
-import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
-import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * The FFM backend (JDK 22+): each core function is a static final
- * {@link MethodHandle} called with {@code invokeExact}.
+ * The FFM backend (JDK 22+, the default there): the calls {@link Backend}
+ * marks critical are critical downcalls, each a static final
+ * {@link MethodHandle} in a holder class of its own, called with
+ * {@code invokeExact}; every other call goes through JNI, as it would on the
+ * JNI backend.
  * <p>
- * Calls that are one clock read (a system call that never blocks) and the event calls (a few stores into the thread's ring) are
- * linked {@code critical}: no thread-state transition, which is most of an
- * FFM call's overhead. {@code tt_thread_times} (one to three such reads and
- * a few stores, no lock; a /proc read only where a sandbox refuses CPU
- * clockids) is linked the same way. Of those, {@code tt_thread_times}
- * and {@code tt_event_text} also take heap access, so their Java arrays are
- * passed in place. Calls that allocate or touch a file
- * ({@code tt_thread_open/close}, {@code tt_process_times}, the log's
- * start, stop, dump and thread name) are linked normally, because a
- * critical call holds off the garbage collector for as long as it runs.
+ * A handle is linked once its call has been made {@link #LINK_AFTER} times,
+ * on a daemon thread ("threadtime-ffm-link"), and JNI answers the call until
+ * it is: linking the
+ * first downcall handle in a JVM loads some 300 classes of the JDK's and
+ * spins more (~0.2-1 s of CPU on a loaded host, several times the JDK bean's
+ * own first call; make bench-java-first-call), which would otherwise be the
+ * first call's own cost, charged to the thread that made it. The switch is a
+ * plain flag per call, read before the holder's constant: one load and a
+ * branch that never changes again. The handles are made by {@link FfmLinker},
+ * from Backend's list, so that nothing of {@code java.lang.foreign} loads with
+ * this class.
  */
-final class FfmBackend implements Backend {
-    FfmBackend() {
-        H.SELF_TOTAL.type(); // links everything, or fails here rather than on first use
-        NativeLibrary.checkVersion(version());
+final class FfmBackend extends JniBackend {
+    @Override
+    public String name() {
+        return "ffm";
     }
 
-    /** The method handles, created once the library is loaded. */
-    private static final class H {
-        static final SymbolLookup SYMBOLS;
+    /** One call this backend links. */
+    private static final class Link {
+        final String method;
+        /** The holder's simple name: a class literal would load it with this class. */
+        final String holder;
+        /** Set once the holder's handle is linked; plain: a reader that sees
+         *  it late answers through JNI a little longer, and the holder's
+         *  initialization orders its handle before any use. */
+        boolean ready;
+        /** Set once a link was asked for (guarded by the class's lock; read unlocked first). */
+        boolean requested;
 
-        // The library first: on a platform without one its message names the
-        // platform, where the linker would only say it does not support it.
-        static {
-            NativeLibrary.load();
-            SYMBOLS = SymbolLookup.loaderLookup();
+        Link(String method, String holder) {
+            this.method = method;
+            this.holder = holder;
+            ALL.add(this);
         }
 
-        static final Linker LINKER = Linker.nativeLinker();
+        /** Calls answered through JNI so far (racy: a lost count only delays the link). */
+        int calls;
 
-        static final MethodHandle VERSION = plain("tt_version", FunctionDescriptor.of(ADDRESS));
-        static final MethodHandle STRERROR = plain("tt_strerror", FunctionDescriptor.of(ADDRESS, JAVA_LONG));
-        static final MethodHandle SELF_TOTAL = critical("tt_self_total_ns", FunctionDescriptor.of(JAVA_LONG));
-        // A cycle-counter read and a check of the rseq area, or one real read:
-        // the cheapest call there is, so the transition would be most of it.
-        static final MethodHandle SELF_FAST = critical("tt_self_fast_ns", FunctionDescriptor.of(JAVA_LONG));
-        static final MethodHandle FAST_CLOCK_NAME = plain("tt_fast_clock_name", FunctionDescriptor.of(ADDRESS));
-        static final MethodHandle FAST_CLOCK_SET = plain("tt_fast_clock_set", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-        static final MethodHandle SELF_USER = critical("tt_self_user_raw_ns", FunctionDescriptor.of(JAVA_LONG));
-        static final MethodHandle SELF_SYSTEM = critical("tt_self_system_raw_ns", FunctionDescriptor.of(JAVA_LONG));
-        static final MethodHandle TID_SYSTEM = critical("tt_tid_system_raw_ns", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
-        static final MethodHandle THREAD_OPEN = plain("tt_thread_open", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
-        static final MethodHandle THREAD_CLOSE = plain("tt_thread_close", FunctionDescriptor.ofVoid(ADDRESS));
-        static final MethodHandle THREAD_TID = critical("tt_thread_tid", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        static final MethodHandle THREAD_TOTAL = critical("tt_thread_total_ns", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
-        static final MethodHandle THREAD_USER = critical("tt_thread_user_raw_ns", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
-        static final MethodHandle THREAD_TIMES = LINKER.downcallHandle(symbol("tt_thread_times"),
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), Linker.Option.critical(true));
-        static final MethodHandle PROCESS_TOTAL = critical("tt_process_total_ns", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
-        static final MethodHandle PROCESS_USER = critical("tt_process_user_raw_ns", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
-        static final MethodHandle PROCESS_TIMES = plain("tt_process_times", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
-        static final MethodHandle LOG_START = plain("tt_log_start", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        static final MethodHandle LOG_STOP = plain("tt_log_stop", FunctionDescriptor.of(JAVA_INT));
-        static final MethodHandle LOG_DUMP = plain("tt_log_dump", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        static final MethodHandle LOG_THREAD_NAME = plain("tt_log_thread_name", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        static final MethodHandle EVENT = critical("tt_event", FunctionDescriptor.ofVoid(JAVA_INT));
-        static final MethodHandle EVENT_TEXT = LINKER.downcallHandle(symbol("tt_event_text"),
-                FunctionDescriptor.ofVoid(JAVA_INT, ADDRESS), Linker.Option.critical(true));
-        static final MethodHandle EVENT_VALUE = critical("tt_event_value", FunctionDescriptor.ofVoid(JAVA_INT, JAVA_LONG));
-        static final MethodHandle EVENT_BEGIN = critical("tt_event_begin", FunctionDescriptor.ofVoid(JAVA_INT));
-        static final MethodHandle EVENT_END = critical("tt_event_end", FunctionDescriptor.ofVoid(JAVA_INT));
-        // May lock and allocate: linked normally.
-        static final MethodHandle EVENT_NAME = plain("tt_event_name", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
-        static final MethodHandle LOG_VTHREAD_NAME = plain("tt_log_vthread_name",
-                FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS));
-        static final MethodHandle EVENT_MOUNT = critical("tt_event_mount", FunctionDescriptor.ofVoid(JAVA_LONG));
-        static final MethodHandle EVENT_UNMOUNT = critical("tt_event_unmount", FunctionDescriptor.ofVoid(JAVA_LONG));
-        static final MethodHandle PROBE_BEGIN = critical("tt_probe_begin", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
-        static final MethodHandle PROBE_END = critical("tt_probe_end",
-                FunctionDescriptor.ofVoid(JAVA_INT, JAVA_LONG, JAVA_INT));
-        // Three clock reads each (~1 us): still short and never blocking.
-        static final MethodHandle PROBE_BEGIN_CPU = critical("tt_probe_begin_cpu", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
-        static final MethodHandle PROBE_END_CPU = critical("tt_probe_end_cpu",
-                FunctionDescriptor.ofVoid(JAVA_INT, JAVA_LONG, JAVA_INT));
-        // One counter read and a few adds, as tt_probe_end.
-        static final MethodHandle PROBE_END_MEASURED = critical("tt_probe_end_measured",
-                FunctionDescriptor.ofVoid(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT));
-
-        private static MemorySegment symbol(String name) {
-            return SYMBOLS.find(name).orElseThrow(() -> NativeLibrary.notOurs("lacks the symbol " + name));
+        /** Whether the handle is linked; if not, asks for it (once) at the {@value FfmBackend#LINK_AFTER}th call. */
+        boolean ready() {
+            if (ready) {
+                return true;
+            }
+            if (!requested && ++calls >= LINK_AFTER) {
+                request(this);
+            }
+            return false;
         }
 
-        private static MethodHandle critical(String name, FunctionDescriptor fd) {
-            return LINKER.downcallHandle(symbol(name), fd, Linker.Option.critical(false));
-        }
-
-        private static MethodHandle plain(String name, FunctionDescriptor fd) {
-            return LINKER.downcallHandle(symbol(name), fd);
+        /** Links on the calling thread (initializes the holder); a failure leaves the call on JNI. */
+        void link() {
+            try {
+                Class.forName(FfmBackend.class.getName() + "$" + holder, true, FfmBackend.class.getClassLoader());
+                ready = true;
+            } catch (ClassNotFoundException | LinkageError e) {
+                unlinked(this, e instanceof ExceptionInInitializerError && e.getCause() != null ? e.getCause() : e);
+            }
         }
     }
 
     /**
-     * The leading fields of tt_log_options this binding sets; its size field
-     * says so, and the core takes defaults for the fields after them.
+     * Calls through JNI before a call's handle is asked for: a call made a
+     * few times (a first read, at start-up) costs no linking at all, and the
+     * linker thread does not compete with a JVM's start for the CPU; one made
+     * often is linked within its first hundred calls.
      */
-    private static final StructLayout LOG_OPTIONS = MemoryLayout.structLayout(
-            JAVA_LONG.withName("size"),
-            JAVA_INT.withName("ring_records"),
-            MemoryLayout.paddingLayout(4),
-            ADDRESS.withName("crash_file"),
-            ADDRESS.withName("exit_dump_path"),
-            JAVA_INT.withName("cpu_on_intervals"));
+    static final int LINK_AFTER = 100;
+
+    private static final List<Link> ALL = new ArrayList<>();
+    private static final ArrayDeque<Link> PENDING = new ArrayDeque<>();
+    /** Whether a linker thread runs (guarded by the class's lock). */
+    private static boolean linking;
+    private static boolean warned;
+
+    private static synchronized void request(Link l) {
+        if (l.requested) {
+            return;
+        }
+        l.requested = true;
+        PENDING.add(l);
+        if (!linking) {
+            linking = true;
+            Thread t = new Thread(new Linking(), "threadtime-ffm-link");
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
+    private static synchronized Link next() {
+        Link l = PENDING.poll();
+        linking = l != null;
+        return l;
+    }
+
+    /** The linker thread's work: every link asked for, then it ends (the next request starts another). */
+    private static final class Linking implements Runnable {
+        @Override
+        public void run() {
+            for (Link l = next(); l != null; l = next()) {
+                l.link();
+            }
+        }
+    }
+
+    private static void unlinked(Link l, Throwable why) {
+        synchronized (FfmBackend.class) {
+            if (warned) {
+                return;
+            }
+            warned = true;
+        }
+        System.getLogger("io.threadtime").log(System.Logger.Level.WARNING, "threadtime: FFM could not link "
+                + l.method + " (" + why + "); it and any other call FFM cannot link stay on JNI");
+    }
+
+    @Override
+    public void linkNow() {
+        List<Link> all;
+        synchronized (FfmBackend.class) {
+            for (Link l : ALL) {
+                l.requested = true;
+            }
+            PENDING.clear();
+            all = List.copyOf(ALL);
+        }
+        for (Link l : all) {
+            l.link();
+        }
+    }
 
     /** invokeExact declares Throwable; the core functions throw nothing. */
     private static AssertionError impossible(Throwable t) {
         return new AssertionError("threadtime: a native call threw", t);
     }
 
-    private static String cString(MemorySegment s) {
-        return s.reinterpret(Long.MAX_VALUE).getString(0);
-    }
+    // ---- the linked calls: a Link and a holder each ----
 
-    @Override
-    public String name() {
-        return "ffm";
-    }
+    private static final class SelfTotal { static final MethodHandle H = FfmLinker.handle("selfTotal"); }
+    private static final class SelfFast { static final MethodHandle H = FfmLinker.handle("selfFast"); }
+    private static final class SelfUser { static final MethodHandle H = FfmLinker.handle("selfUser"); }
+    private static final class SelfSystem { static final MethodHandle H = FfmLinker.handle("selfSystem"); }
+    private static final class TidSystem { static final MethodHandle H = FfmLinker.handle("tidSystem"); }
+    private static final class ThreadTotal { static final MethodHandle H = FfmLinker.handle("threadTotal"); }
+    private static final class ThreadUser { static final MethodHandle H = FfmLinker.handle("threadUser"); }
+    private static final class ThreadTimes { static final MethodHandle H = FfmLinker.handle("threadTimes"); }
+    private static final class ProcessTotal { static final MethodHandle H = FfmLinker.handle("processTotal"); }
+    private static final class ProcessUser { static final MethodHandle H = FfmLinker.handle("processUser"); }
+    private static final class Event { static final MethodHandle H = FfmLinker.handle("event"); }
+    private static final class EventText { static final MethodHandle H = FfmLinker.handle("eventText"); }
+    private static final class EventValue { static final MethodHandle H = FfmLinker.handle("eventValue"); }
+    private static final class EventBegin { static final MethodHandle H = FfmLinker.handle("eventBegin"); }
+    private static final class EventEnd { static final MethodHandle H = FfmLinker.handle("eventEnd"); }
+    private static final class EventMount { static final MethodHandle H = FfmLinker.handle("eventMount"); }
+    private static final class EventUnmount { static final MethodHandle H = FfmLinker.handle("eventUnmount"); }
+    private static final class ProbeBegin { static final MethodHandle H = FfmLinker.handle("probeBegin"); }
+    private static final class ProbeEnd { static final MethodHandle H = FfmLinker.handle("probeEnd"); }
+    private static final class ProbeBeginCpu { static final MethodHandle H = FfmLinker.handle("probeBeginCpu"); }
+    private static final class ProbeEndCpu { static final MethodHandle H = FfmLinker.handle("probeEndCpu"); }
+    private static final class ProbeEndMeasured { static final MethodHandle H = FfmLinker.handle("probeEndMeasured"); }
 
-    @Override
-    public String version() {
-        try {
-            return cString((MemorySegment) H.VERSION.invokeExact());
-        } catch (Throwable t) {
-            throw impossible(t);
-        }
-    }
-
-    @Override
-    public String strerror(long code) {
-        try {
-            return cString((MemorySegment) H.STRERROR.invokeExact(code));
-        } catch (Throwable t) {
-            throw impossible(t);
-        }
-    }
+    private static final Link SELF_TOTAL = new Link("selfTotal", "SelfTotal");
+    private static final Link SELF_FAST = new Link("selfFast", "SelfFast");
+    private static final Link SELF_USER = new Link("selfUser", "SelfUser");
+    private static final Link SELF_SYSTEM = new Link("selfSystem", "SelfSystem");
+    private static final Link TID_SYSTEM = new Link("tidSystem", "TidSystem");
+    private static final Link THREAD_TOTAL = new Link("threadTotal", "ThreadTotal");
+    private static final Link THREAD_USER = new Link("threadUser", "ThreadUser");
+    private static final Link THREAD_TIMES = new Link("threadTimes", "ThreadTimes");
+    private static final Link PROCESS_TOTAL = new Link("processTotal", "ProcessTotal");
+    private static final Link PROCESS_USER = new Link("processUser", "ProcessUser");
+    private static final Link EVENT = new Link("event", "Event");
+    private static final Link EVENT_TEXT = new Link("eventText", "EventText");
+    private static final Link EVENT_VALUE = new Link("eventValue", "EventValue");
+    private static final Link EVENT_BEGIN = new Link("eventBegin", "EventBegin");
+    private static final Link EVENT_END = new Link("eventEnd", "EventEnd");
+    private static final Link EVENT_MOUNT = new Link("eventMount", "EventMount");
+    private static final Link EVENT_UNMOUNT = new Link("eventUnmount", "EventUnmount");
+    private static final Link PROBE_BEGIN = new Link("probeBegin", "ProbeBegin");
+    private static final Link PROBE_END = new Link("probeEnd", "ProbeEnd");
+    private static final Link PROBE_BEGIN_CPU = new Link("probeBeginCpu", "ProbeBeginCpu");
+    private static final Link PROBE_END_CPU = new Link("probeEndCpu", "ProbeEndCpu");
+    private static final Link PROBE_END_MEASURED = new Link("probeEndMeasured", "ProbeEndMeasured");
 
     @Override
     public long selfTotal() {
+        if (!SELF_TOTAL.ready()) {
+            return super.selfTotal();
+        }
         try {
-            return (long) H.SELF_TOTAL.invokeExact();
+            return (long) SelfTotal.H.invokeExact();
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -164,40 +210,31 @@ final class FfmBackend implements Backend {
 
     @Override
     public long selfFast() {
+        if (!SELF_FAST.ready()) {
+            return super.selfFast();
+        }
         try {
-            return (long) H.SELF_FAST.invokeExact();
+            return (long) SelfFast.H.invokeExact();
         } catch (Throwable t) {
             throw impossible(t);
         }
     }
 
+    /** The downcall handle itself, linked now: the hooks read it at every mount. */
     @Override
     public MethodHandle selfFastHandle() {
-        return H.SELF_FAST;
-    }
-
-    @Override
-    public String fastClockName() {
-        try {
-            return cString((MemorySegment) H.FAST_CLOCK_NAME.invokeExact());
-        } catch (Throwable t) {
-            throw impossible(t);
-        }
-    }
-
-    @Override
-    public int fastClockSet(int on) {
-        try {
-            return (int) H.FAST_CLOCK_SET.invokeExact(on);
-        } catch (Throwable t) {
-            throw impossible(t);
-        }
+        SELF_FAST.requested = true;
+        SELF_FAST.link();
+        return SelfFast.H;
     }
 
     @Override
     public long selfUser() {
+        if (!SELF_USER.ready()) {
+            return super.selfUser();
+        }
         try {
-            return (long) H.SELF_USER.invokeExact();
+            return (long) SelfUser.H.invokeExact();
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -205,8 +242,11 @@ final class FfmBackend implements Backend {
 
     @Override
     public long selfSystem() {
+        if (!SELF_SYSTEM.ready()) {
+            return super.selfSystem();
+        }
         try {
-            return (long) H.SELF_SYSTEM.invokeExact();
+            return (long) SelfSystem.H.invokeExact();
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -214,37 +254,11 @@ final class FfmBackend implements Backend {
 
     @Override
     public long tidSystem(int tid) {
-        try {
-            return (long) H.TID_SYSTEM.invokeExact(tid);
-        } catch (Throwable t) {
-            throw impossible(t);
+        if (!TID_SYSTEM.ready()) {
+            return super.tidSystem(tid);
         }
-    }
-
-    @Override
-    public long threadOpenSelf() {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ADDRESS);
-            int rc = (int) H.THREAD_OPEN.invokeExact(0, out);
-            return rc != 0 ? rc : out.get(ADDRESS, 0).address();
-        } catch (Throwable t) {
-            throw impossible(t);
-        }
-    }
-
-    @Override
-    public void threadClose(long handle) {
         try {
-            H.THREAD_CLOSE.invokeExact(MemorySegment.ofAddress(handle));
-        } catch (Throwable t) {
-            throw impossible(t);
-        }
-    }
-
-    @Override
-    public int threadTid(long handle) {
-        try {
-            return (int) H.THREAD_TID.invokeExact(MemorySegment.ofAddress(handle));
+            return (long) TidSystem.H.invokeExact(tid);
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -252,8 +266,11 @@ final class FfmBackend implements Backend {
 
     @Override
     public long threadTotal(long handle) {
+        if (!THREAD_TOTAL.ready()) {
+            return super.threadTotal(handle);
+        }
         try {
-            return (long) H.THREAD_TOTAL.invokeExact(MemorySegment.ofAddress(handle));
+            return (long) ThreadTotal.H.invokeExact(handle);
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -261,8 +278,11 @@ final class FfmBackend implements Backend {
 
     @Override
     public long threadUser(long handle) {
+        if (!THREAD_USER.ready()) {
+            return super.threadUser(handle);
+        }
         try {
-            return (long) H.THREAD_USER.invokeExact(MemorySegment.ofAddress(handle));
+            return (long) ThreadUser.H.invokeExact(handle);
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -270,8 +290,11 @@ final class FfmBackend implements Backend {
 
     @Override
     public int threadTimes(long handle, long[] out) {
+        if (!THREAD_TIMES.ready()) {
+            return super.threadTimes(handle, out);
+        }
         try {
-            return (int) H.THREAD_TIMES.invokeExact(MemorySegment.ofAddress(handle), MemorySegment.ofArray(out));
+            return (int) ThreadTimes.H.invokeExact(handle, out);
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -279,8 +302,11 @@ final class FfmBackend implements Backend {
 
     @Override
     public long processTotal() {
+        if (!PROCESS_TOTAL.ready()) {
+            return super.processTotal();
+        }
         try {
-            return (long) H.PROCESS_TOTAL.invokeExact(0);
+            return (long) ProcessTotal.H.invokeExact();
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -288,55 +314,11 @@ final class FfmBackend implements Backend {
 
     @Override
     public long processUser() {
+        if (!PROCESS_USER.ready()) {
+            return super.processUser();
+        }
         try {
-            return (long) H.PROCESS_USER.invokeExact(0);
-        } catch (Throwable t) {
-            throw impossible(t);
-        }
-    }
-
-    @Override
-    public int processTimes(long[] out) {
-        return intoArray(out, times -> (int) H.PROCESS_TIMES.invokeExact(0, times));
-    }
-
-    @Override
-    public int logStart(int ringRecords, byte[] crashFile, byte[] exitDumpPath, boolean cpuOnIntervals) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment o = arena.allocate(LOG_OPTIONS);
-            o.set(JAVA_LONG, 0, LOG_OPTIONS.byteSize());
-            o.set(JAVA_INT, 8, ringRecords);
-            o.set(ADDRESS, 16, nativeString(arena, crashFile));
-            o.set(ADDRESS, 24, nativeString(arena, exitDumpPath));
-            o.set(JAVA_INT, 32, cpuOnIntervals ? 1 : 0);
-            return (int) H.LOG_START.invokeExact(o);
-        } catch (Throwable t) {
-            throw impossible(t);
-        }
-    }
-
-    @Override
-    public int logStop() {
-        try {
-            return (int) H.LOG_STOP.invokeExact();
-        } catch (Throwable t) {
-            throw impossible(t);
-        }
-    }
-
-    @Override
-    public int logDump(byte[] path) {
-        try (Arena arena = Arena.ofConfined()) {
-            return (int) H.LOG_DUMP.invokeExact(nativeString(arena, path));
-        } catch (Throwable t) {
-            throw impossible(t);
-        }
-    }
-
-    @Override
-    public int logThreadName(byte[] name) {
-        try (Arena arena = Arena.ofConfined()) {
-            return (int) H.LOG_THREAD_NAME.invokeExact(nativeString(arena, name));
+            return (long) ProcessUser.H.invokeExact();
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -344,8 +326,12 @@ final class FfmBackend implements Backend {
 
     @Override
     public void event(int id) {
+        if (!EVENT.ready()) {
+            super.event(id);
+            return;
+        }
         try {
-            H.EVENT.invokeExact(id);
+            Event.H.invokeExact(id);
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -353,8 +339,12 @@ final class FfmBackend implements Backend {
 
     @Override
     public void eventText(int id, byte[] text) {
+        if (!EVENT_TEXT.ready()) {
+            super.eventText(id, text);
+            return;
+        }
         try {
-            H.EVENT_TEXT.invokeExact(id, MemorySegment.ofArray(text));
+            EventText.H.invokeExact(id, text);
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -362,8 +352,12 @@ final class FfmBackend implements Backend {
 
     @Override
     public void eventValue(int id, long value) {
+        if (!EVENT_VALUE.ready()) {
+            super.eventValue(id, value);
+            return;
+        }
         try {
-            H.EVENT_VALUE.invokeExact(id, value);
+            EventValue.H.invokeExact(id, value);
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -371,8 +365,12 @@ final class FfmBackend implements Backend {
 
     @Override
     public void eventBegin(int id) {
+        if (!EVENT_BEGIN.ready()) {
+            super.eventBegin(id);
+            return;
+        }
         try {
-            H.EVENT_BEGIN.invokeExact(id);
+            EventBegin.H.invokeExact(id);
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -380,26 +378,12 @@ final class FfmBackend implements Backend {
 
     @Override
     public void eventEnd(int id) {
+        if (!EVENT_END.ready()) {
+            super.eventEnd(id);
+            return;
+        }
         try {
-            H.EVENT_END.invokeExact(id);
-        } catch (Throwable t) {
-            throw impossible(t);
-        }
-    }
-
-    @Override
-    public int eventName(int id, byte[] name) {
-        try (Arena arena = Arena.ofConfined()) {
-            return (int) H.EVENT_NAME.invokeExact(id, nativeString(arena, name));
-        } catch (Throwable t) {
-            throw impossible(t);
-        }
-    }
-
-    @Override
-    public int logVthreadName(long vthreadId, byte[] name) {
-        try (Arena arena = Arena.ofConfined()) {
-            return (int) H.LOG_VTHREAD_NAME.invokeExact(vthreadId, nativeString(arena, name));
+            EventEnd.H.invokeExact(id);
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -407,8 +391,12 @@ final class FfmBackend implements Backend {
 
     @Override
     public void eventMount(long vthreadId) {
+        if (!EVENT_MOUNT.ready()) {
+            super.eventMount(vthreadId);
+            return;
+        }
         try {
-            H.EVENT_MOUNT.invokeExact(vthreadId);
+            EventMount.H.invokeExact(vthreadId);
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -416,8 +404,12 @@ final class FfmBackend implements Backend {
 
     @Override
     public void eventUnmount(long vthreadId) {
+        if (!EVENT_UNMOUNT.ready()) {
+            super.eventUnmount(vthreadId);
+            return;
+        }
         try {
-            H.EVENT_UNMOUNT.invokeExact(vthreadId);
+            EventUnmount.H.invokeExact(vthreadId);
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -425,8 +417,11 @@ final class FfmBackend implements Backend {
 
     @Override
     public long probeBegin(int id) {
+        if (!PROBE_BEGIN.ready()) {
+            return super.probeBegin(id);
+        }
         try {
-            return (long) H.PROBE_BEGIN.invokeExact(id);
+            return (long) ProbeBegin.H.invokeExact(id);
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -434,8 +429,12 @@ final class FfmBackend implements Backend {
 
     @Override
     public void probeEnd(int id, long t0, boolean thrown) {
+        if (!PROBE_END.ready()) {
+            super.probeEnd(id, t0, thrown);
+            return;
+        }
         try {
-            H.PROBE_END.invokeExact(id, t0, thrown ? 1 : 0);
+            ProbeEnd.H.invokeExact(id, t0, thrown);
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -443,8 +442,11 @@ final class FfmBackend implements Backend {
 
     @Override
     public long probeBeginCpu(int id) {
+        if (!PROBE_BEGIN_CPU.ready()) {
+            return super.probeBeginCpu(id);
+        }
         try {
-            return (long) H.PROBE_BEGIN_CPU.invokeExact(id);
+            return (long) ProbeBeginCpu.H.invokeExact(id);
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -452,8 +454,12 @@ final class FfmBackend implements Backend {
 
     @Override
     public void probeEndCpu(int id, long t0, boolean thrown) {
+        if (!PROBE_END_CPU.ready()) {
+            super.probeEndCpu(id, t0, thrown);
+            return;
+        }
         try {
-            H.PROBE_END_CPU.invokeExact(id, t0, thrown ? 1 : 0);
+            ProbeEndCpu.H.invokeExact(id, t0, thrown);
         } catch (Throwable t) {
             throw impossible(t);
         }
@@ -461,32 +467,12 @@ final class FfmBackend implements Backend {
 
     @Override
     public void probeEndMeasured(int id, long t0, long ns, int measure, boolean thrown) {
-        try {
-            H.PROBE_END_MEASURED.invokeExact(id, t0, ns, measure, thrown ? 1 : 0);
-        } catch (Throwable t) {
-            throw impossible(t);
+        if (!PROBE_END_MEASURED.ready()) {
+            super.probeEndMeasured(id, t0, ns, measure, thrown);
+            return;
         }
-    }
-
-    /** A NUL-terminated byte[] copied to native memory; NULL for null. */
-    private static MemorySegment nativeString(Arena arena, byte[] s) {
-        return s == null ? MemorySegment.NULL : arena.allocateFrom(JAVA_BYTE, s);
-    }
-
-    /** A call that fills a native tt_times. */
-    private interface TimesCall {
-        int call(MemorySegment times) throws Throwable;
-    }
-
-    /** Runs a non-critical call on native scratch memory, then copies the split out. */
-    private static int intoArray(long[] out, TimesCall call) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment times = arena.allocate(JAVA_LONG, 3);
-            int rc = call.call(times);
-            if (rc == 0) {
-                MemorySegment.copy(times, JAVA_LONG, 0, out, 0, 3);
-            }
-            return rc;
+        try {
+            ProbeEndMeasured.H.invokeExact(id, t0, ns, measure, thrown);
         } catch (Throwable t) {
             throw impossible(t);
         }

@@ -16,6 +16,13 @@ class BackendTest {
         return Backends.names();
     }
 
+    /** The named backend, its FFM handles linked now: the calls below go through them, not through JNI. */
+    private static Backend backend(String name) {
+        Backend b = Backends.create(name);
+        b.linkNow();
+        return b;
+    }
+
     /** The kernel tid of the calling thread, the last name in its /proc task path. */
     private static int tidFromProc() {
         return Integer.parseInt(Work.ownTask().getFileName().toString());
@@ -24,7 +31,7 @@ class BackendTest {
     @ParameterizedTest
     @MethodSource("backends")
     void callingThreadClocks(String name) {
-        Backend b = Backends.create(name);
+        Backend b = backend(name);
         assertEquals(name, b.name());
         Work.burn(5_000_000);
         long total = b.selfTotal();
@@ -37,7 +44,7 @@ class BackendTest {
     @ParameterizedTest
     @MethodSource("backends")
     void handleOnTheCallingThread(String name) throws Exception {
-        Backend b = Backends.create(name);
+        Backend b = backend(name);
         long before = b.selfTotal();
         long h = b.threadOpenSelf();
         assertTrue(h > 0, () -> "open: " + h);
@@ -58,7 +65,7 @@ class BackendTest {
     @ParameterizedTest
     @MethodSource("backends")
     void handleOfAnExitedThreadReportsEsrch(String name) throws Exception {
-        Backend b = Backends.create(name);
+        Backend b = backend(name);
         long[] handle = new long[1];
         Work.dead(() -> handle[0] = b.threadOpenSelf());
         assertTrue(handle[0] > 0);
@@ -80,7 +87,7 @@ class BackendTest {
     @ParameterizedTest
     @MethodSource("backends")
     void processAndErrors(String name) {
-        Backend b = Backends.create(name);
+        Backend b = backend(name);
         assertTrue(b.processTotal() >= b.selfTotal());
         assertTrue(b.processUser() >= 0);
         long[] split = new long[3];

@@ -1,0 +1,38 @@
+package io.threadtime;
+
+import java.lang.reflect.Field;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Run by {@link NativeListTest} in a fresh JVM on JDK 22+: reads its CPU time
+ * before the FFM backend has linked the fast clock's handle (the first call
+ * starts that link on a thread of its own), waits until it is linked, reads
+ * again, and prints "linked" if the reads went up across the switch.
+ */
+public final class LinkChild {
+    private LinkChild() {}
+
+    public static void main(String[] args) throws Exception {
+        long first = ThreadTime.currentThreadCpuTime();
+        Field all = Class.forName("io.threadtime.FfmBackend").getDeclaredField("SELF_FAST");
+        all.setAccessible(true);
+        Object link = all.get(null);
+        Field ready = link.getClass().getDeclaredField("ready");
+        ready.setAccessible(true);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        long last = first;
+        while (!(boolean) ready.get(link) && System.nanoTime() < deadline) {
+            long now = ThreadTime.currentThreadCpuTime();
+            if (now < last) {
+                throw new AssertionError("went back: " + now + " < " + last);
+            }
+            last = now;
+            Thread.sleep(1);
+        }
+        long after = ThreadTime.currentThreadCpuTime();
+        System.out.println("backend " + ThreadTime.backend() + ", first " + first + ", after " + after);
+        if ((boolean) ready.get(link) && first > 0 && after >= last) {
+            System.out.println("linked");
+        }
+    }
+}
