@@ -676,29 +676,31 @@ static void pairs_event(void *ctx, const tt__track *tr, const tt__step *end, con
     pairs_ctx *c = ctx;
     if (!b || c->failed)
         return;
-    int64_t user = 0, sys = 0;
+    int64_t user = 0, sys = 0, wait = 0;
     int cpu = tt__pair_cpu(b, end, &user, &sys);
+    int waited = tt__pair_wait(c->t, b, end, &wait);
     PyObject *text = b->ev.text ? PyUnicode_DecodeUTF8(b->ev.text, (Py_ssize_t)b->ev.text_len, "surrogateescape")
                                 : Py_NewRef(Py_None);
     PyObject *item = text == NULL ? NULL : Py_BuildValue(
-        "(INILLNNNONN)", (unsigned)end->thread,
+        "(INILLNNNONNN)", (unsigned)end->thread,
         tr->vthread ? PyLong_FromUnsignedLongLong(tr->vthread) : Py_NewRef(Py_None), (unsigned)end->ev.id,
         (long long)b->ns, (long long)end->ns, text,
         cpu ? PyLong_FromLongLong(user) : Py_NewRef(Py_None), cpu ? PyLong_FromLongLong(sys) : Py_NewRef(Py_None),
         end->ev.thrown ? Py_True : Py_False, measured_of(end, TT__KIND_END_CPU_TOTAL),
-        measured_of(end, TT__KIND_END_MOUNTED));
+        measured_of(end, TT__KIND_END_MOUNTED), waited ? PyLong_FromLongLong(wait) : Py_NewRef(Py_None));
     if (item == NULL || PyList_Append(PyList_GetItem(c->by_thread, b->thread), item) != 0)
         c->failed = 1;
     Py_XDECREF(item);
 }
 
 /* _trace_intervals(data) -> [[(end_thread, vthread, id, start_ns, end_ns,
- *   text, cpu_user_ns, cpu_system_ns, thrown, cpu_total_ns, mounted_ns)] per
- * thread]: every pair the trace model finds (the pairs `threadtime dump`
- * draws), listed under the thread that recorded the begin, in pairing
- * order. cpu_user/system: None unless the pair's CPU is its own
- * (tt__pair_cpu); cpu_total, mounted: the figure an end_cpu_total or
- * end_mounted carries, else None. */
+ *   text, cpu_user_ns, cpu_system_ns, thrown, cpu_total_ns, mounted_ns,
+ *   run_wait_ns)] per thread]: every pair the trace model finds (the pairs
+ * `threadtime dump` draws), listed under the thread that recorded the
+ * begin, in pairing order. cpu_user/system: None unless the pair's CPU is
+ * its own (tt__pair_cpu); cpu_total, mounted: the figure an end_cpu_total
+ * or end_mounted carries, else None; run_wait: the pair's run-queue wait
+ * where the log recorded it (tt__pair_wait), else None. */
 static PyObject *ttpy_trace_intervals(PyObject *m, PyObject *arg)
 {
     (void)m;

@@ -187,3 +187,47 @@ def struct_w1(ev) -> bytes:
     import struct
     kind = threadtime.trace.KINDS.index(ev.kind) + 1
     return struct.pack("<Q", ev.id | (kind << 32) | ((ev.seq & 0xFFFFFF) << 40))
+
+
+def test_cpu_intervals_carry_their_run_queue_wait(tmp_path):
+    # Recorded with THREADTIME_CPU_WAIT=1 in a process of its own: each CPU
+    # interval's wait is the run_wait record before its end minus the one
+    # after its begin, and both come from the thread's schedstat, which the
+    # recording thread also reads itself here (outside the log) around the
+    # interval: the pair's wait lies between 0 and that outside difference.
+    import json
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    path = tmp_path / "wait.trace"
+    code = textwrap.dedent(f"""
+        import json, threadtime
+        threadtime.start_log()
+        out = []
+        for i in range(3):
+            a = threadtime.sched().run_wait_ns
+            with threadtime.interval(5, cpu=True):
+                sum(range(200_000))
+            out.append(threadtime.sched().run_wait_ns - a)
+        threadtime.stop_log()
+        threadtime.dump({str(path)!r})
+        print(json.dumps(out))
+    """)
+    env = dict(os.environ, THREADTIME_CPU_WAIT="1")
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    outside = json.loads(run.stdout)
+    trace = threadtime.read_trace(path)
+    pairs = [p for th in trace for p in th.intervals() if p.id == 5]
+    assert len(pairs) == 3
+    for p, bound in zip(pairs, outside):
+        assert p.run_wait_ns is not None and 0 <= p.run_wait_ns <= bound
+        assert p.cpu_ns is not None
+    waits = [e for th in trace for e in th.events if e.kind == "run_wait"]
+    assert len(waits) == 6 and all(e.id == 5 and e.value is not None for e in waits)
+    # Without the option, no record and no figure.
+    plain = tmp_path / "plain.trace"
+    run = subprocess.run([sys.executable, "-c", code.replace(str(path), str(plain))],
+                         env=dict(os.environ, THREADTIME_CPU_WAIT="0"), capture_output=True, text=True, check=True)
+    assert all(p.run_wait_ns is None for th in threadtime.read_trace(plain) for p in th.intervals())

@@ -61,6 +61,11 @@ class Interval:
     # user/system split (cpu_user_ns and cpu_system_ns are None then).
     cpu_total_ns: int | None = None
     mounted_ns: int | None = None  # an 'end_mounted': the time the virtual thread was mounted (not CPU)
+    # The thread's wait for a CPU inside a CPU pair, where the log recorded
+    # it (THREADTIME_CPU_WAIT=1): its run-queue wait at the end minus at the
+    # begin. Only Trace and TraceThread intervals have it; pair_intervals()
+    # gives None.
+    run_wait_ns: int | None = None
 
     @property
     def wall_ns(self) -> int:
@@ -231,8 +236,8 @@ def read_trace(path: str | os.PathLike[str] | bytes, *, strict: bool = False) ->
         if not cache:
             cache.append([
                 sorted((Interval(id_, start, end, text, user, system, vthread, tids[end_thread], thrown, total,
-                                 mounted)
-                        for (end_thread, vthread, id_, start, end, text, user, system, thrown, total, mounted)
+                                 mounted, wait)
+                        for (end_thread, vthread, id_, start, end, text, user, system, thrown, total, mounted, wait)
                         in per_thread),
                        key=lambda i: i.start_ns)
                 for per_thread in _trace_intervals(data)
