@@ -25,6 +25,11 @@ public final class AgentAccess {
         return LOOKUP.findVirtual(Backend.class, name, type).bindTo(Native.B);
     }
 
+    /** Links the backend's calls now (FFM: every downcall handle), before the hooks go in: nothing may be linked inside a mount. */
+    public static void linkNow() {
+        Native.B.linkNow();
+    }
+
     /** What a probe on a virtual thread measures: its CPU ({@code exact}) or its time mounted. */
     public static int probeMeasure(boolean exact) {
         return exact ? Backend.MEASURE_CPU : Backend.MEASURE_MOUNTED;

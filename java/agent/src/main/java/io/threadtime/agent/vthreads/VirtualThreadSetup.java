@@ -78,7 +78,7 @@ public final class VirtualThreadSetup {
                     + "works without it)");
         }
         try {
-            Native.B.linkNow(); // the FFM handles the hooks call: before the warm-up, not inside a mount
+            AgentAccess.linkNow(); // the FFM handles the hooks call: before the warm-up, not inside a mount
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             if (o.runsLog()) {
                 MethodType mark = MethodType.methodType(void.class, long.class);
