@@ -48,20 +48,40 @@ static PyObject *py_times(PyObject *m, PyObject *unused)
     return ttpy_times_result(tt_self_times(&t), &t);
 }
 
+/* A Sched from the core's figures, or the error of rc. */
+static PyObject *sched_result(int rc, const tt_sched *s)
+{
+    if (rc != 0)
+        return ttpy_raise_code(rc);
+    PyObject *items[5] = {
+        PyLong_FromLongLong(s->on_cpu_ns),          PyLong_FromLongLong(s->run_wait_ns),
+        PyLong_FromLongLong(s->timeslices),         PyLong_FromLongLong(s->voluntary_switches),
+        PyLong_FromLongLong(s->involuntary_switches),
+    };
+    return ttpy_struct_new(sched_type, items, 5);
+}
+
 /* The scheduler's accounts of the calling thread (tt_self_sched): one
  * pread of a descriptor the thread keeps open and one getrusage. */
 static PyObject *py_sched(PyObject *m, PyObject *unused)
 {
     tt_sched s;
-    int rc = tt_self_sched(&s);
-    if (rc != 0)
-        return ttpy_raise_code(rc);
-    PyObject *items[5] = {
-        PyLong_FromLongLong(s.on_cpu_ns),          PyLong_FromLongLong(s.run_wait_ns),
-        PyLong_FromLongLong(s.timeslices),         PyLong_FromLongLong(s.voluntary_switches),
-        PyLong_FromLongLong(s.involuntary_switches),
-    };
-    return ttpy_struct_new(sched_type, items, 5);
+    return sched_result(tt_self_sched(&s), &s);
+}
+
+/* Another thread's (tt_tid_sched): two /proc files, ~10 us, so the GIL is
+ * released. */
+static PyObject *py_thread_sched(PyObject *m, PyObject *arg)
+{
+    pid_t tid;
+    if (ttpy_as_id(arg, &tid))
+        return NULL;
+    tt_sched s;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = tt_tid_sched(tid, &s);
+    Py_END_ALLOW_THREADS
+    return sched_result(rc, &s);
 }
 
 /* A thread's delay-accounting figures (tt_tid_delays): a socket, one
@@ -244,6 +264,7 @@ static PyMethodDef clocks_methods[] = {
     {"system_raw_ns", py_system_raw_ns, METH_NOARGS, "system_raw_ns($module, /)\n--\n\nRaw tick-sampled system time of the calling thread, ns (two clock reads). Not monotonic: a tick landing between the two reads counts as system time once, then as user time; times() never goes back."},
     {"times", py_times, METH_NOARGS, "times($module, /)\n--\n\nConsistent split of the calling thread's CPU time: Times(user_ns, system_ns, total_ns)."},
     {"sched", py_sched, METH_NOARGS, "sched($module, /)\n--\n\nThe scheduler's accounts of the calling thread: Sched(on_cpu_ns, run_wait_ns, timeslices, voluntary_switches, involuntary_switches). run_wait_ns is time runnable but waiting for a CPU (cgroup throttling included), never time blocked."},
+    {"thread_sched", py_thread_sched, METH_O, "thread_sched($module, native_id, /)\n--\n\nThe scheduler's accounts of a thread of this process (0: the caller), as sched() gives them, from /proc/self/task/<tid>/schedstat and status."},
     {"delays", (PyCFunction)(void (*)(void))py_delays, METH_FASTCALL, "delays($module, native_id=0, /)\n--\n\nThe delay-accounting figures of a thread of this process (0: the caller), from the kernel's taskstats: Delays(version, cpu_count, cpu_ns, blkio_count, blkio_ns, swapin_count, swapin_ns, reclaim_count, reclaim_ns, thrashing_count, thrashing_ns, compact_count, compact_ns, wpcopy_count, wpcopy_ns, irq_count, irq_ns); None for a kind this kernel does not keep. Needs CAP_NET_ADMIN (PermissionError without) and kernel.task_delayacct on (OSError ENODATA while it is off, saying how to turn it on)."},
     {"delay_accounting", py_delay_accounting, METH_NOARGS, "delay_accounting($module, /)\n--\n\nWhether the kernel keeps delay accounting: 'on', or 'off: ' / 'absent: ' and what to do."},
     {"thread_total_ns", py_thread_total_ns, METH_O, "thread_total_ns($module, native_id, /)\n--\n\nPrecise CPU time of a thread of this process, ns."},

@@ -41,6 +41,19 @@ def burn_cpu_ns(ns: int) -> None:
             pass
 
 
+def counter_points(reader, name: str, unit: str) -> list:
+    """The data points of the monotonic counter name (checked to be in
+    unit) in one collection of an OpenTelemetry metric reader."""
+    points = []
+    for rm in reader.get_metrics_data().resource_metrics:
+        for sm in rm.scope_metrics:
+            for metric in sm.metrics:
+                if metric.name == name:
+                    assert metric.unit == unit and metric.data.is_monotonic
+                    points.extend(metric.data.data_points)
+    return points
+
+
 def burn(ns: int) -> int:
     """Spins until the calling thread's kernel clock (time.thread_time_ns)
     has advanced ns; answers what that clock says the spin used, read

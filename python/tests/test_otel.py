@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import threadtime
 import threadtime.asyncio as tta
 from threadtime import otel
-from conftest import burn, burn_cpu_ns
+from conftest import burn, burn_cpu_ns, counter_points
 
 MS = 1_000_000
 BOUND = threadtime.FAST_BOUND_NS
@@ -181,15 +181,8 @@ def test_group_thread_name():
 
 def thread_cpu(reader):
     """{(thread.name, cpu.mode): seconds} from one collection."""
-    out = {}
-    for rm in reader.get_metrics_data().resource_metrics:
-        for sm in rm.scope_metrics:
-            for metric in sm.metrics:
-                if metric.name == otel.THREAD_CPU:
-                    assert metric.unit == "s" and metric.data.is_monotonic
-                    for point in metric.data.data_points:
-                        out[point.attributes["thread.name"], point.attributes["cpu.mode"]] = point.value
-    return out
+    return {(p.attributes["thread.name"], p.attributes["cpu.mode"]): p.value
+            for p in counter_points(reader, otel.THREAD_CPU, "s")}
 
 
 def test_thread_cpu_metric_groups_a_pools_threads():

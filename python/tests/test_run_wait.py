@@ -15,6 +15,8 @@ import threading
 import time
 
 import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -22,7 +24,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import threadtime
 import threadtime.asyncio as tta
 from threadtime import otel
-from conftest import burn_cpu_ns
+from conftest import burn_cpu_ns, counter_points
 
 MS = 1_000_000
 CPU = min(os.sched_getaffinity(0))
@@ -203,3 +205,58 @@ def test_by_default_the_wait_is_counted_where_the_fast_clock_is_on():
         assert not run_wait_counted()
     finally:
         threadtime.set_fast_clock(True)
+
+
+def run_wait_by_group(reader) -> dict[str, float]:
+    return {p.attributes["thread.name"]: p.value for p in counter_points(reader, otel.THREAD_RUN_WAIT, "s")}
+
+
+def test_run_wait_metric_by_thread_name():
+    """A thread named ttwait_0, pinned beside the burner, shows in the
+    group ttwait with a wait of at least 90 % of what the burner ran."""
+    reader = InMemoryMetricReader()
+    otel.register_metrics(MeterProvider(metric_readers=[reader]))
+    ran, collected = [], threading.Event()
+
+    def run():
+        os.sched_setaffinity(0, {CPU})
+        ran.append(contend(other_cpu))
+        collected.wait()
+
+    with pinned_burner() as other_cpu:
+        t = threading.Thread(target=run, name="ttwait_0")
+        t.start()
+        try:
+            while not ran:
+                time.sleep(0.01)
+            waits = run_wait_by_group(reader)
+        finally:
+            collected.set()
+            t.join()
+    assert "ttwait_0" not in waits
+    assert waits["ttwait"] * 1e9 >= 0.9 * ran[0], (waits, ran)
+    assert waits[threading.current_thread().name] >= 0
+
+
+def test_thread_sched_reads_another_thread():
+    """thread_sched(tid) of another thread: its figures lie between two
+    reads of its /proc schedstat by the test, before and after; an exited
+    thread is ProcessLookupError."""
+    go = threading.Event()
+    t = threading.Thread(target=go.wait)
+    t.start()
+    try:
+        path = f"/proc/self/task/{t.native_id}/schedstat"
+        before = schedstat(path)
+        s = threadtime.thread_sched(t.native_id)
+        after = schedstat(path)
+        assert before[0] <= s.on_cpu_ns <= after[0] and before[1] <= s.run_wait_ns <= after[1], (before, s, after)
+        assert s.timeslices >= 1 and s.voluntary_switches >= 0 and s.involuntary_switches >= 0
+    finally:
+        go.set()
+        t.join()
+    gone = t.native_id
+    while os.path.exists(f"/proc/self/task/{gone}"):
+        time.sleep(0.01)
+    with pytest.raises(ProcessLookupError):
+        threadtime.thread_sched(gone)

@@ -12,7 +12,8 @@ Three kinds of answer, named so they are not confused:
 
 ``sched()``: the calling thread's scheduler accounts, ``Sched(on_cpu_ns,
 run_wait_ns, timeslices, voluntary_switches, involuntary_switches)``;
-``run_wait_ns`` is time runnable but waiting for a CPU. ``delays(native_id=0)``:
+``run_wait_ns`` is time runnable but waiting for a CPU; ``thread_sched(tid)``
+the same for another thread of the process. ``delays(native_id=0)``:
 a thread's delay-accounting figures (block I/O, swap-in, reclaim, thrashing,
 IRQ, ...) from the kernel's taskstats, where ``delay_accounting()`` says "on"
 and the caller has CAP_NET_ADMIN.
@@ -79,6 +80,7 @@ from ._core import (
     set_fast_clock,
     sched,
     set_method,
+    thread_sched,
     start_log,
     stop_log,
     system_raw_ns,
@@ -135,6 +137,7 @@ __all__ = [
     "stop_log",
     "system_raw_ns",
     "thread_system_raw_ns",
+    "thread_sched",
     "thread_times",
     "thread_total_ns",
     "thread_user_raw_ns",

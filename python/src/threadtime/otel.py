@@ -39,7 +39,7 @@ the hook takes itself off when it runs. Both halves are in the C extension
 figures, so the SDK's checks and limits apply to them.
 
 ``register_metrics()`` adds observable counters to a meter: the process's
-CPU time by thread name, the names grouped so that a pool's threads make
+CPU time and run-queue wait by thread name, the names grouped so that a pool's threads make
 one series (``ThreadPoolExecutor-0_3`` counts as ``ThreadPoolExecutor-0``),
 and the spans left unmeasured, by reason.
 """
@@ -59,7 +59,7 @@ try:
 except ImportError as _missing:  # pragma: no cover - depends on the environment
     raise ImportError("threadtime.otel needs the OpenTelemetry SDK: pip install 'threadtime[otel]'") from _missing
 
-from . import __version__, thread_times
+from . import __version__, thread_sched, thread_times
 from ._core import SpanClock
 
 __all__ = [
@@ -69,6 +69,7 @@ __all__ = [
     "RUN_WAIT",
     "SCOPE",
     "THREAD_CPU",
+    "THREAD_RUN_WAIT",
     "UNMEASURED",
     "ThreadTimeSpanProcessor",
     "group_thread_name",
@@ -82,6 +83,7 @@ RUN_WAIT: Final = "threadtime.sched.run_wait_ns"
 
 SCOPE: Final = "threadtime.otel"
 THREAD_CPU: Final = "threadtime.thread.cpu.time"
+THREAD_RUN_WAIT: Final = "threadtime.thread.run_wait.time"
 UNMEASURED: Final = "threadtime.span.unmeasured"
 
 # Why a span got no CPU attribute (the values of the metric's "reason").
@@ -129,18 +131,21 @@ def group_thread_name(name: str) -> str:
 
 
 class _ThreadSampler:
-    """The process's CPU time by group of thread names, for an observable
+    """The process's figures by group of thread names, for an observable
     counter: every thread of the process (/proc/self/task), named as
-    threading names it (else as the kernel does). A thread that exits keeps
-    the figure its group last saw of it, so a series never goes back; what
-    it used after that last collection is not counted."""
+    threading names it (else as the kernel does), its figures read by
+    read(tid) (a tuple of counts since the thread started). A thread that
+    exits keeps the figures its group last saw of it, so a series never goes
+    back; what it used after that last collection is not counted."""
 
-    def __init__(self, group: Callable[[str], str]) -> None:
+    def __init__(self, group: Callable[[str], str], read: Callable[[int], tuple[int, ...]], size: int) -> None:
         self._group = group
+        self._read = read
+        self._size = size
         self._lock = threading.Lock()
-        self._live: dict[int, tuple[str, int, int]] = {}  # tid -> (group, user, system)
-        self._gone: dict[str, list[int]] = {}  # group -> [user, system] of exited threads
-        self._reported: dict[str, tuple[int, int]] = {}
+        self._live: dict[int, tuple[str, tuple[int, ...]]] = {}  # tid -> (group, figures)
+        self._gone: dict[str, list[int]] = {}  # group -> figures of exited threads
+        self._reported: dict[str, list[int]] = {}
 
     @staticmethod
     def _kernel_name(tid: int) -> str | None:
@@ -150,44 +155,51 @@ class _ThreadSampler:
         except OSError:  # exited meanwhile
             return None
 
-    def _sample(self) -> dict[int, tuple[str, int, int]]:
+    def _sample(self) -> dict[int, tuple[str, tuple[int, ...]]]:
         names = {t.native_id: t.name for t in threading.enumerate() if t.native_id is not None}
         live = {}
         for entry in os.listdir("/proc/self/task"):
             tid = int(entry)
             try:
-                user, system, _ = thread_times(tid)
+                figures = self._read(tid)
             except OSError:  # exited since the listing
                 continue
             name = names.get(tid) or self._kernel_name(tid)
             if name is not None:
-                live[tid] = (self._group(name), user, system)
+                live[tid] = (self._group(name), figures)
         return live
 
-    def observe(self, options: CallbackOptions) -> list[Observation]:
+    def sums(self) -> dict[str, list[int]]:
+        """{group: figures}, each never below what it was last time."""
         with self._lock:
             live = self._sample()
-            for tid, (group, user, system) in self._live.items():
+            for tid, (group, figures) in self._live.items():
                 now = live.get(tid)
-                # Gone, or its id reused by a thread with less CPU or another name.
-                if now is None or now[0] != group or now[1] < user or now[2] < system:
-                    gone = self._gone.setdefault(group, [0, 0])
-                    gone[0] += user
-                    gone[1] += system
+                # Gone, or its id reused by a thread with less or another name.
+                if now is None or now[0] != group or any(n < f for n, f in zip(now[1], figures)):
+                    gone = self._gone.setdefault(group, [0] * self._size)
+                    for i, f in enumerate(figures):
+                        gone[i] += f
             self._live = live
             sums = {group: list(figures) for group, figures in self._gone.items()}
-            for group, user, system in live.values():
-                figures = sums.setdefault(group, [0, 0])
-                figures[0] += user
-                figures[1] += system
-            out = []
-            for group, (user, system) in sorted(sums.items()):
-                last = self._reported.get(group, (0, 0))
-                user, system = max(user, last[0]), max(system, last[1])
-                self._reported[group] = (user, system)
-                out.append(Observation(user / 1e9, {"thread.name": group, "cpu.mode": "user"}))
-                out.append(Observation(system / 1e9, {"thread.name": group, "cpu.mode": "system"}))
+            for group, figures in live.values():
+                total = sums.setdefault(group, [0] * self._size)
+                for i, f in enumerate(figures):
+                    total[i] += f
+            out = {}
+            for group, figures in sorted(sums.items()):
+                last = self._reported.get(group, [0] * self._size)
+                out[group] = self._reported[group] = [max(f, x) for f, x in zip(figures, last)]
             return out
+
+
+def _cpu(tid: int) -> tuple[int, int]:
+    user, system, _ = thread_times(tid)
+    return user, system
+
+
+def _run_wait(tid: int) -> tuple[int]:
+    return (thread_sched(tid).run_wait_ns,)
 
 
 def register_metrics(meter_provider: MeterProvider | None = None, *, spans: ThreadTimeSpanProcessor | None = None,
@@ -198,14 +210,39 @@ def register_metrics(meter_provider: MeterProvider | None = None, *, spans: Thre
     * THREAD_CPU (s; ``thread.name``, ``cpu.mode`` = user | system): the
       process's CPU time by group of thread names (``group``, by default
       group_thread_name), shaped like ``process.cpu.time``;
+    * THREAD_RUN_WAIT (s; ``thread.name``): the time the process's threads
+      were runnable but waiting for a CPU (schedstat's run_delay: a busy
+      host, or the cgroup's CPU quota), by the same groups; left out where
+      the kernel keeps no schedstat;
     * UNMEASURED ({span}; ``reason``), when spans is given: the spans that
       processor left without a CPU attribute.
     """
     provider = meter_provider if meter_provider is not None else _metrics_api.get_meter_provider()
     meter = provider.get_meter(SCOPE, __version__)
-    sampler = _ThreadSampler(group)
-    meter.create_observable_counter(THREAD_CPU, callbacks=[sampler.observe], unit="s",
+    cpu = _ThreadSampler(group, _cpu, 2)
+
+    def cpu_time(options: CallbackOptions) -> list[Observation]:
+        out = []
+        for name, (user, system) in cpu.sums().items():
+            out.append(Observation(user / 1e9, {"thread.name": name, "cpu.mode": "user"}))
+            out.append(Observation(system / 1e9, {"thread.name": name, "cpu.mode": "system"}))
+        return out
+
+    meter.create_observable_counter(THREAD_CPU, callbacks=[cpu_time], unit="s",
                                     description="CPU time of this process's threads, by group of thread names")
+    try:
+        thread_sched(0)
+    except OSError:  # no schedstat in this kernel: no series rather than zeros
+        pass
+    else:
+        waits = _ThreadSampler(group, _run_wait, 1)
+
+        def run_wait(options: CallbackOptions) -> list[Observation]:
+            return [Observation(w / 1e9, {"thread.name": name}) for name, (w,) in waits.sums().items()]
+
+        meter.create_observable_counter(THREAD_RUN_WAIT, callbacks=[run_wait], unit="s",
+                                        description="Time this process's threads waited for a CPU, by group of "
+                                                    "thread names")
     if spans is not None:
         def unmeasured(options: CallbackOptions) -> list[Observation]:
             return [Observation(spans.unmeasured(r), {"reason": r}) for r in REASONS]
