@@ -118,8 +118,10 @@ def part4():
         kinds["baseline run, tmpfs"] = (os.path.abspath(base), shm)
     walls = {k: [] for k in kinds}
     cpus = {k: [] for k in kinds}
-    for _ in range(ROUNDS):
-        for kind, how in kinds.items():
+    names = list(kinds)
+    for r in range(ROUNDS):
+        for kind in names[r % len(names):] + names[:r % len(names)]:  # no kind always after the disk
+            how = kinds[kind]
             cmd, env = ["sh", "-c", loop], None
             if how == "inert":
                 env = dict(os.environ, LD_PRELOAD=LIB)
@@ -139,13 +141,18 @@ def part4():
             cpus[kind].append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
             if how == "record":
                 subprocess.run(["rm", "-rf", env["THREADTIME_RUN_DIR"]])
-    bw, bc, bm = statistics.median(walls["bare"]), statistics.median(cpus["bare"]), min(cpus["bare"])
-    print(f"200 x /bin/true from sh, medians of {ROUNDS} interleaved rounds (wall; CPU of the tree from "
-          f"wait4; CPU added per process over bare; the least CPU of any round, which a busy host inflates least):")
+    # Ratios and differences are taken within each round, then the median
+    # over rounds: a shared host drifts between rounds (here by up to 1.5x
+    # in the bare loop alone), and a ratio of two medians taken in
+    # different rounds mixes that drift in.
+    def per_round(d, k, f):
+        return statistics.median(f(x, y) for x, y in zip(d[k], d["bare"]))
+    print(f"200 x /bin/true from sh, {ROUNDS} interleaved rounds; medians of the times, and of each round's "
+          f"ratio to bare and CPU added per process over bare (CPU of the tree from wait4):")
     for k in kinds:
-        w, c, m = statistics.median(walls[k]), statistics.median(cpus[k]), min(cpus[k])
-        print(f"  {k:20s} wall {w:6.3f} s {w / bw:5.2f}x   CPU {c:6.3f} s {c / bc:5.2f}x {(c - bc) / 200 * 1e6:+5.0f} us"
-              f"   least CPU {m:6.3f} s {m / bm:5.2f}x {(m - bm) / 200 * 1e6:+5.0f} us")
+        print(f"  {k:20s} wall {statistics.median(walls[k]):6.3f} s {per_round(walls, k, lambda x, y: x / y):5.2f}x"
+              f"   CPU {statistics.median(cpus[k]):6.3f} s {per_round(cpus, k, lambda x, y: x / y):5.2f}x"
+              f" {per_round(cpus, k, lambda x, y: (x - y) / 200 * 1e6):+5.0f} us")
     for what, d in (("wall", walls), ("CPU", cpus)):
         print(f"  all {what}: " + "; ".join(f"{k} {[round(x, 3) for x in v]}" for k, v in d.items()))
     if shm != tmp:
