@@ -553,6 +553,14 @@ static int self_split_now(tt_times *out)
     return tt_getrusage_thread(out);
 }
 
+/* The calling thread's switch counts alone (its wait for a CPU unknown):
+ * one getrusage, for a thread too short to pay a read of its /proc. */
+static int own_switches(tt_sched *s)
+{
+    *s = (tt_sched){.run_wait_ns = -1, .timeslices = -1};
+    return tt__own_switches(s);
+}
+
 static void thread_end(void *p)
 {
     life *l = p;
@@ -563,15 +571,8 @@ static void thread_end(void *p)
      * read of a thread's /proc file): a pread of the thread's schedstat
      * and a getrusage (its switch counts); for a thread shorter than
      * TT_RUN_WAIT_MIN_NS the getrusage alone. */
-    tt_sched s = {.run_wait_ns = -1, .timeslices = -1};
-    struct rusage ru;
-    int src;
-    if (tt__run_now() - l->rec->start_ns >= TT_RUN_WAIT_MIN_NS) {
-        src = tt_self_sched(&s);
-    } else if ((src = getrusage(RUSAGE_THREAD, &ru)) == 0) {
-        s.voluntary_switches = ru.ru_nvcsw;
-        s.involuntary_switches = ru.ru_nivcsw;
-    }
+    tt_sched s;
+    int src = tt__run_now() - l->rec->start_ns >= TT_RUN_WAIT_MIN_NS ? tt_self_sched(&s) : own_switches(&s);
     tt_times t;
     int rc = self_split_now(&t);
     char name[TT_RUN_NAME];
@@ -653,6 +654,21 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
  * allocation, no lock. */
 static int read_alive(tt__run_thread *r, uint32_t tid, int self, uint64_t now)
 {
+    /* The scheduler's accounts first, through the thread's /proc files:
+     * nothing kept open, no lock, as a handler run by _exit() needs. The
+     * calling thread reads them as at a thread's end: before its CPU time,
+     * so that holds their cost, and, when it is known to be shorter than
+     * TT_RUN_WAIT_MIN_NS (a short process's main thread), its switch
+     * counts alone (a /proc read is ~10-40 us, a third of all the preload
+     * costs such a process here). */
+    tt_sched s;
+    int src;
+    if (!self)
+        src = tt__task_sched(0, (pid_t)tid, &s);
+    else if (r->start_ns && now - r->start_ns < TT_RUN_WAIT_MIN_NS)
+        src = own_switches(&s);
+    else
+        src = tt__own_sched(&s);
     tt_times t;
     if (self) {
         int rc = self_split_now(&t);
@@ -666,11 +682,7 @@ static int read_alive(tt__run_thread *r, uint32_t tid, int self, uint64_t now)
         t.system_ns = tt__split_propose(virt, prof, sched);
         t.user_ns = sched - t.system_ns;
     }
-    /* Through the thread's /proc files (the caller's switch counts from
-     * getrusage): nothing kept open, no lock, as a handler run by _exit()
-     * needs. */
-    tt_sched s;
-    if ((self ? tt__own_sched(&s) : tt__task_sched(0, (pid_t)tid, &s)) == 0)
+    if (src == 0)
         tt__run_thread_sched(r, &s);
     thread_name(self ? 0 : (pid_t)tid, r->name_end);
     r->flags |= TT_RUN_NAME_END;

@@ -193,6 +193,9 @@ int tt__task_sched(pid_t pid, pid_t tid, tt_sched *out);
  * than from the ~1.5 KiB of its status file (~20 us of /proc in a short
  * process here). Returns as tt__task_sched. */
 int tt__own_sched(tt_sched *out);
+/* The calling thread's voluntary and involuntary switches alone, into out
+ * (one getrusage); 0 or -errno. */
+int tt__own_switches(tt_sched *out);
 
 /* Thread tid's struct taskstats, as tt_tid_delays reads it but without its
  * checks: no look at kernel.task_delayacct (its figures are zeros while that

@@ -170,8 +170,11 @@ int tt_self_sched(tt_sched *out)
     if (out == NULL)
         return -EFAULT;
     int rc = tt__self_schedstat(out);
-    if (rc != 0)
-        return rc;
+    return rc == 0 ? tt__own_switches(out) : rc;
+}
+
+int tt__own_switches(tt_sched *out)
+{
     struct rusage ru;
     if (getrusage(RUSAGE_THREAD, &ru) != 0)
         return -errno;
@@ -221,14 +224,7 @@ int tt__own_sched(tt_sched *out)
     int rc = task_file(0, tt__gettid(), "schedstat", buf, sizeof buf);
     if (rc == 0)
         rc = parse_schedstat(buf, out);
-    struct rusage ru;
-    if (rc == 0 && getrusage(RUSAGE_THREAD, &ru) != 0)
-        rc = -errno;
-    if (rc == 0) {
-        out->voluntary_switches = ru.ru_nvcsw;
-        out->involuntary_switches = ru.ru_nivcsw;
-    }
-    return rc;
+    return rc == 0 ? tt__own_switches(out) : rc;
 }
 
 int tt_tid_sched(pid_t tid, tt_sched *out)
