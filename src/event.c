@@ -816,13 +816,18 @@ static void cpu_event(unsigned kind, uint32_t id)
      * before its end's, so the pair's wait covers less than its bounds. A
      * read that fails (no schedstat) records nothing, and the reader then
      * shows the interval without a wait. */
+    if (!__atomic_load_n(&g_cpu_wait, __ATOMIC_RELAXED)) {
+        tt__record_cpu(TT__W1(kind, id));
+        return;
+    }
     tt_sched s;
-    int wait = __atomic_load_n(&g_cpu_wait, __ATOMIC_RELAXED);
-    if (wait && kind == TT__KIND_END_CPU && tt__self_schedstat(&s) == 0)
+    int saved = errno; /* a failed read must not change it under a signal handler's caller */
+    if (kind == TT__KIND_END_CPU && tt__self_schedstat(&s) == 0)
         tt__record(TT__W1(TT__KIND_RUN_WAIT, id), (uint64_t)s.run_wait_ns, (uint64_t)s.timeslices, 2);
     tt__record_cpu(TT__W1(kind, id));
-    if (wait && kind == TT__KIND_BEGIN_CPU && tt__self_schedstat(&s) == 0)
+    if (kind == TT__KIND_BEGIN_CPU && tt__self_schedstat(&s) == 0)
         tt__record(TT__W1(TT__KIND_RUN_WAIT, id), (uint64_t)s.run_wait_ns, (uint64_t)s.timeslices, 2);
+    errno = saved;
 }
 
 void tt_event_begin_cpu(uint32_t id) { cpu_event(TT__KIND_BEGIN_CPU, id); }

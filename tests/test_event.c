@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "burn_util.h"
+#include "sched_test_util.h"
 #include "event_test_util.h"
 #include "trace_model.h"
 #include "read_clock.h"
@@ -568,6 +568,26 @@ TT_TEST(cpu_intervals_carry_the_run_queue_wait)
         }
         free_trace(&lt);
     }
+}
+
+/* A CPU bound with the wait on leaves errno as it found it, even where its
+ * schedstat read fails first (the kept descriptor closed under the library,
+ * so it opens the file again): the bound may interrupt code between a call
+ * and its errno check. */
+TT_TEST(cpu_wait_bounds_keep_errno)
+{
+    tt_log_options o = small_log(64, 4);
+    o.wait_on_cpu_intervals = 1;
+    CHECK_OP(tt_log_start(&o), ==, 0);
+    tt_event_begin_cpu(72);
+    int fd = kept_descriptor();
+    CHECK_OP(fd, >=, 0);
+    if (fd >= 0)
+        close(fd);
+    errno = EDOM;
+    tt_event_end_cpu(72);
+    CHECK_OP(errno, ==, EDOM);
+    CHECK_OP(tt_log_stop(), ==, 0);
 }
 
 TT_TEST_MAIN()

@@ -4,7 +4,7 @@
  * and against files and clocks read here, never against the code's own
  * figures alone. */
 #include "tt_test.h"
-#include "burn_util.h"
+#include "sched_test_util.h"
 #include "threadtime/threadtime.h"
 #include "read_clock.h"
 
@@ -214,24 +214,6 @@ TT_TEST(bad_input)
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
     CHECK_OP(tt_tid_sched(child, &s), ==, -ESRCH);
-}
-
-/* The descriptor the library keeps for the calling thread: the one whose
- * link names /proc/<pid>/task/<tid>/schedstat (the kernel's answer), or -1. */
-static int kept_descriptor(void)
-{
-    char want[64], link[128], path[64];
-    snprintf(want, sizeof want, "/proc/%d/task/%d/schedstat", (int)getpid(), (int)gettid());
-    for (int fd = 0; fd < 1024; fd++) {
-        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-        ssize_t n = readlink(path, link, sizeof link - 1);
-        if (n > 0) {
-            link[n] = '\0';
-            if (strcmp(link, want) == 0)
-                return fd;
-        }
-    }
-    return -1;
 }
 
 /* The kept descriptor closed under the library, then its number taken by
