@@ -21,6 +21,7 @@
 static PyTypeObject *times_type;    /* Times(user_ns, system_ns, total_ns) */
 static PyTypeObject *procstat_type; /* ProcStat(user_ns, system_ns, state, name) */
 static PyTypeObject *sched_type;    /* Sched(on_cpu_ns, run_wait_ns, timeslices, voluntary_switches, involuntary_switches) */
+static PyTypeObject *cgroup_type;   /* CgroupCpu(version, periods, throttled_periods, throttled_ns, quota_us, period_us) */
 static PyTypeObject *delays_type;   /* Delays(version, cpu_count, cpu_ns, ..., irq_count, irq_ns) */
 
 PyObject *ttpy_times_result(int rc, const tt_times *t)
@@ -67,6 +68,24 @@ static PyObject *py_sched(PyObject *m, PyObject *unused)
 {
     tt_sched s;
     return sched_result(tt_self_sched(&s), &s);
+}
+
+/* The CPU controller's figures of this process's cgroup
+ * (tt_cgroup_cpu_read): several small files, so the GIL is released. */
+static PyObject *py_cgroup_cpu(PyObject *m, PyObject *unused)
+{
+    tt_cgroup_cpu c;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = tt_cgroup_cpu_read(&c);
+    Py_END_ALLOW_THREADS
+    if (rc != 0)
+        return ttpy_raise_code(rc);
+    PyObject *items[6] = {
+        PyLong_FromLong(c.version),      PyLong_FromLongLong(c.periods),  PyLong_FromLongLong(c.throttled_periods),
+        PyLong_FromLongLong(c.throttled_ns), PyLong_FromLongLong(c.quota_us), PyLong_FromLongLong(c.period_us),
+    };
+    return ttpy_struct_new(cgroup_type, items, 6);
 }
 
 /* Another thread's (tt_tid_sched): two /proc files, ~10 us, so the GIL is
@@ -264,6 +283,7 @@ static PyMethodDef clocks_methods[] = {
     {"system_raw_ns", py_system_raw_ns, METH_NOARGS, "system_raw_ns($module, /)\n--\n\nRaw tick-sampled system time of the calling thread, ns (two clock reads). Not monotonic: a tick landing between the two reads counts as system time once, then as user time; times() never goes back."},
     {"times", py_times, METH_NOARGS, "times($module, /)\n--\n\nConsistent split of the calling thread's CPU time: Times(user_ns, system_ns, total_ns)."},
     {"sched", py_sched, METH_NOARGS, "sched($module, /)\n--\n\nThe scheduler's accounts of the calling thread: Sched(on_cpu_ns, run_wait_ns, timeslices, voluntary_switches, involuntary_switches). run_wait_ns is time runnable but waiting for a CPU (cgroup throttling included), never time blocked."},
+    {"cgroup_cpu", py_cgroup_cpu, METH_NOARGS, "cgroup_cpu($module, /)\n--\n\nThe CPU controller's figures of this process's cgroup (v1 or v2): CgroupCpu(version, periods, throttled_periods, throttled_ns, quota_us, period_us); quota_us is -1 without a quota. FileNotFoundError where no CPU controller is visible."},
     {"thread_sched", py_thread_sched, METH_O, "thread_sched($module, native_id, /)\n--\n\nThe scheduler's accounts of a thread of this process (0: the caller), as sched() gives them, from /proc/self/task/<tid>/schedstat and status."},
     {"delays", (PyCFunction)(void (*)(void))py_delays, METH_FASTCALL, "delays($module, native_id=0, /)\n--\n\nThe delay-accounting figures of a thread of this process (0: the caller), from the kernel's taskstats: Delays(version, cpu_count, cpu_ns, blkio_count, blkio_ns, swapin_count, swapin_ns, reclaim_count, reclaim_ns, thrashing_count, thrashing_ns, compact_count, compact_ns, wpcopy_count, wpcopy_ns, irq_count, irq_ns); None for a kind this kernel does not keep. Needs CAP_NET_ADMIN (PermissionError without) and kernel.task_delayacct on (OSError ENODATA while it is off, saying how to turn it on)."},
     {"delay_accounting", py_delay_accounting, METH_NOARGS, "delay_accounting($module, /)\n--\n\nWhether the kernel keeps delay accounting: 'on', or 'off: ' / 'absent: ' and what to do."},
@@ -339,6 +359,20 @@ static PyStructSequence_Field delays_fields[] = {
     {NULL, NULL},
 };
 
+static PyStructSequence_Field cgroup_fields[] = {
+    {"version", "1 (the v1 cpu hierarchy) or 2"},
+    {"periods", "quota periods in which the group was runnable (nr_periods)"},
+    {"throttled_periods", "of those, the ones in which it ran out of quota (nr_throttled)"},
+    {"throttled_ns", "time its threads were held back for quota, ns"},
+    {"quota_us", "CPU time allowed per period, us; -1: no quota"},
+    {"period_us", "the period, us"},
+    {NULL, NULL},
+};
+
+static PyStructSequence_Desc cgroup_desc = {
+    "threadtime.CgroupCpu", "The CPU controller's figures of a cgroup (cpu.stat and its quota).", cgroup_fields, 6,
+};
+
 static PyStructSequence_Desc delays_desc = {
     "threadtime.Delays",
     "A thread's delay-accounting figures (taskstats), each a count since it started or since delay accounting "
@@ -353,11 +387,13 @@ int ttpy_clocks_init(PyObject *mod)
         procstat_type = PyStructSequence_NewType(&procstat_desc);
         sched_type = PyStructSequence_NewType(&sched_desc);
         delays_type = PyStructSequence_NewType(&delays_desc);
-        if (times_type == NULL || procstat_type == NULL || sched_type == NULL || delays_type == NULL)
+        cgroup_type = PyStructSequence_NewType(&cgroup_desc);
+        if (times_type == NULL || procstat_type == NULL || sched_type == NULL || delays_type == NULL ||
+            cgroup_type == NULL)
             return -1;
     }
     return PyModule_AddFunctions(mod, clocks_methods) || ttpy_add_type(mod, "Times", times_type) ||
            ttpy_add_type(mod, "ProcStat", procstat_type) || ttpy_add_type(mod, "Sched", sched_type) ||
-           ttpy_add_type(mod, "Delays", delays_type) ||
+           ttpy_add_type(mod, "Delays", delays_type) || ttpy_add_type(mod, "CgroupCpu", cgroup_type) ||
            PyModule_AddIntConstant(mod, "FAST_BOUND_NS", (long)TT_FAST_BOUND_NS) != 0;
 }

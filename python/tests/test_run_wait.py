@@ -260,3 +260,48 @@ def test_thread_sched_reads_another_thread():
         time.sleep(0.01)
     with pytest.raises(ProcessLookupError):
         threadtime.thread_sched(gone)
+
+
+def cpu_stat_path() -> str | None:
+    """Where this process's cgroup keeps cpu.stat at the usual mount points
+    (v2 at /sys/fs/cgroup, v1 at /sys/fs/cgroup/cpu), by /proc/self/cgroup:
+    the test's own reading, not threadtime's; None if neither is there."""
+    with open("/proc/self/cgroup") as f:
+        lines = [line.rstrip("\n").split(":", 2) for line in f]
+    for _, controllers, path in lines:
+        if "cpu" in controllers.split(","):
+            candidate = f"/sys/fs/cgroup/cpu{path.rstrip('/')}/cpu.stat"
+            if os.path.exists(candidate):
+                return candidate
+    for hierarchy, controllers, path in lines:
+        if hierarchy == "0" and controllers == "":
+            candidate = f"/sys/fs/cgroup{path.rstrip('/')}/cpu.stat"
+            if os.path.exists(candidate):
+                return candidate
+    return None
+
+
+def cpu_stat(path: str) -> tuple[int, int]:
+    """(throttled periods, throttled ns) from a cpu.stat file."""
+    with open(path) as f:
+        fields = dict(line.split() for line in f)
+    ns = int(fields["throttled_usec"]) * 1000 if "throttled_usec" in fields else int(fields["throttled_time"])
+    return int(fields["nr_throttled"]), ns
+
+
+def test_cgroup_throttling_metric_is_cpu_stats():
+    """The throttling counters lie between two reads of the group's
+    cpu.stat by the test, before and after the collection."""
+    path = cpu_stat_path()
+    if path is None:
+        pytest.skip("no cpu.stat at /sys/fs/cgroup for this process's cgroup")
+    reader = InMemoryMetricReader()
+    otel.register_metrics(MeterProvider(metric_readers=[reader]))
+    before = cpu_stat(path)
+    (periods,) = counter_points(reader, otel.CGROUP_THROTTLED_PERIODS, "{period}")
+    (seconds,) = counter_points(reader, otel.CGROUP_THROTTLED, "s")
+    after = cpu_stat(path)
+    assert before[0] <= periods.value <= after[0], (before, periods.value, after)
+    assert before[1] <= round(seconds.value * 1e9) <= after[1], (before, seconds.value, after)
+    g = threadtime.cgroup_cpu()
+    assert g.version in (1, 2) and (g.quota_us == -1 or g.quota_us > 0) and g.period_us > 0

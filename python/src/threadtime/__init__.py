@@ -13,7 +13,8 @@ Three kinds of answer, named so they are not confused:
 ``sched()``: the calling thread's scheduler accounts, ``Sched(on_cpu_ns,
 run_wait_ns, timeslices, voluntary_switches, involuntary_switches)``;
 ``run_wait_ns`` is time runnable but waiting for a CPU; ``thread_sched(tid)``
-the same for another thread of the process. ``delays(native_id=0)``:
+the same for another thread of the process. ``cgroup_cpu()``: the CPU
+throttling of the process's cgroup. ``delays(native_id=0)``:
 a thread's delay-accounting figures (block I/O, swap-in, reclaim, thrashing,
 IRQ, ...) from the kernel's taskstats, where ``delay_accounting()`` says "on"
 and the caller has CAP_NET_ADMIN.
@@ -54,6 +55,7 @@ except ImportError as e:
         name="threadtime._core") from e
 from ._core import (
     FAST_BOUND_NS,
+    CgroupCpu,
     Delays,
     LogInfo,
     LogRunningError,
@@ -66,6 +68,7 @@ from ._core import (
     delays,
     dump,
     event,
+    cgroup_cpu,
     event_name,
     fast_clock,
     interval,
@@ -109,6 +112,7 @@ __all__ = [
     "TraceThread",
     "read_trace",
     "FAST_BOUND_NS",
+    "CgroupCpu",
     "LogInfo",
     "LogRunningError",
     "ProcStat",
@@ -116,6 +120,7 @@ __all__ = [
     "ThreadClock",
     "Times",
     "__version__",
+    "cgroup_cpu",
     "dump",
     "event",
     "event_name",

@@ -59,7 +59,7 @@ try:
 except ImportError as _missing:  # pragma: no cover - depends on the environment
     raise ImportError("threadtime.otel needs the OpenTelemetry SDK: pip install 'threadtime[otel]'") from _missing
 
-from . import __version__, thread_sched, thread_times
+from . import __version__, cgroup_cpu, thread_sched, thread_times
 from ._core import SpanClock
 
 __all__ = [
@@ -70,6 +70,8 @@ __all__ = [
     "SCOPE",
     "THREAD_CPU",
     "THREAD_RUN_WAIT",
+    "CGROUP_THROTTLED",
+    "CGROUP_THROTTLED_PERIODS",
     "UNMEASURED",
     "ThreadTimeSpanProcessor",
     "group_thread_name",
@@ -84,6 +86,8 @@ RUN_WAIT: Final = "threadtime.sched.run_wait_ns"
 SCOPE: Final = "threadtime.otel"
 THREAD_CPU: Final = "threadtime.thread.cpu.time"
 THREAD_RUN_WAIT: Final = "threadtime.thread.run_wait.time"
+CGROUP_THROTTLED: Final = "threadtime.cgroup.cpu.throttled.time"
+CGROUP_THROTTLED_PERIODS: Final = "threadtime.cgroup.cpu.throttled.periods"
 UNMEASURED: Final = "threadtime.span.unmeasured"
 
 # Why a span got no CPU attribute (the values of the metric's "reason").
@@ -214,6 +218,11 @@ def register_metrics(meter_provider: MeterProvider | None = None, *, spans: Thre
       were runnable but waiting for a CPU (schedstat's run_delay: a busy
       host, or the cgroup's CPU quota), by the same groups; left out where
       the kernel keeps no schedstat;
+    * CGROUP_THROTTLED (s) and CGROUP_THROTTLED_PERIODS ({period}): the
+      time the process's cgroup was held back by its CPU quota, and the
+      quota periods in which it was (``cgroup_cpu()``: the whole group's,
+      not this process's alone); left out where no CPU controller is
+      visible;
     * UNMEASURED ({span}; ``reason``), when spans is given: the spans that
       processor left without a CPU attribute.
     """
@@ -243,6 +252,17 @@ def register_metrics(meter_provider: MeterProvider | None = None, *, spans: Thre
         meter.create_observable_counter(THREAD_RUN_WAIT, callbacks=[run_wait], unit="s",
                                         description="Time this process's threads waited for a CPU, by group of "
                                                     "thread names")
+    try:
+        cgroup_cpu()
+    except OSError:  # no CPU controller visible: no series rather than zeros
+        pass
+    else:
+        meter.create_observable_counter(
+            CGROUP_THROTTLED, callbacks=[lambda options: [Observation(cgroup_cpu().throttled_ns / 1e9)]], unit="s",
+            description="Time the process's cgroup was held back by its CPU quota")
+        meter.create_observable_counter(
+            CGROUP_THROTTLED_PERIODS, callbacks=[lambda options: [Observation(cgroup_cpu().throttled_periods)]],
+            unit="{period}", description="Quota periods in which the process's cgroup ran out of CPU quota")
     if spans is not None:
         def unmeasured(options: CallbackOptions) -> list[Observation]:
             return [Observation(spans.unmeasured(r), {"reason": r}) for r in REASONS]
