@@ -53,6 +53,11 @@
  *                         "stays" on a pipe nobody writes, so it is still
  *                         blocked when the main thread, once "ends" was
  *                         joined, calls exit().
+ *   run_threads crowd N   starts N threads that each burn 0.2 ms of CPU and
+ *                         then block; once all have burned, prints every
+ *                         tid of /proc/self/task (the kernel's list of the
+ *                         process's threads) and calls exit() with all of
+ *                         them alive.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -185,6 +190,40 @@ static void *forever(void *arg)
     for (;;)
         burn_us(1000);
     return NULL;
+}
+
+static int g_crowd; /* threads of crowd_member() that have burned */
+
+static void *crowd_member(void *arg)
+{
+    (void)arg;
+    burn_us(200);
+    __atomic_add_fetch(&g_crowd, 1, __ATOMIC_RELEASE);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static int run_crowd(long n)
+{
+    pthread_t t;
+    for (long i = 0; i < n; i++)
+        if (pthread_create(&t, NULL, crowd_member, NULL) != 0)
+            return 1;
+    while (__atomic_load_n(&g_crowd, __ATOMIC_ACQUIRE) < n) {
+        struct timespec d = {0, 1000000L};
+        nanosleep(&d, NULL);
+    }
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir)
+        return 1;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL)
+        if (e->d_name[0] != '.')
+            printf("%s\n", e->d_name);
+    closedir(dir);
+    fflush(stdout);
+    exit(0);
 }
 
 static volatile int g_stop_clone;
@@ -379,6 +418,8 @@ int main(int argc, char **argv)
         return run_switches();
     if (argc == 2 && strcmp(argv[1], "clone") == 0)
         return run_clone();
+    if (argc == 3 && strcmp(argv[1], "crowd") == 0)
+        return run_crowd(atol(argv[2]));
     if (argc == 2 && strcmp(argv[1], "noname") == 0) {
         pthread_t t;
         if (pthread_create(&t, NULL, unnamed, NULL) != 0)

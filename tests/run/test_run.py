@@ -505,6 +505,24 @@ def test_clone_thread():
           f"clone: the clone()d thread {tid} reported once, from the sampler: {t}")
 
 
+def test_crowd_at_exit():
+    # Every thread alive when the process calls exit() is read by the exit
+    # handler, however many: 5 (listed into the handler's map on its stack)
+    # and 40 (more than that holds: listed again into a larger one). The
+    # truth is the kernel's list of the process's threads, read by the
+    # program itself just before exit().
+    for n in (5, 40):
+        rc, out, err, rep = run([RUN_THREADS, "crowd", str(n)])
+        listed = {int(x) for x in out.split()}
+        rows = {t["tid"]: t for t in threads(rep)}
+        own = {tid for tid in listed if rows.get(tid, {}).get("how") != "threadtime"}  # the sampler apart
+        wrong = sorted(tid for tid in own if tid not in rows or rows[tid]["how"] != "at exit" or
+                       not rows[tid]["total_ns"] > 0)
+        check(rc == 0 and len(own) == n + 1 and not wrong,
+              f"crowd {n}: {len(own)} threads listed (want {n} and the main one), read at exit with CPU "
+              f"but for {[(t, rows.get(t)) for t in wrong][:3]}")
+
+
 def test_wait_pinned_pair_and_sleeper():
     # Physics, not a scheduling outcome: two threads pinned to one CPU,
     # released together, never blocking until their burns end. While one
