@@ -1,15 +1,19 @@
 package io.threadtime.micrometer;
 
+import io.micrometer.common.KeyValue;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.threadtime.otel.CpuClock;
 import io.threadtime.otel.ThreadSampler;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -36,11 +40,19 @@ import java.util.regex.Pattern;
  *     the virtual-thread scheduler's carrier threads (JDK 21+)</td></tr>
  * <tr><td>{@value #UNMEASURED}</td><td>function counter</td><td>{@code reason} = other_thread |
  *     no_clock</td><td>observations whose CPU time could not be taken</td></tr>
+ * <tr><td>{@value #REQUEST_CPU}</td><td>timer</td><td>those of {@code http.server.requests}:
+ *     {@code method}, {@code uri} (the template), {@code status}, {@code outcome},
+ *     {@code exception}, {@code error}</td><td>CPU time of each HTTP server request, on a platform or a virtual
+ *     thread</td></tr>
  * </table>
  * The binder is also an {@link ObservationHandler}: an observation that
  * starts and stops on the same thread (as Spring's HTTP server observations
  * do) is measured with threadtime, and a root observation (one without a
- * parent) on a virtual thread adds its CPU time to {@value #VTHREAD_CPU}.
+ * parent) on a virtual thread adds its CPU time to {@value #VTHREAD_CPU}. An
+ * observation named {@value #HTTP_SERVER_REQUESTS} (Spring MVC's, one per
+ * request) is recorded in {@value #REQUEST_CPU} under that observation's own
+ * low-cardinality tags, the ones its {@code http.server.requests} timer has,
+ * so that a request's CPU time sits beside its duration series for series.
  * Spring Boot registers a bean of this class both as a binder and as a
  * handler. Virtual threads need threadtime's virtual-thread accounting
  * (see {@link CpuClock}); without it their observations count as no_clock.
@@ -54,6 +66,10 @@ public final class ThreadTimeMeterBinder implements MeterBinder, ObservationHand
     public static final String VTHREAD_CPU = "threadtime.vthread.cpu.time";
     public static final String CARRIER_CPU = "threadtime.carrier.cpu.time";
     public static final String UNMEASURED = "threadtime.observation.unmeasured";
+    /** CPU time per HTTP server request, tagged as {@value #HTTP_SERVER_REQUESTS}. */
+    public static final String REQUEST_CPU = "threadtime.http.server.requests.cpu";
+    /** The observation Spring's HTTP servers make per request, and the timer it becomes. */
+    public static final String HTTP_SERVER_REQUESTS = "http.server.requests";
 
     private static final double NS_PER_S = 1e9;
     /** Where an observation's start mark is kept in its context. */
@@ -66,7 +82,8 @@ public final class ThreadTimeMeterBinder implements MeterBinder, ObservationHand
     private final LongAdder noClock = new LongAdder();
     /** Registered per-thread meters, by thread id. */
     private final Map<Long, Meter[]> threadMeters = new HashMap<>();
-    private MeterRegistry registry;
+    /** Where bound; volatile: onStop reads it on request threads. */
+    private volatile MeterRegistry registry;
     private ScheduledExecutorService refresher;
 
     /** Only the always-on meters, no per-thread ones. */
@@ -190,10 +207,24 @@ public final class ThreadTimeMeterBinder implements MeterBinder, ObservationHand
             return;
         }
         CpuClock.Mark spent = start.elapsed();
+        // Mounted time (the agent without CPU clocks) is not CPU time: kept out of both.
+        boolean cpu = spent != null && !(spent.isVirtual() && CpuClock.virtualIsMountedTime());
         if (spent == null) {
             noClock.increment();
-        } else if (spent.isVirtual() && !CpuClock.virtualIsMountedTime() && context.getParentObservation() == null) {
+        } else if (spent.isVirtual() && cpu && context.getParentObservation() == null) {
             virtualNanos.add(spent.totalNanos());
+        }
+        MeterRegistry r = registry;
+        if (cpu && r != null && HTTP_SERVER_REQUESTS.equals(context.getName())) {
+            List<Tag> tags = new ArrayList<>();
+            for (KeyValue kv : context.getLowCardinalityKeyValues()) {
+                tags.add(Tag.of(kv.getKey(), kv.getValue()));
+            }
+            // As Micrometer's meter handler tags the observation's own timer.
+            Throwable error = context.getError();
+            tags.add(Tag.of("error", error == null ? "none" : error.getClass().getSimpleName()));
+            Timer.builder(REQUEST_CPU).tags(tags).description("CPU time of HTTP server requests")
+                    .register(r).record(spent.totalNanos(), TimeUnit.NANOSECONDS);
         }
     }
 }

@@ -95,6 +95,36 @@ class ThreadTimeMeterBinderTest {
         assertEquals(0.0, registry.find(ThreadTimeMeterBinder.UNMEASURED).tags("reason", "no_clock").functionCounter().count());
     }
 
+    /** An http.server.requests observation's CPU is a timer under the observation's own low-cardinality tags. */
+    @Test
+    void aServerRequestsCpuIsTimedUnderItsTags() {
+        binder = new ThreadTimeMeterBinder();
+        binder.bindTo(registry);
+        ObservationRegistry observations = ObservationRegistry.create();
+        observations.observationConfig().observationHandler(binder);
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        long outerStart = mx.getCurrentThreadCpuTime();
+        Observation request = Observation.createNotStarted(ThreadTimeMeterBinder.HTTP_SERVER_REQUESTS, observations)
+                .lowCardinalityKeyValue("uri", "/orders/{id}").lowCardinalityKeyValue("method", "GET")
+                .highCardinalityKeyValue("http.url", "/orders/42").start();
+        long burned = burn(20_000_000);
+        request.stop();
+        long outer = mx.getCurrentThreadCpuTime() - outerStart;
+        Observation other = Observation.start("other", observations);
+        burn(1_000_000);
+        other.stop();
+        io.micrometer.core.instrument.Timer cpu = registry.find(ThreadTimeMeterBinder.REQUEST_CPU).timer();
+        assertNotNull(cpu);
+        assertEquals(java.util.Set.of(io.micrometer.core.instrument.Tag.of("uri", "/orders/{id}"),
+                io.micrometer.core.instrument.Tag.of("method", "GET"), io.micrometer.core.instrument.Tag.of("error", "none")),
+                new java.util.HashSet<>(cpu.getId().getTags()));
+        assertEquals(1, registry.find(ThreadTimeMeterBinder.REQUEST_CPU).timers().size(), "only the request's");
+        assertEquals(1, cpu.count());
+        long ns = (long) cpu.totalTime(java.util.concurrent.TimeUnit.NANOSECONDS);
+        assertTrue(ns >= burned - SPLIT_SLACK_NS, ns + " ns < burned " + burned);
+        assertTrue(ns <= outer + SPLIT_SLACK_NS, ns + " ns > the thread's " + outer + " from before start to after stop");
+    }
+
     @Test
     void badRefreshIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> new ThreadTimeMeterBinder(null, Duration.ZERO));
