@@ -474,7 +474,7 @@ static int run_create(const tt_log_options *o, int for_child, tt__run **out)
     tt__trace_header *h = run->hdr = (tt__trace_header *)run->table;
     memcpy(h->magic, TT__TRACE_MAGIC, TT__TRACE_MAGIC_LEN);
     h->version_major = TT__TRACE_VERSION_MAJOR;
-    h->version_minor = TT__TRACE_VERSION_MINOR;
+    h->version_minor = o->wait_on_cpu_intervals ? TT__TRACE_VERSION_MINOR_RUN_WAIT : TT__TRACE_VERSION_MINOR;
     h->header_size = TT__TRACE_HEADER_SIZE;
     h->section_size = TT__TRACE_SECTION_SIZE;
     h->record_size = TT__TRACE_RECORD_SIZE;

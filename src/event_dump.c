@@ -275,8 +275,7 @@ static int write_trace(const tt__log_view *run, out *o, uint32_t *dumped_states,
      * threads, so they are read that way. */
     tt__trace_header h;
     memset(&h, 0, sizeof h);
-    memcpy(&h, run->hdr, offsetof(tt__trace_header, strings_offset));
-    h.version_minor = TT__TRACE_VERSION_MINOR;
+    memcpy(&h, run->hdr, offsetof(tt__trace_header, strings_offset)); /* its version too */
     h.header_size = TT__TRACE_HEADER_SIZE;
     h.ring_records = run->ring_records;
     h.flags = TT__TRACE_END_ANCHOR;

@@ -23,6 +23,9 @@
 #define TT__TRACE_MAGIC_LEN 8
 #define TT__TRACE_VERSION_MAJOR 1
 #define TT__TRACE_VERSION_MINOR 2
+/* 1.3 adds record kind 14 (run_wait): written only by a run with the wait
+ * at CPU bounds on, so every other trace stays 1.2, readable as before. */
+#define TT__TRACE_VERSION_MINOR_RUN_WAIT 3
 /* 1.0 files have a 128-byte header; 1.1 appends the fields from names_offset
  * on (readers take what header_size covers and zero the rest); 1.2 puts the
  * thread-name table's fields where 1.1 had reserved2 (zero in a 1.1 file). */

@@ -547,6 +547,8 @@ TT_TEST(cpu_intervals_carry_the_run_queue_wait)
             CHECK(0);
             continue;
         }
+        /* The kind the wait adds is a 1.3 one; without it the trace is 1.2. */
+        CHECK_OP(lt.t.h.version_minor, ==, with ? 3 : 2);
         wait_pairs m = {.n = 0, .t = &lt.t};
         const tt__walk_ops ops = {NULL, wp_event, NULL, NULL};
         CHECK_OP(tt__trace_walk(&lt.t, &ops, &m), ==, 0);
