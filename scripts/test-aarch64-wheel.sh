@@ -11,7 +11,8 @@
 # Left out, as the emulation cannot run them (not the code):
 # - the suites of the source tree and the host (test_packaging: builds an
 #   sdist; test_wheel: the host's wheels; test_stubs: mypy; test_chart:
-#   matplotlib, which is not installed here; test_otel, test_otel_servers:
+#   matplotlib, which is not installed here; test_otel, test_otel_servers,
+#   test_run_wait:
 #   the OpenTelemetry SDK and aiohttp, from PyPI, neither installed here;
 #   test_asyncio: uvloop and Starlette, from PyPI, not installed here;
 #   test_readme: runs the README's examples in fresh interpreters);
@@ -51,7 +52,8 @@ PYTHONPATH="$dir/site" qemu-aarch64-static -L "$dir/root" "$dir/root/usr/bin/pyt
   -m pytest -p no:cacheprovider "$tests" \
   --ignore="$tests/test_packaging.py" --ignore="$tests/test_wheel.py" \
   --ignore="$tests/test_stubs.py" --ignore="$tests/test_chart.py" \
-  --ignore="$tests/test_otel.py" --ignore="$tests/test_otel_servers.py" --ignore="$tests/test_asyncio.py" --ignore="$tests/test_readme.py" \
+  --ignore="$tests/test_otel.py" --ignore="$tests/test_otel_servers.py" --ignore="$tests/test_run_wait.py" \
+  --ignore="$tests/test_asyncio.py" --ignore="$tests/test_readme.py" \
   -k "not test_another_process and not test_exited_process_is_not_found and not test_pandas_is_needed_only_by_to_pandas and not test_procfs_read_of_this_process_and_thread and not test_procfs_read_takes_keywords_as_documented \
       and not test_log_info_before_any_start_says_not_running and not test_stop_log_without_a_log_does_nothing \
       and not test_a_bad_environment_value_is_named and not test_environment_turns_it_off \
