@@ -147,18 +147,18 @@ static ssize_t proc_read(pid_t pid, pid_t tid, const char *what, char *buf, size
     return n;
 }
 
-/* The parent of a running pid, or -1 when it is gone or a zombie. */
-static pid_t parent_of(pid_t pid)
+/* The parent of a running pid and its start (proc_start), or -1 when it
+ * is gone or a zombie. */
+static pid_t parent_of(pid_t pid, uint64_t *start)
 {
-    char buf[512];
+    char buf[1024], state = 0;
+    uint32_t ppid = 0;
     if (proc_read(pid, 0, "stat", buf, sizeof buf) <= 0)
         return -1;
-    char *p = strrchr(buf, ')'); /* the name may hold anything but ends at the last ')' */
-    char state;
-    int ppid;
-    if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2 || state == 'Z' || state == 'X')
+    *start = tt__run_stat_start(buf, &state, &ppid);
+    if (!*start || state == 'Z' || state == 'X')
         return -1;
-    return ppid;
+    return (pid_t)ppid;
 }
 
 static tt__run_thread *record_of_tid(tt__run_file *f, uint32_t tid)
@@ -350,21 +350,98 @@ static uint32_t walk_next(const pid_index *x, pid_walk *w)
     return UINT32_MAX;
 }
 
+/* Every reap a parent recorded (its CHILD records): the pid and when,
+ * sorted by both. A pid is free again only once reaped, so the process a
+ * reap at t took is one that started after the previous reap of its pid. */
+typedef struct reap_list {
+    struct reap {
+        uint32_t pid;
+        uint64_t t;
+    } *v;
+    uint32_t n;
+} reap_list;
+
+static int by_pid_time(const void *a, const void *b)
+{
+    const struct reap *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+static reap_list list_reaps(const tt__run_set *s)
+{
+    reap_list l = {0};
+    uint32_t n = 0;
+    for (uint32_t pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i < s->nprocs; i++) {
+            tt__run_file f = view(&s->procs[i]);
+            for (uint32_t k = 0; k < records(&f); k++)
+                if (f.threads[k].kind == TT_RUN_KIND_CHILD && f.threads[k].state == TT_RUN_ENDED && l.v)
+                    l.v[l.n++] = (struct reap){f.threads[k].tid, f.threads[k].end_ns};
+                else if (f.threads[k].kind == TT_RUN_KIND_CHILD && f.threads[k].state == TT_RUN_ENDED)
+                    n++;
+        }
+        if (pass == 0 && (!n || !(l.v = malloc(n * sizeof *l.v))))
+            break; /* none; or out of memory: each process taken as the pid's latest before its reap */
+    }
+    if (l.n)
+        qsort(l.v, l.n, sizeof *l.v, by_pid_time);
+    return l;
+}
+
+/* The reap of pid before t (0: none). */
+static uint64_t reap_before(const reap_list *l, uint32_t pid, uint64_t t)
+{
+    uint32_t lo = 0, hi = l->n; /* the first reap at or after (pid, t) */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (l->v[mid].pid < pid || (l->v[mid].pid == pid && l->v[mid].t < t))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && l->v[lo - 1].pid == pid ? l->v[lo - 1].t : 0;
+}
+
 /* A child its parent reaped (a CHILD record: the kernel's rusage of it)
  * that wrote no exit record: killed, like a multiprocessing pool's workers
  * at terminate(), or never recorded at all. Its rusage, less what its own
  * records hold (threads that ended, children it reaped), is the CPU
  * nothing else shows: one FROM_PARENT row in its file (made here when it
- * left none), in place of its threads' last samples. */
-static void settle_one(const pid_index *x, const tt__run_header *parent, const tt__run_thread *child)
+ * left none), in place of its threads' last samples.
+ *
+ * Its files are those of one process (pid and proc_start): the latest of
+ * this parent's children of that pid to start after the pid's previous
+ * reap and before this one. A file of the pid from before (another
+ * process, after a wrap of pids) is not this child's, even one that
+ * exited. */
+static void settle_one(const pid_index *x, const reap_list *reaps, const tt__run_header *parent,
+                       const tt__run_thread *child)
 {
     tt__run_set *s = x->s;
     uint32_t pid = child->tid;
-    tt__run_file killed = {0};
-    int64_t rest = child->user_ns + child->system_ns;
+    uint64_t after = reap_before(reaps, pid, child->end_ns), latest = 0, key = 0;
+    int found = 0;
     pid_walk w = walk_pid(x, pid);
     for (uint32_t i; (i = walk_next(x, &w)) != UINT32_MAX;) {
+        const tt__run_header *h = (const tt__run_header *)s->procs[i].data;
+        if (h->start_ns > after && h->start_ns <= child->end_ns && h->ppid == parent->pid &&
+            (!found || h->start_ns >= latest)) {
+            found = 1;
+            latest = h->start_ns;
+            key = h->proc_start;
+        }
+    }
+    tt__run_file killed = {0};
+    int64_t rest = child->user_ns + child->system_ns;
+    w = walk_pid(x, pid);
+    for (uint32_t i; found && (i = walk_next(x, &w)) != UINT32_MAX;) {
         tt__run_file f = view(&s->procs[i]);
+        /* Without a start (a file from before it was kept): the files in
+         * the window of time. */
+        if (key ? f.hdr->proc_start != key : f.hdr->start_ns <= after || f.hdr->start_ns > child->end_ns)
+            continue;
         if (f.hdr->state == TT_RUN_PROC_EXITED || f.hdr->state == TT_RUN_PROC_REAPED)
             return; /* its own exit record counts it (or this was done) */
         if (f.hdr->state == TT_RUN_PROC_RUNNING)
@@ -446,6 +523,7 @@ static void each_number(const char *path, void (*fn)(void *ctx, uint32_t n), voi
 typedef struct proc_tree {
     struct proc_parent {
         uint32_t pid, ppid;
+        uint64_t start; /* proc_start */
     } *v;
     uint32_t n, cap;
 } proc_tree;
@@ -453,7 +531,8 @@ typedef struct proc_tree {
 static void note_process(void *ctx, uint32_t pid)
 {
     proc_tree *t = ctx;
-    pid_t ppid = parent_of((pid_t)pid);
+    uint64_t start;
+    pid_t ppid = parent_of((pid_t)pid, &start);
     if (ppid < 0)
         return; /* gone, or a zombie */
     if (t->n == t->cap) {
@@ -464,7 +543,7 @@ static void note_process(void *ctx, uint32_t pid)
         t->v = v;
         t->cap = cap;
     }
-    t->v[t->n++] = (struct proc_parent){pid, (uint32_t)ppid};
+    t->v[t->n++] = (struct proc_parent){pid, (uint32_t)ppid, start};
 }
 
 static int by_proc_pid(const void *a, const void *b)
@@ -482,15 +561,16 @@ static proc_tree running_now(void)
     return t;
 }
 
-/* 1 when pid was running below this process. threadtime is the subreaper
- * of every descendant, so a live descendant's chain of parents ends here;
- * a reused pid's ends elsewhere. */
-static int descendant(const proc_tree *t, uint32_t pid)
+/* 1 when pid was running below this process, and was the process that
+ * started at start (when not 0: a file of the pid from before was another
+ * process's). threadtime is the subreaper of every descendant, so a live
+ * descendant's chain of parents ends here; a reused pid's ends elsewhere. */
+static int descendant(const proc_tree *t, uint32_t pid, uint64_t start)
 {
     uint32_t self = (uint32_t)getpid();
     for (int depth = 0; depth < 64 && pid > 1; depth++) {
-        struct proc_parent key = {pid, 0}, *at = t->n ? bsearch(&key, t->v, t->n, sizeof key, by_proc_pid) : NULL;
-        if (!at)
+        struct proc_parent key = {pid, 0, 0}, *at = t->n ? bsearch(&key, t->v, t->n, sizeof key, by_proc_pid) : NULL;
+        if (!at || (depth == 0 && start && at->start != start))
             return 0;
         if ((pid = at->ppid) == self)
             return 1;
@@ -505,9 +585,12 @@ static void add_survivor(const pid_index *x, const proc_tree *t, struct proc_par
     tt__run_set *s = x->s;
     uint32_t pid = p.pid;
     pid_walk w = walk_pid(x, pid);
-    if (walk_next(x, &w) != UINT32_MAX)
-        return;
-    if (!descendant(t, pid))
+    for (uint32_t i; (i = walk_next(x, &w)) != UINT32_MAX;) {
+        uint64_t start = ((const tt__run_header *)s->procs[i].data)->proc_start;
+        if (!start || start == p.start)
+            return; /* its own file (or one that cannot say it is not) */
+    }
+    if (!descendant(t, pid, 0))
         return;
     char path[64], exe[256] = "?";
     snprintf(path, sizeof path, "/proc/%u/exe", pid);
@@ -519,6 +602,7 @@ static void add_survivor(const pid_index *x, const proc_tree *t, struct proc_par
     tt__run_file f;
     if (made_file(s, pid, p.ppid, exe, threads + 8, &f) != 0)
         return;
+    f.hdr->proc_start = p.start;
     f.hdr->start_ns = tt__run_now(); /* its start is not known (wall 0): its figures are */
     outside_round(&f, (pid_t)pid, 1, 0);
     f.hdr->state = TT_RUN_PROC_ALIVE;
@@ -531,6 +615,7 @@ static void add_survivor(const pid_index *x, const proc_tree *t, struct proc_par
 static void settle(tt__run_set *s)
 {
     pid_index x = index_pids(s);
+    reap_list reaps = list_reaps(s);
     uint32_t n = s->nprocs; /* settle_one may append */
     for (uint32_t i = 0; i < n; i++) {
         for (uint32_t k = 0;; k++) {
@@ -540,7 +625,7 @@ static void settle(tt__run_set *s)
             if (f.threads[k].kind == TT_RUN_KIND_CHILD && f.threads[k].state == TT_RUN_ENDED) {
                 tt__run_thread child = f.threads[k];
                 tt__run_header parent = *f.hdr;
-                settle_one(&x, &parent, &child);
+                settle_one(&x, &reaps, &parent, &child);
             }
         }
     }
@@ -550,7 +635,7 @@ static void settle(tt__run_set *s)
         for (uint32_t k = 0; k < records(&f); k++)
             if (f.threads[k].kind == TT_RUN_KIND_CHILD)
                 f.threads[k].state = TT_RUN_EMPTY;
-        if (f.hdr->state == TT_RUN_PROC_RUNNING && descendant(&t, f.hdr->pid)) {
+        if (f.hdr->state == TT_RUN_PROC_RUNNING && descendant(&t, f.hdr->pid, f.hdr->proc_start)) {
             outside_round(&f, (pid_t)f.hdr->pid, UINT32_MAX, 0);
             f.hdr->state = TT_RUN_PROC_ALIVE;
         }
@@ -559,6 +644,7 @@ static void settle(tt__run_set *s)
         add_survivor(&x, &t, t.v[i]);
     free(t.v);
     free(x.v);
+    free(reaps.v);
 }
 
 /* The cgroup's figures over the run into h: the counters at the end less

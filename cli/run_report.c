@@ -605,6 +605,13 @@ static int by_pid_start(const void *a, const void *b, void *arg)
     return by_start(a, b, arg);
 }
 
+/* 1 when two files are images of one process: one pid, and one start
+ * where both say it (a pid is reused after a wrap). */
+static int same_process(const tt__run_header *a, const tt__run_header *b)
+{
+    return a->pid == b->pid && (!a->proc_start || !b->proc_start || a->proc_start == b->proc_start);
+}
+
 /* The row of p's sampler thread, or NULL. */
 static row *sampler_row(proc *p)
 {
@@ -631,7 +638,7 @@ static int fold_exec_chains(proc *ps, uint32_t n)
     uint64_t chain_start = 0;
     for (uint32_t k = 0; k < n; k++) {
         proc *p = &ps[idx[k]], *next = k + 1 < n ? &ps[idx[k + 1]] : NULL;
-        if (!k || ps[idx[k - 1]].h->pid != p->h->pid || !ps[idx[k - 1]].folded)
+        if (!k || !same_process(ps[idx[k - 1]].h, p->h) || !ps[idx[k - 1]].folded)
             chain_start = p->h->start_ns;
         for (uint32_t i = 0; chain_start < p->h->start_ns && i < p->nrows; i++)
             if (p->rows[i].tid == p->h->pid && p->rows[i].start > chain_start) {
@@ -639,7 +646,7 @@ static int fold_exec_chains(proc *ps, uint32_t n)
                 p->rows[i].early = p->rows[i].total > 0 && (uint64_t)p->rows[i].total > life(&p->rows[i]);
             }
         row *own = sampler_row(p), *theirs = next ? sampler_row(next) : NULL;
-        if (p->h->state != TT_RUN_PROC_EXECED || !next || next->h->pid != p->h->pid ||
+        if (p->h->state != TT_RUN_PROC_EXECED || !next || !same_process(next->h, p->h) ||
             p->nrows > (own != NULL) || (own && !theirs))
             continue;
         if (own)

@@ -48,19 +48,67 @@ static char *put_u32(char *p, uint32_t v)
     return p;
 }
 
+/* The decimal number at p (0 when none). */
+static uint64_t get_u64(const char *p)
+{
+    uint64_t v = 0;
+    for (; *p >= '0' && *p <= '9'; p++)
+        v = v * 10 + (uint64_t)(*p - '0');
+    return v;
+}
+
+uint64_t tt__run_stat_start(const char *buf, char *state, uint32_t *ppid)
+{
+    /* The name (field 2) may hold spaces and parentheses: the fields after
+     * it start at its last ')', one space before each. */
+    const char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ' || !p[2])
+        return 0;
+    p += 2; /* field 3, the state */
+    if (state)
+        *state = *p;
+    for (int field = 3; field < 22; field++) {
+        if (field == 4 && ppid)
+            *ppid = (uint32_t)get_u64(p);
+        if (!(p = strchr(p, ' ')))
+            return 0;
+        p++;
+    }
+    return get_u64(p);
+}
+
+uint64_t tt__run_proc_start(pid_t pid)
+{
+    char path[32] = "/proc/", buf[1024];
+    memcpy(put_u32(path + 6, (uint32_t)pid), "/stat", 6);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    return tt__run_stat_start(buf, NULL, NULL);
+}
+
 /* The file of an image that exec replaced stays as its image left it; this
- * says why it stopped. A plain pwrite: the old mapping died with the image.
- * Only into a regular file of ours: a link is not followed, and no FIFO
- * is opened. */
-static void mark_execed(int dfd, const char *name)
+ * says why it stopped, when the file is this process's (its pid, which the
+ * name says, and its start): a file of an earlier process that had the pid
+ * (pids are reused, after a wrap at pid_max) and was killed stays RUNNING.
+ * A plain pwrite: the old mapping died with the image. Only into a regular
+ * file of ours: a link is not followed, and no FIFO is opened. */
+static void mark_execed(int dfd, const char *name, uint64_t proc_start)
 {
     int fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return;
     struct stat st;
     uint32_t st_execed = TT_RUN_PROC_EXECED, cur = 0;
+    uint64_t start = 0;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-        pread(fd, &cur, sizeof cur, offsetof(tt__run_header, state)) == sizeof cur && cur == TT_RUN_PROC_RUNNING)
+        pread(fd, &cur, sizeof cur, offsetof(tt__run_header, state)) == sizeof cur && cur == TT_RUN_PROC_RUNNING &&
+        pread(fd, &start, sizeof start, offsetof(tt__run_header, proc_start)) == sizeof start && start == proc_start)
         (void)!pwrite(fd, &st_execed, sizeof st_execed, offsetof(tt__run_header, state));
     close(fd);
 }
@@ -95,6 +143,7 @@ int tt__run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_
     memcpy(path, dir, dlen);
     path[dlen] = '/';
     char *name = path + dlen + 1;
+    uint64_t proc_start = tt__run_proc_start(pid);
     int fd = -1;
     for (uint32_t n = 0; n < 1000 && fd < 0; n++) {
         char *p = put_u32(name, (uint32_t)pid);
@@ -114,7 +163,7 @@ int tt__run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_
             return -e;
         }
         if (fd < 0)
-            mark_execed(dfd, name);
+            mark_execed(dfd, name, proc_start);
     }
     if (fd < 0) {
         close(dfd);
@@ -149,6 +198,7 @@ int tt__run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_
     h->sample_cap = sample_cap;
     h->pid = (uint32_t)pid;
     h->ppid = (uint32_t)ppid;
+    h->proc_start = proc_start;
     h->start_ns = tt__run_now();
     h->start_real_ns = tt__run_now_real();
     /* The magic last: a reader treats a file without it as never started. */

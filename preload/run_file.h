@@ -108,6 +108,10 @@ typedef struct tt__run_header {
     _Atomic uint64_t sampler_cpu_ns; /* the sampler's own CPU time */
     _Atomic uint64_t sampler_rounds;
     char exe[256];               /* argv[0]-like: the command as the process saw itself */
+    /* Appended within version 2 (zero in a file from before: unknown). */
+    uint64_t proc_start;         /* field 22 of /proc/PID/stat, clock ticks after boot: the same for
+                                    every image of one process (exec keeps it), another for a later
+                                    process given the same pid. pid and proc_start name a process */
 } tt__run_header;
 
 typedef struct tt__run_thread {
@@ -164,11 +168,24 @@ size_t tt__run_file_bytes(uint32_t thread_cap, uint32_t sample_cap);
  * size, blocks reserved for the header and a first page of records (a
  * full disk is -ENOSPC now, never SIGBUS later; samples get theirs when
  * the first is written), mapped shared,
- * header filled. A file of the same pid found on the way is marked EXECED: this
- * pid's earlier image is gone. Only system calls and no allocation, so a
- * fork child may call it. Returns 0 or -errno with nothing left behind. */
+ * header filled, proc_start read from /proc. A file of the same process
+ * (pid and proc_start) found on the way is marked EXECED: this process's
+ * earlier image is gone; one of another process that had the pid before
+ * (killed: still RUNNING) is left as it is. Only system calls and no
+ * allocation, so a fork child may call it. Returns 0 or -errno with
+ * nothing left behind. */
 int tt__run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_cap, uint32_t sample_cap,
                         tt__run_file *out);
+
+/* The start of a process as its stat line says (field 22, clock ticks
+ * after boot; the line of /proc/PID/stat in buf, NUL-terminated), with its
+ * state and parent when those are not NULL. 0 when the line cannot be
+ * parsed. */
+uint64_t tt__run_stat_start(const char *buf, char *state, uint32_t *ppid);
+
+/* proc_start of a running pid (its /proc stat file read), or 0 when it
+ * cannot be read. Only system calls: a fork child may call it. */
+uint64_t tt__run_proc_start(pid_t pid);
 
 /* Unmaps; NULL or an unmapped file is accepted. */
 void tt__run_file_close(tt__run_file *f);

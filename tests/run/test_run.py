@@ -22,10 +22,11 @@ TT, RUN_THREADS = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 TMP = scratch("test_run.")
 
 
-def run(args, fmt="json", stdin=None, extra=()):
-    """threadtime run --format fmt -- args: (returncode, stdout, report)."""
+def run(args, fmt="json", stdin=None, extra=(), wrap=()):
+    """threadtime run --format fmt -- args: (returncode, stdout, report);
+    wrap: a command that runs threadtime (unshare ...)."""
     rep = os.path.join(TMP, "report")
-    p = subprocess.run([TT, "run", "--format", fmt, "--report", rep, *extra, "--", *args],
+    p = subprocess.run([*wrap, TT, "run", "--format", fmt, "--report", rep, *extra, "--", *args],
                        stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=TMP)
     with open(rep) as f:
         text = f.read()
@@ -728,6 +729,55 @@ def test_kill():
     d = subprocess.run([TT, "dump", cut], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     check(d.returncode != 0 and "damaged run recording" in d.stderr and not d.stdout,
           f"kill: a cut recording is refused: {d.returncode} {d.stderr}")
+
+
+REUSED_PID = """\
+import json, os, sys
+burn = "x = 0\\nfor i in range(1_000_000):\\n    x += i\\n"
+# A burns, then is killed: its file says RUNNING, no exit record.
+a = os.posix_spawn(sys.executable, [sys.executable, "-c", burn + "import os; os.kill(os.getpid(), 9)"], os.environ)
+_, st_a, ru_a = os.wait4(a, 0)
+# The next pid of this namespace is A's again.
+with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+    f.write(str(a - 1))
+b = os.posix_spawn(sys.executable, [sys.executable, "-c", burn], os.environ)
+_, st_b, ru_b = os.wait4(b, 0)
+print(json.dumps({"a": a, "b": b, "killed": os.WIFSIGNALED(st_a),
+                  "ru_a": round((ru_a.ru_utime + ru_a.ru_stime) * 1e9),
+                  "ru_b": round((ru_b.ru_utime + ru_b.ru_stime) * 1e9)}))
+"""
+
+
+def test_reused_pid():
+    # Two processes share a pid in one run (pids wrap at pid_max; here a
+    # new pid namespace is told which pid comes next): A is killed, B gets
+    # its pid and exits. The truth is the kernel's, wait4's rusage of each,
+    # read by their parent. A's CPU is its parent's figure (nothing of its
+    # own was recorded), so it matches to the microsecond; B read itself
+    # before its end, so python's teardown after that read (~0.3 ms) is
+    # missing: 2 ms bounds it, as in every_process_counted.
+    wrap = ("unshare", "-p", "-f", "--mount-proc")
+    if os.geteuid() != 0 or not shutil.which("unshare") or \
+            subprocess.run([*wrap, "true"], stderr=subprocess.DEVNULL).returncode != 0:
+        print("  SKIP reused pid: needs root and unshare -p (a pid namespace whose next pid can be set)")
+        return
+    rc, out, err, rep = run([sys.executable, "-c", REUSED_PID], wrap=wrap)
+    check(rc == 0, f"reused pid: exit status {rc}: {err[-300:]}")
+    got = json.loads(out)
+    if got["a"] != got["b"]:
+        print(f"  SKIP reused pid: the namespace gave {got['b']}, not {got['a']} again")
+        return
+    check(got["killed"], "reused pid: A died of its SIGKILL")
+    procs = [p for p in rep["processes"] if p["pid"] == got["a"]]
+    cpu = sorted((sum(t["total_ns"] for t in p["threads"] if t["total_ns"] > 0), p["exited"], p["state"]) for p in procs)
+    print(f"  reused pid {got['a']}: wait4 A {got['ru_a'] / 1e6:.3f} ms, B {got['ru_b'] / 1e6:.3f} ms; report {cpu}")
+    killed = [c for c in cpu if not c[1]]
+    exited = [c for c in cpu if c[1]]
+    check(len(killed) == 1 and abs(killed[0][0] - got["ru_a"]) <= 1000,
+          f"reused pid: A (killed) counted from its parent's wait4: {killed} against {got['ru_a']}")
+    check(len(exited) == 1 and 0 <= got["ru_b"] - exited[0][0] <= 2_000_000,
+          f"reused pid: B (exited) counted by itself: {exited} against {got['ru_b']}")
+    check(not any("exec" in c[2] for c in cpu), f"reused pid: neither is taken for an exec: {cpu}")
 
 
 def test_behaves_like_the_program():
