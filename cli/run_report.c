@@ -704,10 +704,18 @@ static void name_cell(sink *out, const row *r)
         put(out, " ", 1);
 }
 
+/* Children the process reaped that found no record (the file was full):
+ * a killed one among them is in no figure but wait4's. */
+static uint32_t dropped_children(const tt__run_header *h)
+{
+    uint32_t over = h->threads_used > h->thread_cap ? h->threads_used - h->thread_cap : 0;
+    return h->children_dropped < over ? h->children_dropped : over;
+}
+
 /* Threads of the process that found no record (the file was full). */
 static uint32_t dropped(const tt__run_header *h)
 {
-    return h->threads_used > h->thread_cap ? h->threads_used - h->thread_cap : 0;
+    return (h->threads_used > h->thread_cap ? h->threads_used - h->thread_cap : 0) - dropped_children(h);
 }
 
 /* Said of a main thread whose CPU exceeds its recorded life. */
@@ -748,6 +756,10 @@ static void text_proc(sink *out, const proc *p, int group)
     if (dropped(h))
         put_fmt(out, "  %u more threads had no record left: not in the figures above (THREADTIME_RUN_THREADS "
                      "raises the %u records)\n", dropped(h), h->thread_cap);
+    if (dropped_children(h))
+        put_fmt(out, "  %u children it reaped had no record left: a killed one among them is in no figure above "
+                     "(THREADTIME_RUN_THREADS raises the %u records, which threads and reaped children share)\n",
+                dropped_children(h), h->thread_cap);
     if (h->sampler_tid && wall)
         put_fmt(out, "  sampler: %llu rounds every %.0f ms, %.3f ms CPU (%.3f %% of one CPU)\n",
                 (unsigned long long)h->sampler_rounds, (double)h->interval_ns / 1e6, (double)h->sampler_cpu_ns / 1e6,
@@ -890,6 +902,10 @@ static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
             put_fmt(out, "%s{\"ph\":\"i\",\"s\":\"p\",\"name\":\"%u threads had no record\",\"pid\":%u,"
                          "\"ts\":%.3f,\"args\":{\"dropped_threads\":%u}}",
                     SEP(), dropped(h), h->pid, (double)(h->start_ns - t0) / 1e3, dropped(h));
+        if (dropped_children(h))
+            put_fmt(out, "%s{\"ph\":\"i\",\"s\":\"p\",\"name\":\"%u reaped children had no record\",\"pid\":%u,"
+                         "\"ts\":%.3f,\"args\":{\"dropped_children\":%u}}",
+                    SEP(), dropped_children(h), h->pid, (double)(h->start_ns - t0) / 1e3, dropped_children(h));
         for (uint32_t i = 0; i < p->nrows; i++) {
             const row *r = &p->rows[i];
             put_fmt(out, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":", SEP(),
@@ -926,12 +942,13 @@ static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
  * outside. */
 static void unseen(sink *out, const proc *ps, const uint32_t *order, uint32_t n, double ms_)
 {
-    uint32_t killed = 0, drops = 0, outside = 0;
+    uint32_t killed = 0, drops = 0, child_drops = 0, outside = 0;
     for (uint32_t k = 0; k < n; k++) {
         const tt__run_header *h = ps[order[k]].h;
         outside += (h->flags & TT_RUN_FLAG_OUTSIDE) != 0;
         killed += !(h->flags & TT_RUN_FLAG_OUTSIDE) && h->state == TT_RUN_PROC_RUNNING;
         drops += dropped(h);
+        child_drops += dropped_children(h);
     }
     put_fmt(out, "%.3f ms of it no read above saw: the end of exit() and the kernel's teardown of %u process%s",
             ms_, n, n == 1 ? "" : "es");
@@ -940,6 +957,8 @@ static void unseen(sink *out, const proc *ps, const uint32_t *order, uint32_t n,
                 killed == 1 ? "" : "es");
     if (drops)
         put_fmt(out, "; %u threads that had no record", drops);
+    if (child_drops)
+        put_fmt(out, "; any killed one of %u reaped children that had no record", child_drops);
     if (outside)
         put_fmt(out, "; what ran after the last /proc sample");
     put_cstr(out, "\n");
@@ -1020,6 +1039,13 @@ static void report_csv(sink *out, const tt__run_set *s, const proc *ps, const ui
         else if (dropped(p->h))
             put_fmt(out, "%u,%u,,(no record),,-1,-1,-1,0,dropped %u threads,-1,-1,-1,-1,\n", p->h->pid, p->h->ppid,
                     dropped(p->h));
+        /* Reaped children that found no record: their own row. */
+        if (dropped_children(p->h) && group)
+            put_fmt(out, "%u,%u,%u,(reaped children with no record),-1,-1,-1,-1,-1,-1,-1,\n", p->h->pid, p->h->ppid,
+                    dropped_children(p->h));
+        else if (dropped_children(p->h))
+            put_fmt(out, "%u,%u,,(reaped children with no record),,-1,-1,-1,0,dropped %u children,-1,-1,-1,-1,\n",
+                    p->h->pid, p->h->ppid, dropped_children(p->h));
     }
     /* --group: the totals over all processes, with no pid. */
     for (uint32_t i = 0; all && i < all->nrows; i++) {
@@ -1117,11 +1143,12 @@ static void report_json(sink *out, const tt__run_set *s, const proc *ps, const u
         put_fmt(out, "%s\n{\"pid\":%u,\"ppid\":%u,\"depth\":%u,\"exe\":", k ? "," : "", h->pid, h->ppid, p->depth);
         put_json_utf8(out, h->exe, exe_len(h));
         put_fmt(out, ",\"state\":\"%s\"", proc_state(h));
-        put_fmt(out, ",\"exited\":%s,\"wall_ns\":%llu,\"dropped_threads\":%u,\"sampler\":{\"tid\":%u,"
+        put_fmt(out, ",\"exited\":%s,\"wall_ns\":%llu,\"dropped_threads\":%u,\"dropped_children\":%u,"
+                     "\"sampler\":{\"tid\":%u,"
                      "\"interval_ns\":%llu,\"rounds\":%llu,\"cpu_ns\":%llu},\"%s\":[",
                 h->state == TT_RUN_PROC_EXITED ? "true" : "false",
                 (unsigned long long)(h->end_ns > h->start_ns ? h->end_ns - h->start_ns : 0),
-                dropped(h), h->sampler_tid,
+                dropped(h), dropped_children(h), h->sampler_tid,
                 (unsigned long long)h->interval_ns, (unsigned long long)h->sampler_rounds,
                 (unsigned long long)h->sampler_cpu_ns, group ? "groups" : "threads");
         for (uint32_t i = 0; i < p->nrows; i++) {

@@ -112,6 +112,8 @@ typedef struct tt__run_header {
     uint64_t proc_start;         /* field 22 of /proc/PID/stat, clock ticks after boot: the same for
                                     every image of one process (exec keeps it), another for a later
                                     process given the same pid. pid and proc_start name a process */
+    _Atomic uint32_t children_dropped; /* children reaped that found no record (the file was full):
+                                          counted in threads_used too, but they are not threads */
 } tt__run_header;
 
 typedef struct tt__run_thread {

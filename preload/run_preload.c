@@ -132,8 +132,13 @@ static void note_reaped(pid_t pid, int status, const struct rusage *ru)
     if (!g_dir || !(WIFEXITED(status) || WIFSIGNALED(status)) || !have_file())
         return;
     tt__run_thread *t = tt__run_thread_take(&g_file);
-    if (!t)
+    if (!t) {
+        /* Past the cap: counted apart from the threads (threads_used holds
+         * both), so the report says what each drop was. */
+        if (atomic_load_explicit(&g_file.hdr->threads_used, memory_order_relaxed) > g_file.hdr->thread_cap)
+            atomic_fetch_add_explicit(&g_file.hdr->children_dropped, 1, memory_order_relaxed);
         return;
+    }
     t->tid = (uint32_t)pid;
     t->kind = TT_RUN_KIND_CHILD;
     t->start_ns = t->end_ns = tt__run_now();

@@ -22,12 +22,12 @@ TT, RUN_THREADS = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 TMP = scratch("test_run.")
 
 
-def run(args, fmt="json", stdin=None, extra=(), wrap=()):
+def run(args, fmt="json", stdin=None, extra=(), wrap=(), env=None):
     """threadtime run --format fmt -- args: (returncode, stdout, report);
-    wrap: a command that runs threadtime (unshare ...)."""
+    wrap: a command that runs threadtime (unshare ...); env: variables added."""
     rep = os.path.join(TMP, "report")
     p = subprocess.run([*wrap, TT, "run", "--format", fmt, "--report", rep, *extra, "--", *args],
-                       stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=TMP)
+                       env={**os.environ, **(env or {})}, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=TMP)
     with open(rep) as f:
         text = f.read()
     check(os.stat(rep).st_mode & 0o077 == 0, f"--report: mode {os.stat(rep).st_mode & 0o777:o}, want 600")
@@ -778,6 +778,48 @@ def test_reused_pid():
     check(len(exited) == 1 and 0 <= got["ru_b"] - exited[0][0] <= 2_000_000,
           f"reused pid: B (exited) counted by itself: {exited} against {got['ru_b']}")
     check(not any("exec" in c[2] for c in cpu), f"reused pid: neither is taken for an exec: {cpu}")
+
+
+REAPER = """\
+import os
+reaped = 0
+for i in range(10):
+    os.waitpid(os.posix_spawn("/bin/true", ["/bin/true"], os.environ), 0)
+    reaped += 1
+print(reaped, len(os.listdir("/proc/self/task")))
+"""
+
+
+def test_reaped_children_cap():
+    # Records are shared by threads and reaped children (4 here): a python
+    # that reaps 10 children fills them, and what found none is said as
+    # what it was, in every format. The truth is the program's: the
+    # children wait4 returned and its threads in /proc.
+    cap = 4
+    rc, out, err, rep = run([sys.executable, "-c", REAPER], env={"THREADTIME_RUN_THREADS": str(cap)})
+    reaped, tasks = map(int, out.split())
+    me = [p for p in rep["processes"] if p["exe"] == sys.executable or "python" in p["exe"]]
+    check(rc == 0 and len(me) == 1, f"reaper: exit status {rc}, the python process: {me}: {err[-300:]}")
+    if rc != 0 or len(me) != 1:
+        return
+    p = me[0]
+    rows = len(p["threads"])
+    print(f"  reaper: {reaped} reaped, {tasks} threads; report: {rows} thread rows, "
+          f"dropped threads {p['dropped_threads']}, children {p.get('dropped_children')}")
+    check(rows + p["dropped_threads"] == tasks, f"reaper: {rows} rows + {p['dropped_threads']} dropped != {tasks} threads")
+    children = p.get("dropped_children", 0)
+    check(children > 0 and children + (cap - rows) == reaped,
+          f"reaper: dropped children {children} + {cap - rows} recorded != {reaped} reaped")
+    want = f"{children} children it reaped had no record"
+    rc, out, err, text = run([sys.executable, "-c", REAPER], "text", env={"THREADTIME_RUN_THREADS": str(cap)})
+    check(want in text and f"{p['dropped_threads']} more threads had no record" in text, f"reaper: text: {text}")
+    rc, out, err, text = run([sys.executable, "-c", REAPER], "csv", env={"THREADTIME_RUN_THREADS": str(cap)})
+    lines = [l for l in text.split("\n") if "(reaped children with no record)" in l]
+    check(len(lines) == 1 and f"dropped {children} children" in lines[0], f"reaper: csv: {lines}")
+    rc, out, err, text = run([sys.executable, "-c", REAPER], "chrome", env={"THREADTIME_RUN_THREADS": str(cap)})
+    ev = json.loads(text)["traceEvents"]
+    check([e["args"].get("dropped_children") for e in ev if e["ph"] == "i" and "dropped_children" in e["args"]] ==
+          [children], "reaper: chrome has an instant event with the dropped children")
 
 
 def test_behaves_like_the_program():
