@@ -30,12 +30,16 @@ java-toolchains:
 # 21 runtime, if jdks.sh finds one (.ci/deps.d/jdk21.sh installs it), runs
 # the tests a third time.
 # Then every native the JAR carries (libraries, the threadtime command) is
-# checked to need no glibc newer than $(GLIBC_FLOOR) (docs/platforms.md).
+# checked to need no glibc newer than $(GLIBC_FLOOR) (docs/platforms.md), and
+# java/publish-test.sh deploys every artifact to a file repository and builds
+# a project from it alone.
 JAR_NATIVES = $(JAVA_DIR)/threadtime/target/classes/io/threadtime/native
 test-java: java-toolchains build
 	@jdk21=$$($(JAVA_DIR)/jdks.sh runtime 21 2>/dev/null) || echo "test-java: no Java 21 here; testing on $(JDK_OLD) and $(JDK_NEW) only"; \
 	set -x; $(JAVA_MVN) clean verify -Dthreadtime.cli=$(abspath $(THREADTIME)) $${jdk21:+-Djdk21.skip=false -Djdk21.java=$$jdk21/bin/java}
 	scripts/check-glibc.sh $(GLIBC_FLOOR) $(JAR_NATIVES)/linux-*/*
+	agent_jdk=$$($(JAVA_DIR)/jdks.sh home $(JDK_NEW)) && $(JAVA_DIR)/publish-test.sh $(MVN_FLAGS) -t .toolchains.xml \
+		-Djdk.old=$(JDK_OLD) -Djdk.new=$(JDK_NEW) -Djdk.agent.home=$$agent_jdk
 
 # The JARs into the local Maven repository, for jvmti/java's tests (no tests here).
 java-install: java-toolchains
