@@ -41,7 +41,7 @@ test-java: java-toolchains build
 	agent_jdk=$$($(JAVA_DIR)/jdks.sh home $(JDK_NEW)) && $(JAVA_DIR)/publish-test.sh $(MVN_FLAGS) -t .toolchains.xml \
 		-Djdk.old=$(JDK_OLD) -Djdk.new=$(JDK_NEW) -Djdk.agent.home=$$agent_jdk
 
-# The JARs into the local Maven repository, for jvmti/java's tests (no tests here).
+# The JARs into the local Maven repository, for java/agent/vthreads-tests (no tests here).
 java-install: java-toolchains
 	$(JAVA_MVN) -DskipITs install
 

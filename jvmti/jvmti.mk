@@ -28,7 +28,7 @@ JVMTI_AGENT = $(abspath $(JVMTI_BUILD))/libthreadtime_vthreads.so
 JVMTI_JAR = java/agent/target/threadtime-agent-0.1.0.jar
 # Feature versions looked for; those not installed are skipped.
 JVMTI_FEATURES ?= 21 22 23 24 25 26 27
-JVMTI_MVN = mvn -B -q -f jvmti/java/pom.xml
+JVMTI_MVN = mvn -B -q -f java/agent/vthreads-tests/pom.xml
 JVMTI_BENCH_RUNS ?= 7
 JVMTI_YIELD_RUNS ?= 5
 JVMTI_BENCH_THREADS ?= 1000000

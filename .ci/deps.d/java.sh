@@ -17,6 +17,6 @@ done
 java/jdks.sh toolchains java/.toolchains.xml
 agent_jdk=$(java/jdks.sh home 25)
 cd java
-# install: jvmti/java's tests (jvmti.sh, next) depend on the threadtime JAR.
+# install: java/agent/vthreads-tests (jvmti.sh, next) depend on the threadtime-agent JAR.
 mvn -B -q -t .toolchains.xml -Pbench clean install -Dit.test=FetchOnly -Dfailsafe.failIfNoSpecifiedTests=false \
   -Djdk.agent.home="$agent_jdk"

@@ -14,4 +14,4 @@ if [ -z "$home" ]; then
        "or list its directory in TT_JDK_DIRS" >&2
   exit 1
 fi
-JAVA_HOME=$home mvn -B -q -f jvmti/java/pom.xml clean test-compile surefire:test@absent jar:jar -Dtest=AgentAbsentTest
+JAVA_HOME=$home mvn -B -q -f java/agent/vthreads-tests/pom.xml clean test-compile surefire:test@absent jar:jar -Dtest=AgentAbsentTest

@@ -28,8 +28,8 @@
  * RegisterNatives are involved.
  *
  * Whatever the JVM lacks (JVMTI 21, the capability, the events), the agent
- * says so in one line on stderr and stays passive: Java then sees the state
- * VT_STATE_PASSIVE and every figure is -1, as without the agent.
+ * says so in one line on stderr and stays passive: Java then sees the mode
+ * PASSIVE and every figure is -1, as without the agent.
  */
 #include <jvmti.h>
 #include <stdarg.h>
@@ -44,14 +44,23 @@
 #define MOUNT_EVENT "com.sun.hotspot.events.VirtualThreadMount"
 #define UNMOUNT_EVENT "com.sun.hotspot.events.VirtualThreadUnmount"
 
-/* What Java sees: the codes of io.threadtime.agent.vthreads.hooks.VtConfig, which the
- * -javaagent's hooks report too (java/agent's StateCodesTest reads this
- * enum and asserts they match). */
+/* What the agent does. Only C uses these numbers: Java reads the state by
+ * its name (agentMode, below), one of the constant names of
+ * io.threadtime.VirtualThreadCpu.Mode, the one list of modes, which the
+ * -javaagent's hooks report theirs with too. A name Java does not know reads
+ * as PASSIVE there; each state is read back by a test of its own
+ * (ExactModeTest, MountedModeTest, EventsOffTest, JvmtiRefusedTest). */
 enum {
-    VT_STATE_PASSIVE = 0,    /* loaded, but this JVM cannot support it */
-    VT_STATE_EVENTS_OFF = 1, /* events=off or =empty: nothing charged */
-    VT_STATE_EXACT = 2,
-    VT_STATE_MOUNTED = 3,
+    VT_STATE_PASSIVE,    /* loaded, but this JVM cannot support it */
+    VT_STATE_EVENTS_OFF, /* events=off or =empty: nothing charged */
+    VT_STATE_EXACT,
+    VT_STATE_MOUNTED,
+};
+static const char *const VT_STATE_NAME[] = {
+    [VT_STATE_PASSIVE] = "PASSIVE",
+    [VT_STATE_EVENTS_OFF] = "EVENTS_OFF",
+    [VT_STATE_EXACT] = "EXACT",
+    [VT_STATE_MOUNTED] = "MOUNTED",
 };
 
 static jvmtiEnv *g_jvmti;
@@ -486,11 +495,10 @@ static int active(void)
     return s == VT_STATE_EXACT || s == VT_STATE_MOUNTED;
 }
 
-JNIEXPORT jint JNICALL Java_io_threadtime_JvmtiAccounts_agentState(JNIEnv *jni, jclass cls)
+JNIEXPORT jstring JNICALL Java_io_threadtime_JvmtiAccounts_agentMode(JNIEnv *jni, jclass cls)
 {
-    (void)jni;
     (void)cls;
-    return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+    return (*jni)->NewStringUTF(jni, VT_STATE_NAME[__atomic_load_n(&g_state, __ATOMIC_ACQUIRE)]);
 }
 
 JNIEXPORT jstring JNICALL Java_io_threadtime_JvmtiAccounts_clockName(JNIEnv *jni, jclass cls)

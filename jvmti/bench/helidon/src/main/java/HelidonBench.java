@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A Helidon 4 SE service on virtual threads (Helidon runs each request on
- * one), tried as a user would (issue 25): GET /work burns ~0.8 ms of CPU in
+ * one), tried as a user would: GET /work burns ~0.8 ms of CPU in
  * three pieces around two blocking calls to GET /slow (a 1 ms sleep) on the
  * same server. The truth for each piece is its carrier's own CPU clock,
  * read by the JDK's bean by the carrier's id before and after it: a piece is

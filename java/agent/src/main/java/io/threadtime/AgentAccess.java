@@ -45,11 +45,6 @@ public final class AgentAccess {
         return JvmtiAccounts.probe();
     }
 
-    /** The code the hooks report {@code mode} with (the JVMTI agent uses the same). */
-    public static int code(VirtualThreadCpu.Mode mode) {
-        return mode.code();
-    }
-
     /** (Thread, Thread)V: names a virtual thread and its carrier in the trace, once each. */
     public static MethodHandle mountedNames() throws ReflectiveOperationException {
         return ThreadNames.mountedHandle();

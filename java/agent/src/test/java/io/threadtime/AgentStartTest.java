@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 30 items 1, 2 and 4: how the -javaagent starts and speaks. A wrong
+ * How the -javaagent starts and speaks. A wrong
  * option stops the JVM with one line and exit status 1 (not a stack trace and
  * an abort); a start that goes as asked prints nothing; log= sets how much
  * is said.

@@ -220,7 +220,7 @@ class ProbeAgentTest {
     }
 
     /**
-     * Issue 30 item 5: probe.cpu=on with mode=exact on virtual threads. Every
+     * probe.cpu=on with mode=exact on virtual threads. Every
      * call parks in the middle (and may resume on another carrier), yet every
      * call gets a CPU figure from its thread's own account; together they
      * hold at least the CPU the burns took on their carriers' clocks (read
@@ -396,7 +396,7 @@ class ProbeAgentTest {
             Path third = dir.resolve("third.ttrace");
             assertEquals(0, attachWithCli(pid, "dump=" + third), "threadtime attach, the CLI's form");
             assertNotEquals(0, attach(pid, "mode=exact"), "mode= is refused at attach");
-            // Issue 30 item 2: the attaching side hears what matched nothing, and why the agent failed.
+            // The attaching side hears what matched nothing, and why the agent failed.
             ChildJvm miss = ChildJvm.run(null, List.of(), "-jar", jar(), "attach", pid, "probe=example.NoSuchApp::run");
             assertEquals(0, miss.exit(), miss.toString());
             assertTrue(miss.err().contains("probe 'example.NoSuchApp::run' matched nothing"), miss.toString());

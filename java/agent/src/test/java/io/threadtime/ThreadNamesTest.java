@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 30: a trace from the agent carries Java's thread names, not the
+ * A trace from the agent carries Java's thread names, not the
  * kernel's 15 bytes ({@code java}, {@code ForkJoinPool-1-}), and a virtual
  * thread's name, not only its id. Read back with {@code threadtime dump}.
  */

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The virtual-thread API as every JDK sees it: the agent the JAR carries,
  * extracted and loaded by a child JVM, and the answers without it. The
- * figures themselves are tested with the agent, in jvmti/java.
+ * figures themselves are tested with the agent, in java/agent/vthreads-tests.
  */
 class VirtualThreadCpuTest {
     private static final int FEATURE = Runtime.version().feature();
@@ -81,7 +81,7 @@ class VirtualThreadCpuTest {
         assertTrue(bad.err().contains("threadtime-vthreads: unknown or conflicting option 'mode=bogus'"), bad.toString());
     }
 
-    /** Issue 11 item 8: a repeated option is refused as an unknown one is, by both agents. */
+    /** A repeated option is refused as an unknown one is, by both agents. */
     @Test
     void conflictingAgentOptionsStopTheChild() throws Exception {
         ChildJvm jvmti = ChildJvm.run(List.of(ChildJvm.GRANT,

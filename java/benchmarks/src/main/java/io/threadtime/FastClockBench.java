@@ -15,7 +15,7 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The calling thread's CPU time (issue 25): threadtime's read, which skips
+ * The calling thread's CPU time: threadtime's read, which skips
  * the system call while the kernel's rseq area shows no switch, against the
  * JDK's {@code getCurrentThreadCpuTime()} (one {@code clock_gettime}), the
  * same clock read by a system call through threadtime, and a bare

@@ -4,41 +4,39 @@ import io.threadtime.VirtualThreadCpu.Mode;
 import java.lang.invoke.MethodHandle;
 
 /**
- * What the {@code -javaagent}'s two forms of accounts have in common: its
- * hooks in {@code VirtualThread} write them ({@code VtHooks} in the agent's
- * hook package, {@value AgentHooks#VIRTUAL_THREADS}), with the clock the
- * agent chose at start, and its {@code VtConfig} there says what they do.
- * The forms differ in where an account lives: {@link ContinuationAccounts},
- * {@link TableAccounts}.
+ * The {@code -javaagent}'s accounts, read through the hook classes that
+ * keep them (the package {@value AgentHooks#VIRTUAL_THREADS}, on the boot
+ * class path): {@code ContinuationAccounts}, four fields of each virtual
+ * thread's continuation, or {@code TableAccounts}, a table keyed by thread
+ * id where those fields could not be added or {@code accounts=table} was
+ * given. Each of those classes writes its accounts (from the hooks in
+ * {@code VirtualThread}) and reads them; which one is fixed before the hooks
+ * go in, and read here once, into static finals, so a call through here is
+ * a direct call into it once compiled. {@code HookConfig} there says what
+ * the hooks do.
  */
-abstract class JavaagentAccounts implements VirtualThreadAccounts {
-    static final String CONFIG = AgentHooks.VIRTUAL_THREADS + "VtConfig";
-    static final String HOOKS = AgentHooks.VIRTUAL_THREADS + "VtHooks";
+final class JavaagentAccounts implements VirtualThreadAccounts {
+    static final String CONFIG = AgentHooks.VIRTUAL_THREADS + "HookConfig";
+    static final String HOOKS = AgentHooks.VIRTUAL_THREADS + "VirtualThreadHooks";
     private final Mode mode;
 
     JavaagentAccounts(Mode mode) {
         this.mode = mode;
     }
 
-    /** The hooks' mode; {@link Mode#ABSENT} when the agent did not put them on the boot class path. */
+    /** The hooks' mode; {@link Mode#ABSENT} when the agent did not put them
+     * on the boot class path, or put them there without setting them up. */
     static Mode probe() {
         if (AgentHooks.find(CONFIG) == null) {
             return Mode.ABSENT;
         }
+        String name;
         try {
-            return Mode.of((int) Config.STATE.invokeExact());
+            name = (String) Config.MODE.invokeExact();
         } catch (Throwable t) {
-            throw new IllegalStateException("threadtime: the agent's state cannot be read", t);
+            throw new IllegalStateException("threadtime: the agent's mode cannot be read", t);
         }
-    }
-
-    /** Whether the hooks keep the accounts in the threads' continuations; the agent is there. */
-    static boolean fieldsInUse() {
-        try {
-            return (boolean) Config.IN_THREADS.invokeExact();
-        } catch (Throwable t) {
-            throw new IllegalStateException("threadtime: the agent's accounts cannot be found", t);
-        }
+        return name == null ? Mode.ABSENT : Mode.named(name);
     }
 
     /** Failures swallowed inside the hooks; the agent is there. */
@@ -50,26 +48,46 @@ abstract class JavaagentAccounts implements VirtualThreadAccounts {
         }
     }
 
-    /** The hooks' configuration, looked up once the agent is known to be there. */
+    /** What the agent set up, looked up once it is known to be there. */
     private static final class Config {
-        static final MethodHandle STATE = AgentHooks.method(CONFIG, "state", int.class);
+        static final MethodHandle MODE = AgentHooks.method(CONFIG, "mode", String.class);
         static final MethodHandle IN_THREADS = AgentHooks.method(CONFIG, "accountsInThreads", boolean.class);
         static final MethodHandle CLOCK = AgentHooks.method(CONFIG, "clockName", String.class);
         static final MethodHandle FAILURES = AgentHooks.method(HOOKS, "failures", long.class);
     }
 
+    /** The class that keeps the accounts, {@code ContinuationAccounts} or
+     * {@code TableAccounts}, and its readers: looked up at the first read. */
+    private static final class Accounts {
+        static final boolean IN_THREADS;
+        static final MethodHandle SELF, OTHER, BYTES, IN_USE;
+
+        static {
+            try {
+                IN_THREADS = (boolean) Config.IN_THREADS.invokeExact();
+            } catch (Throwable t) {
+                throw new IllegalStateException("threadtime: the agent's accounts cannot be found", t);
+            }
+            String accounts = AgentHooks.VIRTUAL_THREADS + (IN_THREADS ? "ContinuationAccounts" : "TableAccounts");
+            SELF = AgentHooks.method(accounts, "self", long.class, Thread.class);
+            OTHER = AgentHooks.method(accounts, "other", long.class, Thread.class);
+            BYTES = AgentHooks.method(accounts, "bytes", long.class);
+            IN_USE = AgentHooks.method(accounts, "inUse", long.class);
+        }
+    }
+
     @Override
-    public final VirtualThreadCpu.Mechanism mechanism() {
+    public VirtualThreadCpu.Mechanism mechanism() {
         return VirtualThreadCpu.Mechanism.JAVAAGENT;
     }
 
     @Override
-    public final Mode mode() {
+    public Mode mode() {
         return mode;
     }
 
     @Override
-    public final String clock() {
+    public String clock() {
         try {
             return (String) Config.CLOCK.invokeExact();
         } catch (Throwable t) {
@@ -77,8 +95,51 @@ abstract class JavaagentAccounts implements VirtualThreadAccounts {
         }
     }
 
+    // The hook classes' readers do not throw; a broken handle reads as no figure.
+
     @Override
-    public final long hookFailures() {
+    public long self(Thread self) {
+        try {
+            return (long) Accounts.SELF.invokeExact(self);
+        } catch (Throwable t) {
+            return -1;
+        }
+    }
+
+    @Override
+    public long other(Thread thread) {
+        try {
+            return (long) Accounts.OTHER.invokeExact(thread);
+        } catch (Throwable t) {
+            return -1;
+        }
+    }
+
+    @Override
+    public long bytes() {
+        try {
+            return (long) Accounts.BYTES.invokeExact();
+        } catch (Throwable t) {
+            return 0;
+        }
+    }
+
+    @Override
+    public long inUse() {
+        try {
+            return (long) Accounts.IN_USE.invokeExact();
+        } catch (Throwable t) {
+            return 0;
+        }
+    }
+
+    @Override
+    public boolean inThreads() {
+        return Accounts.IN_THREADS;
+    }
+
+    @Override
+    public long hookFailures() {
         return failures();
     }
 }

@@ -10,7 +10,7 @@ import io.threadtime.VirtualThreadCpu.Mode;
  * Java. The agent's mount and unmount callbacks write the accounts; this
  * class is only their reader. Without the agent every native throws
  * {@link UnsatisfiedLinkError}, which {@link #probe()} turns into
- * {@link Mode#ABSENT}. The agent reports its mode as {@link Mode}'s code.
+ * {@link Mode#ABSENT}. The agent reports its mode by {@link Mode}'s names.
  */
 final class JvmtiAccounts implements VirtualThreadAccounts {
     private final Mode mode;
@@ -19,8 +19,8 @@ final class JvmtiAccounts implements VirtualThreadAccounts {
         this.mode = mode;
     }
 
-    /** The agent's mode: {@link Mode}'s code, never that of {@link Mode#ABSENT}. */
-    private static native int agentState();
+    /** The agent's mode: the name of one of {@link Mode}'s constants, never {@code ABSENT}. */
+    private static native String agentMode();
 
     /** Name of the clock stretches are measured with, or "none". */
     private static native String clockName();
@@ -42,7 +42,7 @@ final class JvmtiAccounts implements VirtualThreadAccounts {
     /** The agent's mode, or {@link Mode#ABSENT} when it is not loaded. */
     static Mode probe() {
         try {
-            return Mode.of(agentState());
+            return Mode.named(agentMode());
         } catch (UnsatisfiedLinkError notLoaded) {
             return Mode.ABSENT;
         }

@@ -7,7 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
- * Java's thread names in the trace (issue 30): without them a trace shows
+ * Java's thread names in the trace: without them a trace shows
  * the kernel's 15 bytes ({@code java} for main, {@code ForkJoinPool-1-} for
  * every carrier) and a virtual thread only by its id.
  * <ul>

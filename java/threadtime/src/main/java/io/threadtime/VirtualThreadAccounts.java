@@ -11,11 +11,9 @@ import io.threadtime.VirtualThreadCpu.Mode;
  * <ul>
  * <li>{@link JvmtiAccounts}: the JVMTI agent ({@code -agentpath}), whose
  * mount and unmount callbacks write accounts in C (jvmti/agent);</li>
- * <li>{@link ContinuationAccounts}: the {@code -javaagent}'s hooks in
+ * <li>{@link JavaagentAccounts}: the {@code -javaagent}'s hooks in
  * {@code VirtualThread}, writing fields they added to each thread's
- * continuation ({@code VtFields} in the agent's hook package);</li>
- * <li>{@link TableAccounts}: the same hooks writing a table keyed by thread
- * id ({@code VtAccounts} there), where the fields could not be
+ * continuation, or a table keyed by thread id where the fields could not be
  * added or {@code accounts=table} was given;</li>
  * <li>{@link NoAccounts}: nothing charges (no agent, or one that is passive,
  * has its events off, or writes only the event log's markers).</li>
@@ -61,7 +59,7 @@ interface VirtualThreadAccounts {
             if (!hooks.charging()) {
                 return new NoAccounts(Mechanism.JAVAAGENT, hooks);
             }
-            return JavaagentAccounts.fieldsInUse() ? new ContinuationAccounts(hooks) : new TableAccounts(hooks);
+            return new JavaagentAccounts(hooks);
         }
         Mode jvmti = JvmtiAccounts.probe();
         if (jvmti.charging()) {

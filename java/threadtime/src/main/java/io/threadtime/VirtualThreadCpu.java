@@ -73,17 +73,20 @@ public final class VirtualThreadCpu {
             return this == EXACT || this == MOUNTED;
         }
 
-        /** The code both agents report this mode with, across the boundary
-         * of their class loader or language: -1 for {@link #ABSENT}, then
-         * the others in the order above. */
-        int code() {
-            return ordinal() - 1;
-        }
-
-        /** The mode an agent reported as {@code code}; {@link #PASSIVE} for a code this class does not know. */
-        static Mode of(int code) {
-            Mode[] all = values();
-            return code + 1 >= 0 && code + 1 < all.length ? all[code + 1] : PASSIVE;
+        /**
+         * The mode an agent reported by name: both agents hand their mode to
+         * this class as one of these constants' names (the JVMTI agent from
+         * C, the {@code -javaagent} across its class loader), so this enum
+         * is the one list of modes; {@link #PASSIVE} for a name it does not
+         * know.
+         */
+        static Mode named(String name) {
+            for (Mode m : values()) {
+                if (m.name().equals(name)) {
+                    return m;
+                }
+            }
+            return PASSIVE;
         }
     }
 

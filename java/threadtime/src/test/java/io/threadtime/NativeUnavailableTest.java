@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Where the native library cannot load, the drop-in bean answers from the
  * platform bean, this is said once, and ThreadTime calls throw an exception
- * that names the platform and what still works (issue 27; issue 30, item 3).
+ * that names the platform and what still works.
  */
 class NativeUnavailableTest {
     private static ChildJvm child(String... options) throws Exception {

@@ -3,6 +3,7 @@ package io.threadtime.agent;
 import io.threadtime.AgentAccess;
 import io.threadtime.EventLog;
 import io.threadtime.agent.probes.ProbeFilter;
+import io.threadtime.VirtualThreadCpu.Mode;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,7 +30,9 @@ public final class AgentOptions {
     private static final Set<String> ATTACH_KEYS = Set.of("probe", "probes", "probe.cpu", "out", "ring", "dump", "log",
             "logger");
 
-    public boolean exact = true;
+    /** {@code mode=}: {@link Mode#EXACT} (the default) or {@link Mode#MOUNTED}. */
+    public Mode mode = Mode.EXACT;
+    /** Whether {@code mode=} was given: with probes and no {@code mode=}, nothing is charged. */
     public boolean modeGiven;
     public boolean hooks = true;
     public boolean table;
@@ -117,9 +120,12 @@ public final class AgentOptions {
     private void set(String key, String value, int column, boolean attach) {
         switch (key) {
             case "mode":
-                exact = value.equals("exact");
                 modeGiven = true;
-                if (!exact && !value.equals("mounted")) {
+                if (value.equals("exact")) {
+                    mode = Mode.EXACT;
+                } else if (value.equals("mounted")) {
+                    mode = Mode.MOUNTED;
+                } else {
                     throw new IllegalArgumentException("expected exact or mounted");
                 }
                 break;

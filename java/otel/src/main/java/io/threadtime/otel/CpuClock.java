@@ -3,24 +3,22 @@ package io.threadtime.otel;
 import io.threadtime.CpuTimes;
 import io.threadtime.ThreadTime;
 import io.threadtime.VirtualThreadCpu;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 
 /**
  * The calling thread's CPU time, as a span or an observation needs it: a
  * platform thread's consistent user/system split ({@link ThreadTime#currentThreadTimes()}),
  * a virtual thread's account from threadtime's virtual-thread accounting.
  * <p>
- * Two mechanisms keep virtual-thread accounts, and this class takes whichever
- * runs, looked for once:
+ * Two mechanisms keep virtual-thread accounts, and {@link VirtualThreadCpu}
+ * reads whichever runs, looked for once, from any class loader (an
+ * OpenTelemetry extension's included):
  * <ol>
- * <li>the {@code -javaagent:threadtime.jar} agent, whose reader lives in the
- *     boot class path ({@code io.threadtime.agent.vthreads.hooks.VtHooks}) and so is visible
- *     from any class loader, an OpenTelemetry extension's included;</li>
- * <li>the JVMTI agent ({@code -agentpath:...libthreadtime_vthreads.so}), read
- *     through {@link VirtualThreadCpu}: its natives bind to the agent library
- *     from whichever class loader holds the threadtime classes.</li>
+ * <li>the {@code -javaagent:threadtime-agent.jar} agent, whose hook classes
+ *     live on the boot class path, where {@code VirtualThreadCpu} finds them
+ *     by name;</li>
+ * <li>the JVMTI agent ({@code -agentpath:...libthreadtime_vthreads.so}),
+ *     whose natives bind to the agent library from whichever class loader
+ *     holds the threadtime classes.</li>
  * </ol>
  * Without either, virtual threads have no figure ({@link Mark#total} = -1)
  * and {@link #limitation()} says so in one line.
@@ -28,54 +26,34 @@ import java.lang.invoke.MethodType;
 public final class CpuClock {
     /** Where virtual threads' figures come from. */
     public enum VirtualSource {
-        /** {@code -javaagent:threadtime.jar}, through its boot-class-path reader. */
+        /** {@code -javaagent:threadtime-agent.jar}, through its hook classes on the boot class path. */
         JAVAAGENT,
-        /** The JVMTI agent, through {@link VirtualThreadCpu}. */
+        /** The JVMTI agent, through its natives. */
         JVMTI,
         /** Nothing: virtual threads have no CPU figure. */
         NONE
     }
 
-    private static final int BOOT_EXACT = 2;
-    private static final int BOOT_MOUNTED = 3;
-
-    /** VtHooks.currentThreadCpuTime of the -javaagent, if it charges; else null. */
-    private static final MethodHandle BOOT_CPU;
     private static final VirtualSource SOURCE;
     /** True when the virtual-thread figure is time mounted rather than CPU time. */
     private static final boolean MOUNTED;
     private static final String LIMITATION;
 
     static {
-        MethodHandle boot = null;
-        int bootState = -1;
-        try {
-            Class<?> hooks = Class.forName("io.threadtime.agent.vthreads.hooks.VtHooks", false, null);
-            Class<?> config = Class.forName("io.threadtime.agent.vthreads.hooks.VtConfig", false, null);
-            MethodHandles.Lookup lookup = MethodHandles.publicLookup();
-            bootState = (int) lookup.findStatic(config, "state", MethodType.methodType(int.class)).invokeExact();
-            boot = lookup.findStatic(hooks, "currentThreadCpuTime", MethodType.methodType(long.class));
-        } catch (ClassNotFoundException absent) {
-            // no -javaagent:threadtime.jar in this JVM
-        } catch (Throwable other) {
-            bootState = -1; // a reader of another shape: not one we can use
-        }
-        VirtualThreadCpu.Mode jvmti = Runtime.version().feature() >= 21 ? VirtualThreadCpu.mode() : VirtualThreadCpu.Mode.ABSENT;
-        if (boot != null && (bootState == BOOT_EXACT || bootState == BOOT_MOUNTED)) {
-            BOOT_CPU = boot;
-            SOURCE = VirtualSource.JAVAAGENT;
-            MOUNTED = bootState == BOOT_MOUNTED;
+        VirtualThreadCpu.Mode mode = Runtime.version().feature() >= 21 ? VirtualThreadCpu.mode() : VirtualThreadCpu.Mode.ABSENT;
+        if (!mode.charging()) {
+            SOURCE = VirtualSource.NONE;
         } else {
-            BOOT_CPU = null;
-            SOURCE = jvmti.charging() ? VirtualSource.JVMTI : VirtualSource.NONE;
-            MOUNTED = jvmti == VirtualThreadCpu.Mode.MOUNTED;
+            SOURCE = VirtualThreadCpu.mechanism() == VirtualThreadCpu.Mechanism.JAVAAGENT ? VirtualSource.JAVAAGENT
+                    : VirtualSource.JVMTI;
         }
-        LIMITATION = limitation(jvmti, bootState);
+        MOUNTED = mode == VirtualThreadCpu.Mode.MOUNTED;
+        LIMITATION = limitation(mode);
     }
 
     private CpuClock() {}
 
-    private static String limitation(VirtualThreadCpu.Mode jvmti, int bootState) {
+    private static String limitation(VirtualThreadCpu.Mode mode) {
         int feature = Runtime.version().feature();
         if (feature < 21) {
             return "JDK " + feature + " has no virtual threads; spans get the CPU time of platform threads only";
@@ -83,9 +61,10 @@ public final class CpuClock {
         if (SOURCE != VirtualSource.NONE) {
             return null;
         }
-        String why = bootState >= 0 || jvmti != VirtualThreadCpu.Mode.ABSENT
-                ? "the virtual-thread agent is loaded but does not charge (-javaagent state " + bootState + ", JVMTI agent " + jvmti + ")"
-                : "no virtual-thread accounting in this JVM (add -javaagent:threadtime.jar=mode=exact"
+        String why = mode != VirtualThreadCpu.Mode.ABSENT
+                ? "the virtual-thread agent is loaded but does not charge (" + VirtualThreadCpu.mechanism() + ", mode "
+                        + mode + ")"
+                : "no virtual-thread accounting in this JVM (add -javaagent:threadtime-agent.jar=mode=exact"
                         + " or -agentpath:<libthreadtime_vthreads.so>=mode=exact)";
         return why + "; only spans on platform threads get CPU time";
     }
@@ -146,18 +125,7 @@ public final class CpuClock {
     }
 
     private static long virtualNanos() {
-        switch (SOURCE) {
-            case JAVAAGENT:
-                try {
-                    return (long) BOOT_CPU.invokeExact();
-                } catch (Throwable t) {
-                    return -1; // VtHooks never throws; a broken handle reads as no figure
-                }
-            case JVMTI:
-                return VirtualThreadCpu.currentThreadCpuTime();
-            default:
-                return -1;
-        }
+        return SOURCE == VirtualSource.NONE ? -1 : VirtualThreadCpu.currentThreadCpuTime();
     }
 
     /**

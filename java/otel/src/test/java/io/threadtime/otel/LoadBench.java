@@ -38,14 +38,14 @@ import java.util.function.LongSupplier;
  * <p>
  * Two suites:
  * <ul>
- * <li>{@code vthreads} (issue 18): no agent; the JVMTI agent in mounted and
+ * <li>{@code vthreads}: no agent; the JVMTI agent in mounted and
  *     exact mode; the {@code -javaagent} in both modes, with and without
  *     HotSpot's transition flag ({@code -XX:-DoJVMTIVirtualThreadTransitions},
  *     which the JVMTI agent refuses); no agent with the flag. The handler
  *     measures itself with {@code TaskCpu} and the table sets what the
  *     accounting charged per request beside what the burns took, measured
  *     on the carrier's clock without threadtime. Ratios are to no agent.</li>
- * <li>{@code otel} (issue 12): no agent; the OpenTelemetry agent alone; with
+ * <li>{@code otel}: no agent; the OpenTelemetry agent alone; with
  *     the extension (virtual threads unmeasured); with the extension and the
  *     JVMTI agent in exact mode; the OpenTelemetry agent with the flag; with the
  *     flag, the extension and {@code -javaagent:threadtime.jar=mode=exact} (the

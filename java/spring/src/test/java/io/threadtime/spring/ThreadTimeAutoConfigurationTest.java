@@ -17,7 +17,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** Issue 30 item 8: the auto-configuration, and that Spring Boot finds it. */
+/** The auto-configuration, and that Spring Boot finds it. */
 class ThreadTimeAutoConfigurationTest {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(ThreadTimeAutoConfiguration.class));

@@ -94,7 +94,7 @@ final class ProbeTransformer implements ClassFileTransformer {
         return out;
     }
 
-    /** Whether the class can reach io.threadtime.boot.Probes; makes its module read it. */
+    /** Whether the class can reach the hooks' Probes; makes its module read it. */
     private boolean canCall(Module module, ClassLoader loader, String name) {
         if (loader != null) {
             Boolean sees;

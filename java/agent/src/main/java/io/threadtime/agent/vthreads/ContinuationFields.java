@@ -1,6 +1,6 @@
 package io.threadtime.agent.vthreads;
 
-import io.threadtime.agent.vthreads.hooks.VtConfig;
+import io.threadtime.agent.vthreads.hooks.HookConfig;
 import java.lang.instrument.ClassFileTransformer;
 import java.security.ProtectionDomain;
 import org.objectweb.asm.ClassReader;
@@ -23,19 +23,19 @@ import org.objectweb.asm.Opcodes;
  * the class at once. Where the class was loaded before (another agent made a
  * virtual thread first) or is not the shape known here, the transformer is
  * not applied and the hooks keep their accounts in a table instead
- * ({@code io.threadtime.boot.VtAccounts}).
+ * ({@code hooks.TableAccounts}).
  * <p>
  * Added without the retransform capability, so the fields stay part of the
  * class when another agent retransforms it later: the JVM starts a
  * retransformation from what load-time-only transformers produced.
  */
 final class ContinuationFields implements ClassFileTransformer {
-    static final String TARGET = VtConfig.CONTINUATION_CLASS.replace('.', '/');
+    static final String TARGET = HookConfig.CONTINUATION_CLASS.replace('.', '/');
     static final String SUPER = "jdk/internal/vm/Continuation";
-    /** The names the fields get; io.threadtime.boot.VtFields reads them. */
-    static final String[] FIELDS = {VtConfig.TOTAL_FIELD, VtConfig.MARK_FIELD, VtConfig.CARRIER_FIELD,
-        VtConfig.SEQ_FIELD};
-    private static final String NAME = VtConfig.CONTINUATION_CLASS;
+    /** The names the fields get; {@code hooks.ContinuationAccounts} writes and reads them. */
+    static final String[] FIELDS = {HookConfig.TOTAL_FIELD, HookConfig.MARK_FIELD, HookConfig.CARRIER_FIELD,
+        HookConfig.SEQ_FIELD};
+    private static final String NAME = HookConfig.CONTINUATION_CLASS;
 
     private volatile String mismatch = NAME + " was loaded before threadtime's premain (an agent before it "
             + "started a virtual thread or retransformed VirtualThread): put -javaagent:threadtime.jar first";

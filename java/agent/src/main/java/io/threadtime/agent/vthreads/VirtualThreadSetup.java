@@ -3,11 +3,12 @@ package io.threadtime.agent.vthreads;
 import io.threadtime.AgentAccess;
 import io.threadtime.ThreadTimeMXBean;
 import io.threadtime.VirtualThreadCpu;
+import io.threadtime.VirtualThreadCpu.Mode;
 import io.threadtime.agent.AgentLog;
 import io.threadtime.agent.AgentOptions;
 import io.threadtime.agent.HookClassPath;
-import io.threadtime.agent.vthreads.hooks.VtConfig;
-import io.threadtime.agent.vthreads.hooks.VtHooks;
+import io.threadtime.agent.vthreads.hooks.HookConfig;
+import io.threadtime.agent.vthreads.hooks.VirtualThreadHooks;
 import java.lang.instrument.Instrumentation;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -38,7 +39,8 @@ public final class VirtualThreadSetup {
      * per mount.
      */
     public static void install(AgentOptions o, Instrumentation inst) {
-        boolean accounting = o.modeGiven || !o.runsLog();
+        // The one decision of what the hooks will do; what follows sets that up.
+        Mode mode = o.modeGiven || !o.runsLog() ? o.mode : Mode.MARKERS;
         Boolean transitionsOn = AgentAccess.transitionsOn();
         if (AgentAccess.jvmtiMode().charging()) {
             AgentLog.warn("the JVMTI virtual-thread agent is loaded and charging; this agent's VirtualThread hooks stay out"
@@ -49,7 +51,7 @@ public final class VirtualThreadSetup {
             return;
         }
         try {
-            if (Class.forName(VtConfig.class.getName(), false, null) != VtConfig.class) {
+            if (Class.forName(HookConfig.class.getName(), false, null) != HookConfig.class) {
                 AgentLog.warn("the VirtualThread hooks were already loaded from the class path; they stay out");
                 return;
             }
@@ -58,7 +60,7 @@ public final class VirtualThreadSetup {
             return;
         }
         if (!o.hooks) {
-            VtConfig.state(VtConfig.EVENTS_OFF);
+            report(Mode.EVENTS_OFF);
             return;
         }
         // A note, not a warning: the path costs ~90-100 ns per mount and
@@ -82,13 +84,13 @@ public final class VirtualThreadSetup {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             if (o.runsLog()) {
                 MethodType mark = MethodType.methodType(void.class, long.class);
-                VtConfig.names(AgentAccess.mountedNames());
-                VtConfig.markers(AgentAccess.backend("eventMount", mark),
+                HookConfig.names(AgentAccess.mountedNames());
+                HookConfig.markers(AgentAccess.backend("eventMount", mark),
                         AgentAccess.backend("eventUnmount", mark));
             }
             Object warmUp = null; // a continuation for the warm-up, when the accounts are in them
-            if (accounting) {
-                installClock(o.exact, lookup);
+            if (mode.charging()) {
+                installClock(mode, lookup);
                 if (!o.table) {
                     warmUp = fieldsInContinuations(inst);
                 }
@@ -103,12 +105,12 @@ public final class VirtualThreadSetup {
                     }
                 }
             }
-            Class.forName(VtHooks.class.getName(), true, null); // its constants, before any hook runs
+            Class.forName(VirtualThreadHooks.class.getName(), true, null); // its constants, before any hook runs
             // Nothing may be loaded, initialized or linked for the first time
             // inside a hook: a carrier runs them in the middle of a mount, and
             // with HotSpot's transition path on, a class being initialized by a
             // thread that waits for that mount to end deadlocks (seen once:
-            // a carrier in mount() waiting for VtAccounts' initializer, whose
+            // a carrier in mount() waiting for TableAccounts' initializer, whose
             // thread waited in the VM). One round trip through the hooks on
             // this thread, under its own id, which no virtual thread has,
             // does all of it now (the log does not run yet: no marker is written),
@@ -121,19 +123,26 @@ public final class VirtualThreadSetup {
             // waiting in MethodHandle.customize, found by a test that hung CI).
             Thread self = Thread.currentThread();
             for (int i = 0; i < WARM_UP_ROUNDS; i++) {
-                VtHooks.mount(self, self, warmUp);
-                VtHooks.unmount(self, warmUp);
+                VirtualThreadHooks.mount(self, self, warmUp);
+                VirtualThreadHooks.unmount(self, warmUp);
             }
-            VtHooks.end(self, warmUp);
+            VirtualThreadHooks.end(self, warmUp);
             if (o.runsLog()) {
                 AgentAccess.warmUpNames(WARM_UP_ROUNDS);
             }
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             AgentLog.warn("could not set up the clock (" + e + "); the agent stays passive");
-            VtConfig.state(VtConfig.PASSIVE);
+            report(Mode.PASSIVE);
             return;
         }
-        instrument(inst, !accounting ? VtConfig.MARKERS : o.exact ? VtConfig.EXACT : VtConfig.MOUNTED);
+        instrument(inst, mode);
+    }
+
+    /** What the hooks do, for every class loader's copy of the API: the
+     * mode's name and whether it charges, which the hook classes cannot ask
+     * the mode itself (they cannot see its type). */
+    private static void report(Mode mode) {
+        HookConfig.mode(mode.name(), mode.charging());
     }
 
     /**
@@ -152,12 +161,12 @@ public final class VirtualThreadSetup {
         String why;
         Object warmUp = null;
         try {
-            Class<?> cont = Class.forName(VtConfig.CONTINUATION_CLASS, false, null);
+            Class<?> cont = Class.forName(HookConfig.CONTINUATION_CLASS, false, null);
             why = fields.mismatch();
             if (why == null) {
                 warmUp = instance(cont);
                 openJavaLang(inst);
-                why = VtConfig.useFields();
+                why = HookConfig.useFields();
             }
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             Throwable cause = e;
@@ -182,7 +191,7 @@ public final class VirtualThreadSetup {
      * for their handles on {@code VirtualThread}'s and its continuation's fields. */
     private static void openJavaLang(Instrumentation inst) {
         inst.redefineModule(Object.class.getModule(), Set.of(), Map.of(),
-                Map.of("java.lang", Set.of(VtConfig.class.getModule())), Set.of(), Map.of());
+                Map.of("java.lang", Set.of(HookConfig.class.getModule())), Set.of(), Map.of());
     }
 
     /**
@@ -203,11 +212,11 @@ public final class VirtualThreadSetup {
     }
 
     /** The accounting's clocks, for the hooks. */
-    private static void installClock(boolean exact, MethodHandles.Lookup lookup) throws ReflectiveOperationException {
+    private static void installClock(Mode mode, MethodHandles.Lookup lookup) throws ReflectiveOperationException {
         MethodHandle clock, carrierClock;
         String clockName;
         double nsPerTick = 1;
-        if (exact) {
+        if (mode == Mode.EXACT) {
             // The carrier's own clock, without a system call while the kernel
             // shows that the carrier was not switched out (FastClock).
             clock = AgentAccess.fastClockReader();
@@ -231,22 +240,22 @@ public final class VirtualThreadSetup {
         }
         MethodHandle current = lookup.findStatic(VirtualThreadCpu.class, "currentThreadCpuTime",
                 MethodType.methodType(long.class));
-        VtConfig.install(clock, carrierClock, current, clockName, nsPerTick);
+        HookConfig.install(clock, carrierClock, current, clockName, nsPerTick);
     }
 
-    /** The transformer in, VirtualThread retransformed, the state set. */
-    private static void instrument(Instrumentation inst, int state) {
+    /** The transformer in, VirtualThread retransformed, the mode reported. */
+    private static void instrument(Instrumentation inst, Mode mode) {
         Class<?> target;
         try {
             target = Class.forName("java.lang.VirtualThread", false, null);
         } catch (ClassNotFoundException e) {
             AgentLog.warn("JDK " + Runtime.version() + " has no java.lang.VirtualThread; the agent stays passive");
-            VtConfig.state(VtConfig.PASSIVE);
+            report(Mode.PASSIVE);
             return;
         }
         if (!inst.isRetransformClassesSupported() || !inst.isModifiableClass(target)) {
             AgentLog.warn("this JVM cannot retransform java.lang.VirtualThread; the agent stays passive");
-            VtConfig.state(VtConfig.PASSIVE);
+            report(Mode.PASSIVE);
             return;
         }
         // The transformer stays registered: another agent retransforming
@@ -257,8 +266,8 @@ public final class VirtualThreadSetup {
         inst.addTransformer(transformer, true);
         String why;
         try {
-            // The state first: a hook may run as soon as the class is replaced.
-            VtConfig.state(state);
+            // The mode first: a hook may run as soon as the class is replaced.
+            report(mode);
             inst.retransformClasses(target);
             why = transformer.mismatch();
         } catch (Throwable t) {
@@ -266,7 +275,7 @@ public final class VirtualThreadSetup {
         }
         if (why != null) {
             inst.removeTransformer(transformer);
-            VtConfig.state(VtConfig.PASSIVE);
+            report(Mode.PASSIVE);
             AgentLog.warn("java.lang.VirtualThread of JDK " + Runtime.version() + " is not a shape this agent knows (" + why
                     + "); nothing instrumented, virtual threads read -1");
         }

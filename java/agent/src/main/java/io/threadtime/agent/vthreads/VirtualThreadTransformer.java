@@ -1,6 +1,6 @@
 package io.threadtime.agent.vthreads;
 
-import io.threadtime.agent.vthreads.hooks.VtHooks;
+import io.threadtime.agent.vthreads.hooks.VirtualThreadHooks;
 import java.lang.instrument.ClassFileTransformer;
 import java.security.ProtectionDomain;
 import org.objectweb.asm.ClassReader;
@@ -11,7 +11,7 @@ import org.objectweb.asm.MethodVisitor;
 import org.objectweb.asm.Opcodes;
 
 /**
- * Puts calls to the hooks of {@link VtHooks} into
+ * Puts calls to the hooks of {@link VirtualThreadHooks} into
  * {@code java.lang.VirtualThread} (ASM, relocated into this JAR).
  * <p>
  * Why these points, in JDK 21 and 25 alike: the carrier runs
@@ -49,7 +49,7 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
     private volatile boolean applied;
 
     VirtualThreadTransformer() {
-        this("io/threadtime/agent/vthreads/hooks/VtHooks"); // named: the class literal would load it here
+        this("io/threadtime/agent/vthreads/hooks/VirtualThreadHooks"); // named: the class literal would load it here
     }
 
     /** Hooks calling another class with the same three methods (the

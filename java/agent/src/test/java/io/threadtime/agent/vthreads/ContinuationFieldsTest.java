@@ -22,7 +22,7 @@ import org.objectweb.asm.Opcodes;
  * (JDK 21+): the four of them, private longs, added once; any other class,
  * loader, a redefinition, an unknown superclass or a name already taken
  * leaves the bytes alone with the reason. That the JVM loads the class with
- * them and the hooks charge through them is tested in jvmti/java.
+ * them and the hooks charge through them is tested in java/agent/vthreads-tests.
  */
 class ContinuationFieldsTest {
     static byte[] continuation() throws IOException {

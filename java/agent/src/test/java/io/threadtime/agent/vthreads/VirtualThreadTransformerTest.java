@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.threadtime.agent.vthreads.hooks.VtHooks;
+import io.threadtime.agent.vthreads.hooks.VirtualThreadHooks;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
  * The -javaagent's shape check, on this JDK's own java.lang.VirtualThread
  * (JDK 21+) and on copies of it altered the way another JDK might differ:
  * a known shape is instrumented, any other is left exactly as it is, with a
- * reason naming what differed. Loading and charging are tested in jvmti/java.
+ * reason naming what differed. Loading and charging are tested in java/agent/vthreads-tests.
  */
 class VirtualThreadTransformerTest {
     static byte[] virtualThread() throws IOException {
@@ -63,7 +63,7 @@ class VirtualThreadTransformerTest {
         assertNotNull(out, "not instrumented: " + t.mismatch());
         assertNull(t.mismatch());
         String text = new String(out, StandardCharsets.ISO_8859_1);
-        assertTrue(text.contains("io/threadtime/agent/vthreads/hooks/VtHooks"), "no call to the hooks");
+        assertTrue(text.contains("io/threadtime/agent/vthreads/hooks/VirtualThreadHooks"), "no call to the hooks");
     }
 
     @Test

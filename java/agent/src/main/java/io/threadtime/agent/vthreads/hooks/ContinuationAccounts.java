@@ -7,7 +7,7 @@ import java.lang.invoke.VarHandle;
  * The virtual threads' accounts kept in each thread's own continuation: four
  * {@code long} fields the agent adds to
  * {@code java.lang.VirtualThread$VThreadContinuation} as it loads
- * ({@code io.threadtime.ContinuationFields}). A mount or unmount writes the
+ * ({@code io.threadtime.agent.vthreads.ContinuationFields}). A mount or unmount writes the
  * continuation the hook is handed, which the carrier has just used: no
  * lookup, no lock, nothing shared with other threads' accounts, nothing to
  * give back when a thread ends (the account goes with the thread's objects).
@@ -16,12 +16,12 @@ import java.lang.invoke.VarHandle;
  * stretch's carrier (its thread id; 0 while unmounted, {@link #ENDED} once
  * the thread has ended) and a sequence count, odd while the owner's carrier
  * writes, so that another thread reads a consistent figure. Used only when
- * {@link VtConfig#fields} is set: the agent opens {@code java.lang} to this
+ * {@link HookConfig#fields} is set: the agent opens {@code java.lang} to this
  * module first, which these handles need. {@link #self} and {@link #other}
- * read the figures ({@code io.threadtime.VirtualThreadCpu} calls them when
+ * read the figures ({@code io.threadtime.VirtualThreadCpu} reads through them when
  * the accounts are here).
  */
-public final class VtFields {
+public final class ContinuationAccounts {
     /** The carrier field of a thread that has ended. */
     static final long ENDED = -1;
     private static final Class<?> VIRTUAL_THREAD;
@@ -31,21 +31,21 @@ public final class VtFields {
         try {
             MethodHandles.Lookup here = MethodHandles.lookup();
             Class<?> vthread = Class.forName("java.lang.VirtualThread", false, null);
-            Class<?> cont = Class.forName(VtConfig.CONTINUATION_CLASS, false, null);
+            Class<?> cont = Class.forName(HookConfig.CONTINUATION_CLASS, false, null);
             Class<?> base = Class.forName("jdk.internal.vm.Continuation", false, null);
             VIRTUAL_THREAD = vthread;
             CONT = MethodHandles.privateLookupIn(vthread, here).findVarHandle(vthread, "cont", base);
             MethodHandles.Lookup l = MethodHandles.privateLookupIn(cont, here);
-            TOTAL = l.findVarHandle(cont, VtConfig.TOTAL_FIELD, long.class);
-            MARK = l.findVarHandle(cont, VtConfig.MARK_FIELD, long.class);
-            CARRIER = l.findVarHandle(cont, VtConfig.CARRIER_FIELD, long.class);
-            SEQ = l.findVarHandle(cont, VtConfig.SEQ_FIELD, long.class);
+            TOTAL = l.findVarHandle(cont, HookConfig.TOTAL_FIELD, long.class);
+            MARK = l.findVarHandle(cont, HookConfig.MARK_FIELD, long.class);
+            CARRIER = l.findVarHandle(cont, HookConfig.CARRIER_FIELD, long.class);
+            SEQ = l.findVarHandle(cont, HookConfig.SEQ_FIELD, long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
-    private VtFields() {}
+    private ContinuationAccounts() {}
 
     /** The continuation of virtual thread {@code vthread} (not in a hook: they
      * are handed it); null for a thread of another class (a virtual thread
@@ -94,7 +94,7 @@ public final class VtFields {
      * carrier writes it, so plain reads are consistent. */
     public static long self(Thread vthread) {
         Object c = cont(vthread);
-        return c == null ? -1 : VtHooks.selfFigure(total(c), mark(c), carrier(c));
+        return c == null ? -1 : VirtualThreadHooks.selfFigure(total(c), mark(c), carrier(c));
     }
 
     /**
@@ -113,16 +113,26 @@ public final class VtFields {
                 long total = total(c);
                 long mark = mark(c);
                 long carrier = carrier(c);
-                long now = carrier > 0 ? VtHooks.carrierNow(carrier) : 0;
+                long now = carrier > 0 ? VirtualThreadHooks.carrierNow(carrier) : 0;
                 VarHandle.loadLoadFence();
                 if (seq(c) == seq) {
-                    return carrier == ENDED ? -1 : VtHooks.figure(total, mark, carrier, now);
+                    return carrier == ENDED ? -1 : VirtualThreadHooks.figure(total, mark, carrier, now);
                 }
             }
             if (spins > 64) {
                 Thread.onSpinWait();
             }
         }
+    }
+
+    /** Accounts held outside the threads: none, they are in the threads. */
+    public static long inUse() {
+        return 0;
+    }
+
+    /** Bytes the accounts occupy outside the threads: none. */
+    public static long bytes() {
+        return 0;
     }
 
     static long seq(Object c) {

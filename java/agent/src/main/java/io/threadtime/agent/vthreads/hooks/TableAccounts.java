@@ -5,9 +5,11 @@ import java.lang.invoke.VarHandle;
 
 /**
  * The virtual threads' accounts, keyed by thread id, for the
- * {@code java.lang.instrument} agent's hooks (see {@link VtHooks}) where they
- * cannot be in the threads themselves ({@link VtFields}): the continuation
- * class was loaded before the agent, or {@code accounts=table} was given.
+ * {@code java.lang.instrument} agent's hooks (see {@link VirtualThreadHooks})
+ * where they cannot be in the threads themselves
+ * ({@link ContinuationAccounts}): the continuation class was loaded before
+ * the agent, or {@code accounts=table} was given. This class writes the
+ * table and reads it.
  * <p>
  * {@code java.lang.VirtualThread} is loaded before any agent runs, so a
  * retransformation cannot give it a field; a {@code ThreadLocal} would make
@@ -28,10 +30,10 @@ import java.lang.invoke.VarHandle;
  * the owner's thread id, and a sequence count that is odd while its owner's
  * carrier writes, so that another thread reads a consistent figure.
  * {@link #self} and {@link #other} read the figures
- * ({@code io.threadtime.VirtualThreadCpu} calls them when the accounts are
+ * ({@code io.threadtime.VirtualThreadCpu} reads through them when the accounts are
  * here).
  */
-public final class VtAccounts {
+public final class TableAccounts {
     static final int TOTAL = 0, MARK = 1, CARRIER = 2, OWNER = 3, SEQ = 4;
     private static final int STRIDE_SHIFT = 3; // 8 longs, 64 bytes: one cache line each
     private static final int CHUNK_SHIFT = 6;  // 64 accounts per chunk
@@ -51,7 +53,7 @@ public final class VtAccounts {
         }
     }
 
-    private VtAccounts() {}
+    private TableAccounts() {}
 
     /** An id to account number map; keys 0 (free) and GONE (ended) hold no thread. */
     private static final class Index {
@@ -292,7 +294,7 @@ public final class VtAccounts {
         }
         long[] c = chunk(id, a);
         int o = offset(a);
-        return VtHooks.selfFigure(c[o + TOTAL], c[o + MARK], c[o + CARRIER]);
+        return VirtualThreadHooks.selfFigure(c[o + TOTAL], c[o + MARK], c[o + CARRIER]);
     }
 
     /**
@@ -319,10 +321,10 @@ public final class VtAccounts {
                 long total = c[o + TOTAL];
                 long mark = c[o + MARK];
                 long carrier = c[o + CARRIER];
-                long now = carrier != 0 ? VtHooks.carrierNow(carrier) : 0;
+                long now = carrier != 0 ? VirtualThreadHooks.carrierNow(carrier) : 0;
                 VarHandle.loadLoadFence();
                 if (seq(c, o) == seq) {
-                    return owner != id ? -1 : VtHooks.figure(total, mark, carrier, now);
+                    return owner != id ? -1 : VirtualThreadHooks.figure(total, mark, carrier, now);
                 }
             }
             if (spins > 64) {

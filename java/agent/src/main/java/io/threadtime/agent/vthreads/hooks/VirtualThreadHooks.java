@@ -5,10 +5,11 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What {@code java.lang.VirtualThread} calls once the threadtime agent
- * ({@code -javaagent:threadtime.jar}) has instrumented it, and what any class
- * loader calls to read the figures. The agent appends this package to the
- * boot class path, so {@code java.base} can call it and every loader sees the
- * same copy: {@code Class.forName("io.threadtime.boot.VtHooks", false, null)}.
+ * ({@code -javaagent:threadtime-agent.jar}) has instrumented it, and what any
+ * class loader calls to read the figures. The agent appends this package to
+ * the boot class path, so {@code java.base} can call it and every loader
+ * sees the same copy: {@code Class.forName(
+ * "io.threadtime.agent.vthreads.hooks.VirtualThreadHooks", false, null)}.
  * <p>
  * On the carrier, the end of {@code mount()} calls {@link #mount} (the thread
  * is now current: its stretch starts), the start of {@code unmount()} calls
@@ -21,33 +22,33 @@ import java.util.concurrent.atomic.AtomicLong;
  * figure misses at most that stretch.
  * <p>
  * A thread's account is four fields of its continuation, which the hooks
- * are handed ({@link VtFields}); where the agent could not add those, an
- * entry in a table keyed by thread id ({@link VtAccounts}). Which one is
- * fixed before the hooks go in; each of the two classes also reads its
- * accounts, with the clock held here.
+ * are handed ({@link ContinuationAccounts}); where the agent could not add
+ * those, an entry in a table keyed by thread id ({@link TableAccounts}).
+ * Which one is fixed before the hooks go in; each of the two classes writes
+ * and reads its own accounts, with the clock held here.
  */
-public final class VtHooks {
-    private static final MethodHandle CLOCK = VtConfig.clock;
-    private static final MethodHandle CARRIER_CLOCK = VtConfig.carrierClock;
-    private static final MethodHandle CURRENT = VtConfig.current;
-    private static final double NS_PER_TICK = VtConfig.nsPerTick;
-    private static final boolean ACCOUNT = VtConfig.account;
-    private static final boolean FIELDS = VtConfig.fields;
-    private static final MethodHandle MOUNT_MARK = VtConfig.mountMark;
-    private static final MethodHandle UNMOUNT_MARK = VtConfig.unmountMark;
-    private static final MethodHandle MOUNT_NAME = VtConfig.mountName;
+public final class VirtualThreadHooks {
+    private static final MethodHandle CLOCK = HookConfig.clock;
+    private static final MethodHandle CARRIER_CLOCK = HookConfig.carrierClock;
+    private static final MethodHandle CURRENT = HookConfig.current;
+    private static final double NS_PER_TICK = HookConfig.nsPerTick;
+    private static final boolean ACCOUNT = HookConfig.account;
+    private static final boolean FIELDS = HookConfig.fields;
+    private static final MethodHandle MOUNT_MARK = HookConfig.mountMark;
+    private static final MethodHandle UNMOUNT_MARK = HookConfig.unmountMark;
+    private static final MethodHandle MOUNT_NAME = HookConfig.mountName;
     private static final boolean MARK = MOUNT_MARK != null;
     private static final AtomicLong FAILURES = new AtomicLong();
     /** Made before any hook runs: a hook builds no string and links nothing. */
     private static final IllegalStateException CLOCK_FAILED =
             new IllegalStateException("the clock read failed (a negative figure)");
 
-    private VtHooks() {}
+    private VirtualThreadHooks() {}
 
     /**
      * End of {@code mount()}: {@code vthread} is mounted on {@code carrier};
      * {@code cont} is its continuation, where its account is when
-     * {@link VtConfig#fields} is set.
+     * {@link HookConfig#fields} is set.
      */
     public static void mount(Thread vthread, Thread carrier, Object cont) {
         try {
@@ -61,14 +62,14 @@ public final class VtHooks {
             // The table's account is found (or made) before the clock is read,
             // so that a first mount's insertion is not charged to the thread.
             long id = vthread.getId();
-            int a = FIELDS ? 0 : VtAccounts.account(id);
+            int a = FIELDS ? 0 : TableAccounts.account(id);
             long now = (long) CLOCK.invokeExact();
             if (now < 0) {
                 failed(CLOCK_FAILED);
             } else if (FIELDS) {
-                VtFields.open(cont, now, carrier.getId());
+                ContinuationAccounts.open(cont, now, carrier.getId());
             } else {
-                VtAccounts.open(VtAccounts.chunk(id, a), VtAccounts.offset(a), now, carrier.getId());
+                TableAccounts.open(TableAccounts.chunk(id, a), TableAccounts.offset(a), now, carrier.getId());
             }
         } catch (Throwable t) {
             failed(t);
@@ -88,12 +89,12 @@ public final class VtHooks {
             // left open, a reader would charge the carrier's later work to it.
             long now = (long) CLOCK.invokeExact();
             if (FIELDS) {
-                VtFields.close(cont, now);
+                ContinuationAccounts.close(cont, now);
             } else {
                 long id = vthread.getId();
-                int a = VtAccounts.find(id);
+                int a = TableAccounts.find(id);
                 if (a >= 0) {
-                    VtAccounts.close(VtAccounts.chunk(id, a), VtAccounts.offset(a), now);
+                    TableAccounts.close(TableAccounts.chunk(id, a), TableAccounts.offset(a), now);
                 }
             }
             if (now < 0) {
@@ -112,9 +113,9 @@ public final class VtHooks {
                 return;
             }
             if (FIELDS) {
-                VtFields.end(cont);
+                ContinuationAccounts.end(cont);
             } else {
-                VtAccounts.release(vthread.getId());
+                TableAccounts.release(vthread.getId());
             }
         } catch (Throwable t) {
             failed(t);

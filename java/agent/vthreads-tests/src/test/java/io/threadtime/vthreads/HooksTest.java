@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * through the boot class path.
  */
 class HooksTest {
-    static final String HOOKS = "io.threadtime.agent.vthreads.hooks.VtHooks";
+    static final String HOOKS = "io.threadtime.agent.vthreads.hooks.VirtualThreadHooks";
 
     @Test
     void hooksSwallowAndCountTheirFailures() throws Exception {
@@ -65,7 +65,7 @@ class HooksTest {
         try {
             return (long) cpu.invokeExact();
         } catch (Throwable t) {
-            throw new AssertionError("VtHooks.currentThreadCpuTime threw", t);
+            throw new AssertionError("VirtualThreadHooks.currentThreadCpuTime threw", t);
         }
     }
 

@@ -1,8 +1,8 @@
 package io.threadtime.vthreads;
 
 import io.threadtime.VirtualThreadCpu;
-import io.threadtime.agent.vthreads.hooks.VtAccounts;
-import io.threadtime.agent.vthreads.hooks.VtFields;
+import io.threadtime.agent.vthreads.hooks.ContinuationAccounts;
+import io.threadtime.agent.vthreads.hooks.TableAccounts;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
@@ -49,7 +49,7 @@ public final class PlacementChild {
 
     /** The hooks' own figure for {@code t}, from wherever they keep the accounts. */
     private static long hooks(Thread t) {
-        return VirtualThreadCpu.accountsInThreads() ? VtFields.other(t) : VtAccounts.other(t);
+        return VirtualThreadCpu.accountsInThreads() ? ContinuationAccounts.other(t) : TableAccounts.other(t);
     }
 
     /** The one carrier (parallelism 1), by the name the JDK gives it. */

@@ -234,8 +234,8 @@ class ExactModeTest {
     }
 
     /** A thread that has been started but not yet mounted has used no CPU:
-     * 0, wherever the accounts are (issue 30 item 7: the table and the JVMTI
-     * agent said -1, the continuation fields 0). */
+     * 0, wherever the accounts are (the table and the JVMTI agent once said
+     * -1 there, the continuation fields 0). */
     @Test
     void aStartedThreadNotYetRunReadsZero() throws Exception {
         Long figure = Work.figureBeforeItRuns();
