@@ -99,7 +99,7 @@ final class NativeLibrary {
      * machine for that arch too (JDK 22+'s native linker refuses to start on
      * an arch it does not know), so the fix is to remove the option.
      */
-    private static String archGiven() {
+    static String archGiven() {
         for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
             if (a.startsWith("-Dos.arch=")) {
                 return " (" + a + " is on the java command line: the JDK, too, then takes this machine for that arch;"

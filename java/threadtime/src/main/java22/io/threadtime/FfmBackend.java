@@ -125,7 +125,9 @@ final class FfmBackend extends JniBackend {
             warned = true;
         }
         System.getLogger("io.threadtime").log(System.Logger.Level.WARNING, "threadtime: FFM could not link "
-                + l.method + " (" + why + "); it and any other call FFM cannot link stay on JNI");
+                + l.method + " (" + why + ")" + NativeLibrary.archGiven()
+                + "; it and any other call FFM cannot link stay on JNI, which works (-Dthreadtime.backend=jni says so"
+                + " from the start)");
     }
 
     @Override

@@ -155,6 +155,22 @@ class NativeListTest {
         }
     }
 
+    /**
+     * An os.arch the JDK's linker refuses, with the library named: the calls
+     * stay on JNI and work, and the one warning names the option as the cause.
+     */
+    @Test
+    void aLinkerThatRefusesLeavesTheCallsOnJni() throws Exception {
+        assumeTrue(Runtime.version().feature() >= 22, "the FFM backend needs JDK 22+");
+        String library = NativeLibrary.load().split(" ")[0];
+        ChildJvm c = ChildJvm.run(null, List.of(ChildJvm.GRANT, "-D" + NativeLibrary.PROPERTY + "=" + library,
+                "-Dos.arch=foo"), UnlinkedChild.class.getName());
+        assertEquals(0, c.exit(), c::toString);
+        assertTrue(c.out().matches("(?s)read [1-9][0-9]* backend ffm\\s*"), c::toString);
+        assertTrue(c.err().contains("FFM could not link") && c.err().contains("-Dos.arch=foo is on the java command line")
+                && c.err().contains("stay on JNI"), c::toString);
+    }
+
     /** Calls made before their handles are linked (through JNI) and after (FFM) read one clock, in a fresh JVM. */
     @Test
     void callsKeepTheirAnswersAcrossTheLink() throws Exception {
