@@ -344,7 +344,7 @@ static int layout_of(const tt__run_header *h, const char **why)
  * file at least as long as they say in its layout. */
 static int caps_fit(const tt__run_header *h, uint64_t n, const char **why)
 {
-    if (h->thread_cap == 0 || h->sample_cap == 0 || h->thread_cap > (1u << 24) || h->sample_cap > (1u << 26) ||
+    if (h->thread_cap == 0 || h->sample_cap == 0 || h->thread_cap > TT_RUN_THREAD_CAP_MAX || h->sample_cap > TT_RUN_SAMPLE_CAP_MAX ||
         layout_bytes(h->thread_size, h->thread_cap, h->sample_cap) > n) {
         *why = "run file shorter than its header says";
         return 0;

@@ -39,6 +39,10 @@
  * A reader still takes it (tt__run_file_upgrade). */
 #define TT_RUN_THREAD_SIZE_V1 96
 #define TT_RUN_SAMPLE_SIZE 32
+/* The most records and samples a reader takes from one file (the
+ * THREADTIME_RUN_THREADS and THREADTIME_RUN_SAMPLES rows stop there). */
+#define TT_RUN_THREAD_CAP_MAX (1u << 24)
+#define TT_RUN_SAMPLE_CAP_MAX (1u << 26)
 #define TT_RUN_NAME 16 /* the kernel's 15 bytes and a NUL */
 
 /* Process states (header.state). */

@@ -4,6 +4,7 @@
  * with one line on stderr, or read as the fallback in silence). The table
  * also holds the public header's limits. */
 #include "settings.h"
+#include "../preload/run_file.h"
 #include "threadtime/threadtime.h"
 #include "tt_test.h"
 
@@ -223,8 +224,12 @@ TT_TEST(the_table_holds_the_public_limits)
     CHECK_OP(tt__settings[TT__SET_THREADS].dflt, ==, TT_LOG_THREADS_DEFAULT);
     /* The fields these rows stand in for are 32 bits wide. */
     CHECK_OP(tt__settings[TT__SET_FORK_FILES].max, ==, UINT32_MAX);
-    CHECK_OP(tt__settings[TT__SET_RUN_THREADS].max, ==, UINT32_MAX);
-    CHECK_OP(tt__settings[TT__SET_RUN_SAMPLES].max, ==, UINT32_MAX);
+    /* The most a run file's reader takes: more would record files that
+     * threadtime run then refuses. */
+    CHECK_OP(tt__settings[TT__SET_RUN_THREADS].max, ==, TT_RUN_THREAD_CAP_MAX);
+    CHECK_OP(tt__settings[TT__SET_RUN_SAMPLES].max, ==, TT_RUN_SAMPLE_CAP_MAX);
+    CHECK_OP(tt__settings[TT__SET_RUN_THREADS].min, >=, 1);
+    CHECK_OP(tt__settings[TT__SET_RUN_SAMPLES].min, >=, 1);
     /* THREADTIME_CLOCK's values are read as tt_log_clock by their index. */
     CHECK_OP(index_of(&tt__settings[TT__SET_CLOCK], "counter"), ==, TT_LOG_CLOCK_COUNTER);
     CHECK_OP(index_of(&tt__settings[TT__SET_CLOCK], "monotonic"), ==, TT_LOG_CLOCK_MONOTONIC);
