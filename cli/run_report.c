@@ -971,7 +971,11 @@ static void unseen(sink *out, const proc *ps, const uint32_t *order, uint32_t n,
 typedef struct cmd_sched {
     int64_t wait, slices, vcs, ivcs;
     uint32_t unknown, no_switches;
+    uint32_t known, switched; /* threads in the sums: none makes a sum unknown, not 0 */
 } cmd_sched;
+
+/* A sum over known figures, or -1 when no thread's figure was known. */
+static int64_t known_sum(int64_t sum, uint32_t known) { return known ? sum : -1; }
 
 static void cmd_sched_add(cmd_sched *c, const proc *p)
 {
@@ -984,12 +988,14 @@ static void cmd_sched_add(cmd_sched *c, const proc *p)
         } else {
             c->wait = add_ns(c->wait, r->wait);
             c->slices = add_ns(c->slices, r->slices);
+            c->known += r->count;
         }
         if (r->vcs < 0 || r->ivcs < 0) {
             c->no_switches += r->count;
         } else {
             c->vcs = add_ns(c->vcs, r->vcs);
             c->ivcs = add_ns(c->ivcs, r->ivcs);
+            c->switched += r->count;
         }
     }
 }
@@ -1073,8 +1079,8 @@ static void report_csv(sink *out, const tt__run_set *s, const proc *ps, const ui
         put_cstr(out, ",,");
         put_csv_str(out, how, strlen(how));
     }
-    put_fmt(out, ",%lld,%lld,%lld,%lld,", (long long)c->wait, (long long)c->slices, (long long)h->rusage_voluntary,
-            (long long)h->rusage_involuntary);
+    put_fmt(out, ",%lld,%lld,%lld,%lld,", (long long)known_sum(c->wait, c->known),
+            (long long)known_sum(c->slices, c->known), (long long)h->rusage_voluntary, (long long)h->rusage_involuntary);
     if (!why)
         put_fmt(out, "%lld", (long long)h->cgroup_throttled_ns);
     put_cstr(out, "\n");
@@ -1121,7 +1127,8 @@ static void report_json(sink *out, const tt__run_set *s, const proc *ps, const u
      * its cgroup's throttling over the run. */
     put_fmt(out, "\"run_wait_ns\":%lld,\"timeslices\":%lld,\"voluntary_switches\":%lld,\"involuntary_switches\":%lld,"
                  "\"run_wait_unknown_threads\":%u,\"switches_unknown_threads\":%u,\"cgroup\":",
-            (long long)c->wait, (long long)c->slices, (long long)c->vcs, (long long)c->ivcs, c->unknown,
+            (long long)known_sum(c->wait, c->known), (long long)known_sum(c->slices, c->known),
+            (long long)known_sum(c->vcs, c->switched), (long long)known_sum(c->ivcs, c->switched), c->unknown,
             c->no_switches);
     const char *why = cgroup_missing(h0);
     if (why) {
@@ -1208,14 +1215,19 @@ static int group_all(const proc *ps, const uint32_t *order, uint32_t n, proc *al
  * its switches, after the line on its CPU. */
 static void text_command(sink *out, const tt__runset_header *h, const cmd_sched *c)
 {
-    put_fmt(out, "all threads waited %.3f ms for a CPU", (double)c->wait / 1e6);
-    if (c->unknown)
+    if (!c->known)
+        put_fmt(out, "the wait for a CPU was not read for any thread (%u)", c->unknown);
+    else
+        put_fmt(out, "all threads waited %.3f ms for a CPU", (double)c->wait / 1e6);
+    if (c->known && c->unknown)
         put_fmt(out, " (not counting %u thread%s whose wait was not read)", c->unknown, c->unknown == 1 ? "" : "s");
+    /* The group's throttling is its own figure, not a part of the wait: it
+     * counts every process of the group, the command's sleeping ones too. */
     const char *why = cgroup_missing(h);
     if (why) {
         put_fmt(out, "; cgroup throttling not available: %s\n", why);
     } else {
-        put_fmt(out, ", of which %.3f ms throttled by its cgroup (v%d, ", (double)h->cgroup_throttled_ns / 1e6,
+        put_fmt(out, "; its cgroup was throttled %.3f ms over the run (v%d, ", (double)h->cgroup_throttled_ns / 1e6,
                 h->cgroup_version);
         if (h->cgroup_quota_us < 0)
             put_cstr(out, "no CPU quota)\n");
@@ -1224,8 +1236,11 @@ static void text_command(sink *out, const tt__runset_header *h, const cmd_sched 
                     (double)h->cgroup_quota_us / 1e3, (double)h->cgroup_period_us / 1e3,
                     (long long)h->cgroup_throttled_periods, (long long)h->cgroup_periods);
     }
-    put_fmt(out, "context switches: %lld voluntary, %lld involuntary", (long long)c->vcs, (long long)c->ivcs);
-    if (c->no_switches)
+    if (c->switched)
+        put_fmt(out, "context switches: %lld voluntary, %lld involuntary", (long long)c->vcs, (long long)c->ivcs);
+    else
+        put_fmt(out, "context switches: not read for any thread (%u)", c->no_switches);
+    if (c->switched && c->no_switches)
         put_fmt(out, " (not counting %u thread%s not read)", c->no_switches, c->no_switches == 1 ? "" : "s");
     if (h->rusage_voluntary >= 0)
         put_fmt(out, "; the command's own rusage (wait4): %lld voluntary, %lld involuntary",

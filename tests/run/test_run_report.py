@@ -492,8 +492,8 @@ def test_sched_every_format():
         want_cells = ["-" if wait < 0 else f"{wait / ms:.3f}", "-" if vol < 0 else str(vol), "-" if invol < 0 else str(invol)]
         check(len(row) == 1 and cells[i:i + 3] == want_cells,
               f"sched text: {tid}: {row}")
-    check("all threads waited 16.000 ms for a CPU (not counting 2 threads whose wait was not read), of which 35.000 ms throttled by its "
-          "cgroup (v1, quota 20.000 ms per 100.000 ms: 7 of 50 periods throttled)" in text, f"sched text: {text}")
+    check("all threads waited 16.000 ms for a CPU (not counting 2 threads whose wait was not read); its cgroup was throttled "
+          "35.000 ms over the run (v1, quota 20.000 ms per 100.000 ms: 7 of 50 periods throttled)" in text, f"sched text: {text}")
     check("context switches: 40 voluntary, 16 involuntary (not counting 1 thread not read); the command's own rusage "
           "(wait4): 41 voluntary, 16 involuntary" in text, "sched text: switches")
     # Chrome: in each slice's arguments where known.
@@ -546,6 +546,13 @@ def test_version_1():
         if "v1 in v1" == what:
             check(rep["cgroup"]["available"] is False and "not in this recording" in rep["cgroup"]["why"] and
                   rep["rusage"]["voluntary_switches"] == -1, f"{what}: cgroup {rep['cgroup']}")
+            # No thread's wait or switches known: the command's sums are
+            # unknown too, not 0.
+            check(rep["run_wait_ns"] == -1 and rep["voluntary_switches"] == -1 and rep["run_wait_unknown_threads"] == 2,
+                  f"{what}: the command's wait {rep['run_wait_ns']}, switches {rep['voluntary_switches']}")
+            st, text, err = dump(path)
+            check("the wait for a CPU was not read for any thread (2)" in text.decode() and
+                  "context switches: not read for any thread (2)" in text.decode(), f"{what}: text {text[-400:]}")
         else:
             check(rows[40]["run_wait_ns"] == ms, f"{what}: the version 2 file's figures {rows[40]}")
         st, out, err = dump(path)
