@@ -198,7 +198,8 @@ static void outside_round(tt__run_file *f, pid_t pid, uint32_t round, int split)
          * ticks, 10 ms here), with the scheduler's other accounts; the
          * ticks when the kernel keeps no schedstat. */
         tt_sched sc;
-        int have_sched = tt__task_sched(pid, (pid_t)tid, &sc) == 0;
+        char status[TT__STATUS_BYTES];
+        int have_sched = tt__task_sched(pid, (pid_t)tid, &sc, status, sizeof status) == 0;
         int64_t total = have_sched ? sc.on_cpu_ns : st.user_ns + st.system_ns;
         tt__run_thread *t = record_of_tid(f, (uint32_t)tid);
         if (!t && (t = tt__run_thread_take(f)) != NULL) {

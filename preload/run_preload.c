@@ -292,15 +292,21 @@ static uint32_t record_of(tid_map *m, uint32_t tid, uint64_t now)
     return map_put(m, tid, r) == 0 ? r : UINT32_MAX;
 }
 
-/* Calls fn(tid, ctx) for every thread of this process; 0 or -errno. */
-static int each_task(void (*fn)(uint32_t tid, void *ctx), void *ctx)
+/* The exit handler's scratch, in turn the listing's buffer and each
+ * thread's /proc status file: static, not on the stack, as the handler may
+ * run from _exit() in a signal handler on a small alternate stack, and runs
+ * once per process. */
+static char g_exit_scratch[8192];
+
+/* Calls fn(tid, ctx) for every thread of this process, listing through
+ * buf; 0 or -errno. */
+static int each_task(void (*fn)(uint32_t tid, void *ctx), void *ctx, char *buf, size_t cap)
 {
     int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    char buf[8192];
     for (;;) {
-        long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+        long n = syscall(SYS_getdents64, fd, buf, cap);
         if (n <= 0)
             break;
         for (long off = 0; off < n;) {
@@ -421,6 +427,7 @@ static void *sampler_main(void *arg)
     uint32_t self = (uint32_t)tt__gettid();
     tid_map map = {calloc(1024, sizeof(tid_entry)), 1024, 0, 0};
     tid_list lists[2] = {{0}};
+    char dents[8192]; /* the listing's buffer: its own stack is 128 KiB */
     if (!map.e)
         goto out;
     struct timespec next;
@@ -443,7 +450,7 @@ static void *sampler_main(void *arg)
         cur->n = 0;
         round_ctx c = {&map, cur, self, round, tt__run_now()};
         if (round == 1 || prev->n < FULL_ALWAYS_BELOW || round % FULL_EVERY == 0) {
-            each_task(sample_one, &c);
+            each_task(sample_one, &c, dents, sizeof dents);
         } else {
             for (uint32_t i = 0; i < prev->n; i++)
                 sample_one(prev->v[i], &c);
@@ -669,7 +676,7 @@ static int read_alive(tt__run_thread *r, uint32_t tid, int self, uint64_t now)
     tt_sched s;
     int src;
     if (!self)
-        src = tt__task_sched(0, (pid_t)tid, &s);
+        src = tt__task_sched(0, (pid_t)tid, &s, g_exit_scratch, sizeof g_exit_scratch);
     else if (r->start_ns && now - r->start_ns < TT_RUN_WAIT_MIN_NS)
         src = own_switches(&s);
     else
@@ -740,10 +747,10 @@ static void at_exit(void)
      * processes (a shell, a compiler: one); only a process with more is
      * listed again into one sized from the count. Two listings and an
      * mmap were ~30 us of a short process's exit here. */
-    tid_entry few[32];
+    static tid_entry few[32];
     memset(few, 0, sizeof few);
     exit_list l = {{few, 32, 0, 0}, 0, 0};
-    each_task(list_task, &l);
+    each_task(list_task, &l, g_exit_scratch, sizeof g_exit_scratch);
     tid_map m = l.map;
     size_t mapped = 0;
     if (l.left_out) {
@@ -756,7 +763,7 @@ static void at_exit(void)
             m.e = NULL; /* out of memory at exit: the records taken so far stand */
         l = (exit_list){m, 0, 0};
         if (m.e)
-            each_task(list_task, &l);
+            each_task(list_task, &l, g_exit_scratch, sizeof g_exit_scratch);
         m = l.map;
     }
     uint32_t self = (uint32_t)tt__gettid();
@@ -858,7 +865,7 @@ __attribute__((constructor)) static void run_init(void)
     memcpy(g_dir_copy, dir, n + 1);
     g_dir = g_dir_copy;
     g_interval_ns = setting(TT__SET_RUN_INTERVAL_NS);
-    g_thread_cap = (uint32_t)setting(TT__SET_RUN_THREADS); /* their max is UINT32_MAX */
+    g_thread_cap = (uint32_t)setting(TT__SET_RUN_THREADS); /* at most TT_RUN_*_CAP_MAX */
     g_sample_cap = (uint32_t)setting(TT__SET_RUN_SAMPLES);
     g_owner = getpid();
     pthread_atfork(NULL, NULL, fork_child);

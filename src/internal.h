@@ -185,9 +185,12 @@ char *tt__put_str(char *dst, const char *s);
 /* The scheduler's accounts of thread tid of process pid (pid 0: this
  * process) from /proc/<pid>/task/<tid>/schedstat and .../status, whatever
  * thread calls: nothing kept open, no allocation, no lock, so an exit
- * handler run from a signal handler may read its own thread this way. 0,
- * -ENOENT (no such task, or no /proc), -EIO, or the open's -errno. */
-int tt__task_sched(pid_t pid, pid_t tid, tt_sched *out);
+ * handler run from a signal handler may read its own thread this way. Reads
+ * through buf, which must hold a status file (TT__STATUS_BYTES; the caller
+ * says where it lives). 0, -ENOENT (no such task, or no /proc), -EIO, or
+ * the open's -errno. */
+#define TT__STATUS_BYTES 4096 /* a status file is ~1.5 KiB */
+int tt__task_sched(pid_t pid, pid_t tid, tt_sched *out, char *buf, size_t cap);
 /* The same for the calling thread, as cheaply as that allows: its
  * schedstat, and its switch counts from getrusage(RUSAGE_THREAD) rather
  * than from the ~1.5 KiB of its status file (~20 us of /proc in a short

@@ -200,14 +200,13 @@ static int task_file(pid_t pid, pid_t tid, const char *file, char *buf, size_t c
     return n < 0 ? n : 0;
 }
 
-int tt__task_sched(pid_t pid, pid_t tid, tt_sched *out)
+int tt__task_sched(pid_t pid, pid_t tid, tt_sched *out, char *buf, size_t cap)
 {
-    char buf[4096]; /* a status file is ~1.5 KiB */
-    int rc = task_file(pid, tid, "schedstat", buf, sizeof buf);
+    int rc = task_file(pid, tid, "schedstat", buf, cap);
     if (rc == 0)
         rc = parse_schedstat(buf, out);
     if (rc == 0) {
-        rc = task_file(pid, tid, "status", buf, sizeof buf);
+        rc = task_file(pid, tid, "status", buf, cap);
         if (rc == 0) {
             out->voluntary_switches = status_field(buf, "voluntary_ctxt_switches:");
             out->involuntary_switches = status_field(buf, "nonvoluntary_ctxt_switches:");
@@ -235,7 +234,8 @@ int tt_tid_sched(pid_t tid, tt_sched *out)
         return -EINVAL;
     if (tid == 0 || tid == tt__gettid())
         return tt_self_sched(out);
-    int rc = tt__task_sched(0, tid, out);
+    char buf[TT__STATUS_BYTES];
+    int rc = tt__task_sched(0, tid, out, buf, sizeof buf);
     if (rc != -ENOENT)
         return rc;
     /* Missing: the thread (gone, or another process's), or /proc itself.
