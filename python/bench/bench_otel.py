@@ -15,6 +15,13 @@ tracer providers that each end in SimpleSpanProcessor(InMemorySpanExporter())
   cpu+wait     ThreadTimeSpanProcessor(): the total and the run-queue wait
                (the default)
   cpu+wait+split  ThreadTimeSpanProcessor(split=True): the user/system split too
+  deferred     ThreadTimeSpanProcessor(deferred=True): the figures of cpu+wait
+               filed for the exporter instead of set on the span; the spans
+               are timed up to the same in-memory exporter, and then, apart,
+  deferred export  the wrapping exporter (processor.exporter()) adds them to
+               the spans of the round (its export() of all of them, per span):
+               the part that runs on the exporting thread (a
+               BatchSpanProcessor's worker), off the span's thread
 
 and, as floors in the same run, what the processor cannot do without: the
 SDK's own span.set_attribute(name, int) on a live span (the processor makes
@@ -53,7 +60,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import threadtime
-from threadtime.otel import ThreadTimeSpanProcessor
+from threadtime.otel import TOTAL, ThreadTimeSpanProcessor
 
 FLOOR_NS = 2000
 
@@ -67,7 +74,10 @@ def provider(processor: SpanProcessor | None) -> tuple[TracerProvider, InMemoryS
     return p, exporter
 
 
-def per_span_ns(p: TracerProvider, exporter: InMemorySpanExporter, n: int, gc_off: bool = False) -> float:
+def per_span_ns(p: TracerProvider, exporter: InMemorySpanExporter, n: int, gc_off: bool = False,
+                deferred: Deferred | None = None) -> tuple[float, float | None]:
+    """(per span on the span's thread, per span on the exporting thread:
+    None but for deferred)."""
     tracer = p.get_tracer("bench")
     exporter.clear()
     gc.collect()
@@ -80,8 +90,35 @@ def per_span_ns(p: TracerProvider, exporter: InMemorySpanExporter, n: int, gc_of
     used = time.thread_time_ns() - t0
     gc.enable()
     assert len(exporter.get_finished_spans()) == n
+    exported = None
+    if deferred is not None:
+        finished = exporter.get_finished_spans()
+        t0 = time.thread_time_ns()
+        deferred.export(finished)
+        exported = (time.thread_time_ns() - t0) / n
+        deferred.check(n)
     exporter.clear()  # every variant starts on the same heap
-    return used / n
+    return used / n, exported
+
+
+class Deferred:
+    """A deferred processor's exporter, over an in-memory one of its own."""
+
+    def __init__(self, processor: ThreadTimeSpanProcessor) -> None:
+        self.processor = processor
+        self.spans = InMemorySpanExporter()
+        self.exporter = processor.exporter(self.spans)
+
+    def export(self, finished) -> None:
+        self.exporter.export(finished)
+
+    def check(self, n: int) -> None:
+        """The n spans exported since the last check all got their figures,
+        and none is left waiting."""
+        assert self.processor.pending() == 0
+        exported = self.spans.get_finished_spans()
+        assert len(exported) == n and all(TOTAL in s.attributes for s in exported)
+        self.spans.clear()
 
 
 def per_call_ns(fn, n: int) -> float:
@@ -90,13 +127,19 @@ def per_call_ns(fn, n: int) -> float:
     return (time.thread_time_ns() - t0) / n
 
 
-def variants_and_floors() -> tuple[dict[str, tuple[TracerProvider, InMemorySpanExporter]], dict]:
+DEFERRED = "deferred"
+EXPORT = "deferred export"
+
+
+def variants_and_floors() -> tuple[dict[str, tuple[TracerProvider, InMemorySpanExporter]], dict, Deferred]:
+    processor = ThreadTimeSpanProcessor(deferred=True)
     variants = {
         "plain": provider(None),
         "noop": provider(SpanProcessor()),
         "cpu": provider(ThreadTimeSpanProcessor(run_wait=False)),
         "cpu+wait": provider(ThreadTimeSpanProcessor()),
         "cpu+wait+split": provider(ThreadTimeSpanProcessor(split=True)),
+        DEFERRED: provider(processor),
     }
     live = TracerProvider().get_tracer("bench").start_span("live")
     floors = {
@@ -104,7 +147,7 @@ def variants_and_floors() -> tuple[dict[str, tuple[TracerProvider, InMemorySpanE
         "total_ns()": threadtime.total_ns,
         "sched()": threadtime.sched,
     }
-    return variants, floors
+    return variants, floors, Deferred(processor)
 
 
 def spans(tracer, n: int) -> None:
@@ -119,14 +162,25 @@ def calls(fn, n: int) -> None:
 
 
 def callgrind_child(n: int) -> None:
-    variants, floors = variants_and_floors()
-    for p, e in variants.values():
+    variants, floors, deferred = variants_and_floors()
+    exports = []
+    for name, (p, e) in variants.items():
         tracer = p.get_tracer("bench")
         spans(tracer, 200)  # warm: first-call caches
+        if name == DEFERRED:
+            deferred.export(e.get_finished_spans())
+            deferred.check(200)
         for size in (n, 2 * n):
             e.clear()
             gc.collect()
             sys.call_tracing(spans, (tracer, size))
+            if name == DEFERRED:
+                exports.append(e.get_finished_spans())
+                e.clear()
+    for finished in exports:  # the exporting thread's part, after the spans'
+        gc.collect()
+        sys.call_tracing(deferred.export, (finished,))
+    deferred.check(3 * n)
     for fn in floors.values():
         fn()
         for size in (n, 2 * n):
@@ -136,8 +190,8 @@ def callgrind_child(n: int) -> None:
 def callgrind(n: int) -> int:
     if shutil.which("valgrind") is None:
         sys.exit("bench_otel.py --callgrind: valgrind is not installed (apt-get install valgrind)")
-    variants, floors = variants_and_floors()
-    names = [*variants, *floors]
+    variants, floors, _ = variants_and_floors()
+    names = [*variants, EXPORT, *floors]
     with tempfile.TemporaryDirectory(prefix="tt-callgrind-") as out_dir:
         cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=_PyEval_CallTracing",
                "--dump-after=_PyEval_CallTracing", f"--callgrind-out-file={out_dir}/cg.out",
@@ -175,15 +229,18 @@ def main() -> int:
         return 0
     if args.callgrind:
         return callgrind(args.spans)
-    variants, floors = variants_and_floors()
-    for p, e in variants.values():  # warm-up
-        per_span_ns(p, e, min(args.spans, 2000))
-    samples: dict[str, list[float]] = {name: [] for name in [*variants, *floors]}
+    variants, floors, deferred = variants_and_floors()
+    for name, (p, e) in variants.items():  # warm-up
+        per_span_ns(p, e, min(args.spans, 2000), deferred=deferred if name == DEFERRED else None)
+    samples: dict[str, list[float]] = {name: [] for name in [*variants, EXPORT, *floors]}
     order = list(variants)
     for r in range(args.rounds):
         for name in order[r % len(order):] + order[:r % len(order)]:  # each variant first in turn
             p, e = variants[name]
-            samples[name].append(per_span_ns(p, e, args.spans, args.gc_off))
+            used, exported = per_span_ns(p, e, args.spans, args.gc_off, deferred if name == DEFERRED else None)
+            samples[name].append(used)
+            if exported is not None:
+                samples[EXPORT].append(exported)
         for name, fn in floors.items():
             samples[name].append(per_call_ns(fn, args.spans))
     med = {name: statistics.median(v) for name, v in samples.items()}
@@ -195,7 +252,7 @@ def main() -> int:
     for name, v in samples.items():
         over = f"{med[name] - med['plain']:+11.0f}" if name in variants else f"{'':>11}"
         print(f"{name:<15} {med[name]:9.0f} {over} {min(v):9.0f} {max(v):9.0f}")
-    for name in ("cpu", "cpu+wait", "cpu+wait+split"):
+    for name in ("cpu", "cpu+wait", "cpu+wait+split", DEFERRED):
         over = med[name] - med["plain"]
         verdict = "holds" if over <= FLOOR_NS else "MISSED"
         print(f"floor: {name} adds <= {FLOOR_NS} ns per span over plain: {over:.0f} ns ({verdict}); "

@@ -20,6 +20,17 @@
  *     run-queue wait.
  * A span that ends in another task, on another thread or in another
  * process gets nothing (OTHER_THREAD).
+ *
+ * Deferred (a SpanClock made with pending > 0), the end does not set the
+ * attributes: it files the figures under the span's context (the object
+ * itself: the read-only span the SDK hands on carries the same one), and
+ * the exporter's thread takes them with take(context) when the span is
+ * exported. The table is two dicts: the newest takes the entries, and once
+ * it holds pending of them it becomes the older one and the older one is
+ * dropped; so at most 2 * pending entries wait, and the figures of a span
+ * that is never exported (dropped by a full queue) go within 2 * pending
+ * ends. An entry holds its context, whose address is the key: no other
+ * context can take that address while the entry waits.
  */
 #include "core.h"
 
@@ -37,6 +48,8 @@ typedef struct {
     PyObject *get_running_loop; /* asyncio._get_running_loop */
     PyObject *current_task;     /* asyncio.current_task */
     int split, run_wait;
+    Py_ssize_t pending_max;     /* entries per generation; 0: not deferred */
+    PyObject *pending[2];       /* context address -> (context, total, user, system, wait); newest first */
     Py_ssize_t unmeasured[REASONS]; /* spans left without figures, by reason; atomic */
 } ClockObject;
 
@@ -60,7 +73,7 @@ typedef struct {
 } EndObject;
 
 static PyTypeObject *clock_type, *end_type;
-static PyObject *str_end, *str_self, *str_set_attribute;
+static PyObject *str_end, *str_self, *str_set_attribute, *str_context, *str_pop;
 static PyTypeObject *method_type; /* types.MethodType */
 
 static void count(ClockObject *c, int reason) { __atomic_fetch_add(&c->unmeasured[reason], 1, __ATOMIC_RELAXED); }
@@ -140,6 +153,14 @@ static int own_end(PyObject *span, PyObject *end)
     return self == span;
 }
 
+/* A new reference to generation i of the pending table. */
+static PyObject *generation(ClockObject *c, int i)
+{
+    PyObject *d;
+    TTPY_LOCKED(c, d = Py_NewRef(c->pending[i]));
+    return d;
+}
+
 /* ---- SpanClock: the processor's on_start(span, parent_context=None) ---- */
 
 static PyObject *clock_call(PyObject *o, PyObject *args, PyObject *kwargs)
@@ -204,17 +225,30 @@ static PyObject *clock_call(PyObject *o, PyObject *args, PyObject *kwargs)
 static PyObject *clock_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kw[] = {"total", "user", "system", "wait", "get_running_loop", "current_task", "split", "run_wait",
-                         NULL};
+                         "pending", NULL};
     PyObject *names[NAMES], *get_running_loop, *current_task;
     int split, run_wait;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UUUUOOpp:SpanClock", kw, &names[TOTAL], &names[USER],
+    Py_ssize_t pending = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UUUUOOpp|$n:SpanClock", kw, &names[TOTAL], &names[USER],
                                      &names[SYSTEM], &names[WAIT], &get_running_loop, &current_task, &split,
-                                     &run_wait))
+                                     &run_wait, &pending))
         return NULL;
+    if (pending < 0) {
+        PyErr_Format(PyExc_ValueError, "SpanClock: pending must be 0 (not deferred) or more, not %zd", pending);
+        return NULL;
+    }
     allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
     ClockObject *c = (ClockObject *)alloc(type, 0);
     if (c == NULL)
         return NULL;
+    c->pending_max = pending;
+    for (int i = 0; i < 2; i++) {
+        c->pending[i] = pending > 0 ? PyDict_New() : NULL;
+        if (pending > 0 && c->pending[i] == NULL) {
+            Py_DECREF(c);
+            return NULL;
+        }
+    }
     for (int i = 0; i < NAMES; i++)
         c->names[i] = Py_NewRef(names[i]);
     c->get_running_loop = Py_NewRef(get_running_loop);
@@ -233,6 +267,49 @@ static PyObject *clock_unmeasured(PyObject *o, PyObject *unused)
                          __atomic_load_n(&c->unmeasured[NO_CLOCK], __ATOMIC_RELAXED));
 }
 
+/* take(context): the figures filed for the span of this context, taken
+ * off the table, as (total, user, system, wait) with -1 for a figure not
+ * read; None when none wait for it. */
+static PyObject *clock_take(PyObject *o, PyObject *context)
+{
+    ClockObject *c = (ClockObject *)o;
+    if (c->pending_max == 0) {
+        PyErr_SetString(PyExc_ValueError, "take(): this SpanClock is not deferred");
+        return NULL;
+    }
+    PyObject *key = PyLong_FromVoidPtr(context);
+    if (key == NULL)
+        return NULL;
+    PyObject *entry = Py_NewRef(Py_None);
+    for (int i = 0; i < 2 && entry == Py_None; i++) {
+        PyObject *d = generation(c, i);
+        Py_DECREF(entry);
+        entry = PyObject_CallMethodObjArgs(d, str_pop, key, Py_None, NULL);
+        Py_DECREF(d);
+        if (entry == NULL)
+            break;
+    }
+    Py_DECREF(key);
+    if (entry == NULL || entry == Py_None)
+        return entry;
+    PyObject *figures = PyTuple_GetSlice(entry, 1, 5);
+    Py_DECREF(entry);
+    return figures;
+}
+
+/* pending(): the figures waiting for their span's export. */
+static PyObject *clock_pending(PyObject *o, PyObject *unused)
+{
+    ClockObject *c = (ClockObject *)o;
+    Py_ssize_t n = 0;
+    for (int i = 0; i < 2 && c->pending_max > 0; i++) {
+        PyObject *d = generation(c, i);
+        n += PyDict_Size(d);
+        Py_DECREF(d);
+    }
+    return PyLong_FromSsize_t(n);
+}
+
 static int clock_traverse(PyObject *o, visitproc visit, void *arg)
 {
     ClockObject *c = (ClockObject *)o;
@@ -240,6 +317,8 @@ static int clock_traverse(PyObject *o, visitproc visit, void *arg)
         Py_VISIT(c->names[i]);
     Py_VISIT(c->get_running_loop);
     Py_VISIT(c->current_task);
+    Py_VISIT(c->pending[0]);
+    Py_VISIT(c->pending[1]);
     Py_VISIT(Py_TYPE(o));
     return 0;
 }
@@ -251,17 +330,25 @@ static int clock_clear(PyObject *o)
         Py_CLEAR(c->names[i]);
     Py_CLEAR(c->get_running_loop);
     Py_CLEAR(c->current_task);
+    Py_CLEAR(c->pending[0]);
+    Py_CLEAR(c->pending[1]);
     return 0;
 }
 
 static PyMethodDef clock_methods[] = {
     {"unmeasured", clock_unmeasured, METH_NOARGS,
      "unmeasured($self, /)\n--\n\n(other_thread, no_clock): the spans left without figures, by reason."},
+    {"take", clock_take, METH_O,
+     "take($self, context, /)\n--\n\nDeferred: the figures filed for the span of this context, taken off the "
+     "table: (total, user, system, wait), -1 for one not read; None when none wait."},
+    {"pending", clock_pending, METH_NOARGS,
+     "pending($self, /)\n--\n\nDeferred: how many spans' figures wait for their export."},
     {NULL, NULL, 0, NULL},
 };
 
 static PyType_Slot clock_slots[] = {
-    {Py_tp_doc, "SpanClock(total, user, system, wait, get_running_loop, current_task, split, run_wait)\n--\n\n"
+    {Py_tp_doc, "SpanClock(total, user, system, wait, get_running_loop, current_task, split, run_wait, *, "
+                "pending=0)\n--\n\n"
                 "A span processor's on_start: reads the figures where the span starts and puts a SpanEnd on it "
                 "as its end(). threadtime.otel.ThreadTimeSpanProcessor makes one."},
     {Py_tp_new, clock_new},
@@ -306,6 +393,48 @@ static int measure(EndObject *e, figures *out)
     return 0;
 }
 
+/* Files a span's figures for the exporter; 0 or -1. */
+static int defer(ClockObject *c, PyObject *span, const figures *f)
+{
+    PyObject *context = PyObject_GetAttr(span, str_context);
+    if (context == NULL)
+        return -1;
+    PyObject *key = PyLong_FromVoidPtr(context);
+    PyObject *value = key == NULL ? NULL
+                                  : Py_BuildValue("(OLLLL)", context, (long long)(f->cpu < 0 ? 0 : f->cpu),
+                                                  (long long)f->user, (long long)f->system,
+                                                  (long long)(f->wait >= 0 ? f->wait : -1));
+    Py_DECREF(context);
+    if (value == NULL) {
+        Py_XDECREF(key);
+        return -1;
+    }
+    PyObject *newest = generation(c, 0);
+    int rc = PyDict_SetItem(newest, key, value);
+    Py_ssize_t size = PyDict_Size(newest);
+    Py_DECREF(newest);
+    Py_DECREF(key);
+    Py_DECREF(value);
+    if (rc != 0 || size < c->pending_max)
+        return rc;
+    PyObject *fresh = PyDict_New(), *dropped = NULL;
+    if (fresh == NULL)
+        return -1;
+    /* Another thread may have turned the generations since: only a full
+     * newest one is turned. */
+    TTPY_LOCKED(c, {
+        if (PyDict_Size(c->pending[0]) >= c->pending_max) {
+            dropped = c->pending[1];
+            c->pending[1] = c->pending[0];
+            c->pending[0] = fresh;
+            fresh = NULL;
+        }
+    });
+    Py_XDECREF(fresh);
+    Py_XDECREF(dropped);
+    return 0;
+}
+
 static int set_attribute(PyObject *span, PyObject *name, int64_t value)
 {
     PyObject *v = PyLong_FromLongLong(value);
@@ -328,6 +457,8 @@ static int finish(EndObject *e)
     int reason = measure(e, &f) - 1, rc = 0;
     if (reason >= 0)
         count(c, reason);
+    else if (c->pending_max > 0)
+        rc = defer(c, span, &f);
     else
         rc = set_attribute(span, c->names[TOTAL], f.cpu < 0 ? 0 : f.cpu) ||
              (f.user >= 0 && (set_attribute(span, c->names[USER], f.user) ||
@@ -422,8 +553,10 @@ int ttpy_spans_init(PyObject *mod)
         str_end = PyUnicode_InternFromString("end");
         str_self = PyUnicode_InternFromString("__self__");
         str_set_attribute = PyUnicode_InternFromString("set_attribute");
+        str_context = PyUnicode_InternFromString("context");
+        str_pop = PyUnicode_InternFromString("pop");
         if (method_type == NULL || clock_type == NULL || end_type == NULL || str_end == NULL || str_self == NULL ||
-            str_set_attribute == NULL)
+            str_set_attribute == NULL || str_context == NULL || str_pop == NULL)
             return -1;
     }
     return ttpy_add_type(mod, "SpanClock", clock_type) || ttpy_add_type(mod, "SpanEnd", end_type);

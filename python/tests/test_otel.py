@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import SpanLimits, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import threadtime
@@ -25,16 +25,39 @@ MS = 1_000_000
 BOUND = threadtime.FAST_BOUND_NS
 
 
-@pytest.fixture
-def traced():
+class FlushedExporter(InMemorySpanExporter):
+    """An in-memory exporter behind a BatchSpanProcessor, whose worker thread
+    exports: the spans it holds are read after a flush."""
+
+    def __init__(self):
+        super().__init__()
+        self.flush = None
+
+    def get_finished_spans(self):
+        assert self.flush()
+        return super().get_finished_spans()
+
+
+@pytest.fixture(params=["set", "deferred"])
+def traced(request):
     """(tracer, exporter, processor) on a provider of their own; the
-    processor splits user and system time."""
-    processor = otel.ThreadTimeSpanProcessor(split=True)
-    exporter = InMemorySpanExporter()
+    processor splits user and system time. Deferred, the spans go through
+    the processor's exporter behind a BatchSpanProcessor (its worker thread
+    adds the figures), and no figure is left waiting at the end."""
+    deferred = request.param == "deferred"
+    processor = otel.ThreadTimeSpanProcessor(split=True, deferred=deferred)
     provider = TracerProvider()
     provider.add_span_processor(processor)
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    if deferred:
+        exporter = FlushedExporter()
+        exporter.flush = provider.force_flush
+        provider.add_span_processor(BatchSpanProcessor(processor.exporter(exporter)))
+    else:
+        exporter = InMemorySpanExporter()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
     yield provider.get_tracer("test"), exporter, processor
+    assert provider.force_flush()
+    assert processor.pending() == 0
     provider.shutdown()
 
 
@@ -341,3 +364,88 @@ def test_a_hook_already_on_end_is_kept():
     assert done.attributes[otel.TOTAL] >= 0 and otel.RUN_WAIT not in done.attributes
     assert done.end_time == done.start_time + 7
     provider.shutdown()
+
+
+def spans_in_both_modes(make_spans, limits=None):
+    """The spans make_spans(tracer) makes, exported by a processor that sets
+    the figures and by a deferred one behind its exporter."""
+    out = []
+    for deferred in (False, True):
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider(span_limits=limits)
+        processor = otel.ThreadTimeSpanProcessor(split=True, deferred=deferred)
+        provider.add_span_processor(processor)
+        provider.add_span_processor(SimpleSpanProcessor(processor.exporter(exporter) if deferred else exporter))
+        make_spans(provider.get_tracer("test"))
+        out.append(exporter.get_finished_spans())
+        assert processor.pending() == 0
+        provider.shutdown()
+    return out
+
+
+def test_deferred_spans_are_exported_as_the_direct_ones():
+    """Everything but the figures' values is the same in both modes: names,
+    ids, parent, events, links, status, times' order, the user's attributes
+    and the figures' names in the same order, and the SDK's attribute limit
+    applied the same way (the oldest attributes dropped and counted)."""
+    def make(tracer):
+        with tracer.start_as_current_span("outer") as outer:
+            outer.set_attribute("user.a", 1)
+            outer.add_event("e", {"k": "v"})
+            with tracer.start_as_current_span("inner", links=[]) as inner:
+                for i in range(4):
+                    inner.set_attribute(f"user.{i}", i)
+                burn_cpu_ns(2 * MS)
+
+    figures = None
+    for limits in (None, SpanLimits(max_span_attributes=3)):
+        direct, deferred = spans_in_both_modes(make, limits)
+        if limits is None:  # the wait is left out where the kernel keeps no schedstat
+            figures = [k for k in deferred[0].attributes if k.startswith("threadtime.")]
+            assert figures[:3] == [otel.TOTAL, otel.USER, otel.SYSTEM]
+        assert [s.name for s in direct] == [s.name for s in deferred] == ["inner", "outer"]
+        for d, f in zip(direct, deferred):
+            assert list(d.attributes) == list(f.attributes)
+            assert {k: v for k, v in d.attributes.items() if k.startswith("user.")} == \
+                   {k: v for k, v in f.attributes.items() if k.startswith("user.")}
+            assert d.dropped_attributes == f.dropped_attributes
+            assert [(e.name, dict(e.attributes)) for e in d.events] == [(e.name, dict(e.attributes)) for e in f.events]
+            assert d.kind == f.kind and d.status.status_code == f.status.status_code
+            assert (d.parent is None) == (f.parent is None)
+            assert f.instrumentation_scope == d.instrumentation_scope
+        if limits is not None:  # 4 user attributes and the figures, 3 kept: the last three figures
+            assert list(deferred[0].attributes) == figures[-3:]
+            assert deferred[0].dropped_attributes == 4 + len(figures) - 3
+
+
+def test_deferred_figures_of_spans_never_exported_are_bounded():
+    """Spans the deferred processor measured but no exporter of its took
+    (here none at all) leave at most 2 * pending figures waiting; once its
+    exporter exports spans again, theirs are found and taken."""
+    processor = otel.ThreadTimeSpanProcessor(deferred=True, pending=4)
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    dropped = InMemorySpanExporter()  # stands for a queue that drops them
+    provider.add_span_processor(SimpleSpanProcessor(dropped))
+    tracer = provider.get_tracer("test")
+    sizes = []
+    for _ in range(50):
+        with tracer.start_as_current_span("dropped"):
+            pass
+        sizes.append(processor.pending())
+    assert sizes[:4] == [1, 2, 3, 4] and 4 <= min(sizes[4:]) and max(sizes) <= 8
+    # The waiting ones are the newest spans': exported now, they get theirs.
+    exported = InMemorySpanExporter()
+    processor.exporter(exported).export(dropped.get_finished_spans())
+    assert processor.pending() == 0
+    got = [otel.TOTAL in s.attributes for s in exported.get_finished_spans()]
+    assert got[-sizes[-1]:] == [True] * sizes[-1] and not any(got[:50 - 8])
+    provider.shutdown()
+
+
+def test_deferred_asks_for_its_exporter():
+    with pytest.raises(ValueError, match="deferred=True"):
+        otel.ThreadTimeSpanProcessor().exporter(InMemorySpanExporter())
+    with pytest.raises(ValueError, match="pending must be at least 1"):
+        otel.ThreadTimeSpanProcessor(deferred=True, pending=0)
+    assert otel.ThreadTimeSpanProcessor().pending() == 0

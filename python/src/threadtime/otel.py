@@ -38,6 +38,13 @@ the hook takes itself off when it runs. Both halves are in the C extension
 (no Python frame per span); the span's own ``set_attribute`` sets the
 figures, so the SDK's checks and limits apply to them.
 
+``deferred=True`` takes the attributes off the thread that ends the span:
+the hook only files the figures, under the span's context, and the
+exporter the processor wraps (``processor.exporter(exporter)``) adds them
+to the copy of each span it exports, on the exporting thread (a
+BatchSpanProcessor's worker). The copy has the same attributes and limits
+as the span the default mode exports; see ``ThreadTimeSpanProcessor``.
+
 ``register_metrics()`` adds observable counters to a meter: the process's
 CPU time and run-queue wait by thread name, the names grouped so that a pool's threads make
 one series (``ThreadPoolExecutor-0_3`` counts as ``ThreadPoolExecutor-0``),
@@ -46,16 +53,19 @@ and the spans left unmeasured, by reason.
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final
 
 try:
     from opentelemetry import metrics as _metrics_api
     from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
-    from opentelemetry.sdk.trace import Span, SpanProcessor
+    from opentelemetry.attributes import BoundedAttributes
+    from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 except ImportError as _missing:  # pragma: no cover - depends on the environment
     raise ImportError("threadtime.otel needs the OpenTelemetry SDK: pip install 'threadtime[otel]'") from _missing
 
@@ -104,11 +114,33 @@ class ThreadTimeSpanProcessor(SpanProcessor):
     split=True adds the user/system split on threads (one ``tt_self_times``
     per end instead of a fast-clock read, and two more attributes).
     run_wait=False leaves out the run-queue wait.
+
+    deferred=True sets the attributes on the exporting thread instead of
+    the one that ends the span, which then spends only the clock reads and
+    one table entry per span (docs/python-async.md has the figures). The
+    spans must then reach their exporter through ``exporter()``::
+
+        spans = ThreadTimeSpanProcessor(deferred=True)
+        provider.add_span_processor(spans)
+        provider.add_span_processor(BatchSpanProcessor(spans.exporter(OTLPSpanExporter())))
+
+    A span is exported as a copy (ReadableSpan) with the attributes added
+    as its own ``set_attribute`` would have added them. The figures wait
+    in a table of at most 2 * ``pending`` entries: those of a span that is
+    never exported (a full queue dropped it, or another processor's
+    exporter got it) are dropped once ``pending`` to 2 * ``pending`` more
+    spans ended, so ``pending`` must exceed the spans that can be queued
+    for export at once (a BatchSpanProcessor's max_queue_size, 2048 by
+    default, plus a batch).
     """
 
-    def __init__(self, *, split: bool = False, run_wait: bool = True) -> None:
+    def __init__(self, *, split: bool = False, run_wait: bool = True, deferred: bool = False,
+                 pending: int = 16384) -> None:
+        if deferred and pending < 1:
+            raise ValueError(f"ThreadTimeSpanProcessor: pending must be at least 1, not {pending}")
         self._clock = SpanClock(TOTAL, USER, SYSTEM, RUN_WAIT, asyncio._get_running_loop, asyncio.current_task,
-                                split, run_wait)
+                                split, run_wait, pending=pending if deferred else 0)
+        self._deferred = deferred
         # The SDK calls on_start(span, parent_context=...) on the instance:
         # this C callable answers it, with no Python frame per span.
         self.on_start = self._clock  # type: ignore[method-assign,assignment]
@@ -119,6 +151,60 @@ class ThreadTimeSpanProcessor(SpanProcessor):
         if reason not in REASONS:
             raise ValueError(f"unmeasured(): reason must be one of {', '.join(REASONS)}, not {reason!r}")
         return self._clock.unmeasured()[REASONS.index(reason)]
+
+    def exporter(self, exporter: SpanExporter) -> SpanExporter:
+        """With deferred=True: an exporter that hands ``exporter`` each span
+        with the figures this processor filed for it."""
+        if not self._deferred:
+            raise ValueError("exporter(): the processor sets the attributes itself; make it with deferred=True")
+        return _FiguresExporter(self._clock, exporter)
+
+    def pending(self) -> int:
+        """With deferred=True: the spans whose figures wait for their export
+        (0 otherwise)."""
+        return self._clock.pending() if self._deferred else 0
+
+
+class _FiguresExporter(SpanExporter):
+    """Adds the figures a deferred processor filed to each span it hands on."""
+
+    def __init__(self, clock: SpanClock, exporter: SpanExporter) -> None:
+        self._take = clock.take
+        self._exporter = exporter
+
+    def _with_figures(self, span: ReadableSpan) -> ReadableSpan:
+        figures = self._take(span.context)
+        if figures is None:  # not measured, or the processor's table dropped it
+            return span
+        total, user, system, wait = figures
+        added = [(TOTAL, total)]
+        if user >= 0:
+            added += [(USER, user), (SYSTEM, system)]
+        if wait >= 0:
+            added.append((RUN_WAIT, wait))
+        # The span's own limits, as its set_attribute would have applied
+        # them: past maxlen the oldest attribute goes and counts as dropped.
+        # The SDK names no public way to a span's limits, nor a constructor
+        # that keeps its events' and links' dropped counts: the copy is the
+        # span's own (a shallow one) with its attributes replaced.
+        limits = span._attributes
+        maxlen = max_value_len = None
+        if isinstance(limits, BoundedAttributes):
+            maxlen, max_value_len = limits.maxlen, limits.max_value_len
+        attributes = BoundedAttributes(maxlen, dict([*(span.attributes or {}).items(), *added]), True, max_value_len)
+        attributes.dropped += span.dropped_attributes
+        exported = copy.copy(span)
+        exported._attributes = attributes
+        return exported
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        return self._exporter.export([self._with_figures(s) for s in spans])
+
+    def shutdown(self) -> None:
+        self._exporter.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self._exporter.force_flush(timeout_millis)
 
 
 # "ThreadPoolExecutor-0_3" -> "ThreadPoolExecutor-0", "Thread-7 (work)" ->
