@@ -672,6 +672,7 @@ static void cgroup_delta(tt__runset_header *h, int rc, const tt_cgroup_cpu *a, c
 
 static volatile sig_atomic_t g_child;     /* CMD's pid while it runs */
 static volatile sig_atomic_t g_reporting; /* CMD has ended: a signal now ends threadtime */
+static volatile sig_atomic_t g_waiting_all; /* --wait-all waits for the rest: so does the terminal's */
 static int g_dirfd = -1;                  /* the run directory, opened when made */
 static const char *volatile g_report_tmp; /* --report's new file until it is in place */
 static char g_dir[4096];                  /* and its path */
@@ -730,19 +731,23 @@ static void die_of(int sig)
 }
 
 /* A signal sent to threadtime itself goes on to CMD. One the terminal sent
- * to the whole foreground group (si_code SI_KERNEL) reached CMD already.
- * Once CMD has ended, a signal stops the report: the run directory goes,
- * then threadtime dies of it. */
+ * to the whole foreground group (si_code SI_KERNEL: Ctrl-C) reached CMD
+ * already, and CMD's handling of it decides: it may end by it, and the
+ * report follows (the signal can come here after CMD has ended, when CMD
+ * was quicker). Once CMD has ended, any other signal stops the report, as
+ * does the terminal's while --wait-all waits for the rest: the run
+ * directory goes, then threadtime dies of it. */
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
+    if (si->si_code == SI_KERNEL && !g_waiting_all)
+        return;
     /* CMD may have ended (a zombie takes no signal) or been reaped before
      * the wait here has said so: that is the time after CMD too. */
     pid_t child = g_child;
     siginfo_t ended = {0};
     if (child > 0 && waitid(P_PID, (id_t)child, &ended, WEXITED | WNOHANG | WNOWAIT) == 0 && ended.si_pid == 0) {
-        if (si->si_code != SI_KERNEL)
-            kill(child, sig);
+        kill(child, sig);
     } else if (child > 0 || g_reporting) {
         remove_dir();
         if (g_report_tmp)
@@ -1024,8 +1029,10 @@ int tt__cli_run(int argc, char **argv)
     tt__run_file_close(&outside);
     /* Orphans that ended are reaped; with --wait-all every descendant is
      * waited for, else those still running are reported as such. */
+    g_waiting_all = wait_all;
     while (wait4(-1, NULL, wait_all ? 0 : WNOHANG, NULL) > 0 || (wait_all && errno == EINTR))
         ;
+    g_waiting_all = 0;
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
     if (exec_errno) {
         remove_dir();

@@ -359,6 +359,19 @@ def glob_ttrun(d):
     return glob.glob(os.path.join(d, "threadtime-run.*", "*.ttrun"))
 
 
+def pty_rest(fd):
+    """What a pty's master reads until the other side is gone."""
+    buf = b""
+    while True:
+        try:
+            chunk = os.read(fd, 1000)
+        except OSError:
+            return buf
+        if not chunk:
+            return buf
+        buf += chunk
+
+
 def test_sigint_once():
     # Ctrl-C on a terminal reaches the whole foreground group, CMD included:
     # threadtime must not send it a second one.
@@ -374,16 +387,40 @@ def test_sigint_once():
     while b"ready" not in buf:
         buf += os.read(fd, 1000)
     os.write(fd, b"\x03")
-    while True:
-        try:
-            chunk = os.read(fd, 1000)
-        except OSError:
-            break
-        if not chunk:
-            break
-        buf += chunk
+    buf += pty_rest(fd)
     os.waitpid(pid, 0)
     check(b"INT 1" in buf, f"SIGINT once: {buf[-200:]!r}")
+
+
+def test_ctrl_c_keeps_the_report():
+    # Ctrl-C on a terminal: SIGINT to the whole foreground group. The
+    # command handles it by exiting 0 (its own output says it had it): the
+    # report is written and the status is the command's, whether the
+    # command ended before threadtime took its own SIGINT or after. As
+    # root, the command runs first (SCHED_FIFO, all on one CPU), the order
+    # in which threadtime once took the signal as "stop the report".
+    import pty
+    import signal
+    ready, rep = os.path.join(TMP, "ctrl-c-ready"), os.path.join(TMP, "ctrl-c.txt")
+    cmd = ["sh", "-c", f"trap 'echo interrupted; exit 0' INT; : > {ready}; while :; do sleep 0.05; done"]
+    first = os.geteuid() == 0 and shutil.which("chrt") and shutil.which("taskset")
+    argv = [TT, "run", "--report", rep, "--", *(["chrt", "-f", "10"] if first else []), *cmd]
+    pid, fd = pty.fork()
+    if pid == 0:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # an ignored one would stay so (a background test run)
+        if first:
+            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+        os.execv(TT, argv)
+    while not os.path.exists(ready):
+        time.sleep(0.01)
+    os.write(fd, b"\x03")
+    buf = b""
+    buf += pty_rest(fd)
+    _, st = os.waitpid(pid, 0)
+    text = open(rep).read() if os.path.exists(rep) else ""
+    check(b"interrupted" in buf, f"ctrl-c: the command had the SIGINT: {buf[-200:]!r}")
+    check(os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0, f"ctrl-c: threadtime's status {st:#x}, the command's was 0")
+    check("exit status 0" in text, f"ctrl-c: the report is written: {text[-300:]!r}")
 
 
 def nobody_dir(test):
