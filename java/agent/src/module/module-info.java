@@ -14,6 +14,8 @@ module io.threadtime.agent {
     requires java.management;
     // HotSpotDiagnosticMXBean: whether HotSpot's transition path is on.
     requires jdk.management;
+    // sun.misc.Signal: java -jar ... run waits for the command as a shell does.
+    requires jdk.unsupported;
 
     exports io.threadtime;
 }

@@ -9,6 +9,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -68,5 +70,45 @@ class CommandTest {
             assertTrue(names.stream().anyMatch(n -> n.matches("threadtime-" + NativeLibrary.version().replace(".", "\\.")
                     + "-[0-9a-f]{8}")), names::toString);
         }
+    }
+
+    /**
+     * Ctrl-C on a terminal (a pty that script(1) makes, sent ^C): SIGINT to
+     * the whole foreground group, the JVM, the threadtime it runs and the
+     * command. The command handles it by exiting 0, which it says on its
+     * standard output: the report is still printed and the JVM's status is
+     * the command's. (The JVM's default, a shutdown that sent SIGTERM to
+     * threadtime, ended it without its report or with 130 or 143.)
+     */
+    @Test
+    void ctrlCKeepsTheReportAndTheCommandsStatus(@TempDir Path tmp) throws Exception {
+        Path ready = tmp.resolve("ready"), cmd = tmp.resolve("cmd.sh"), launch = tmp.resolve("launch.sh");
+        Files.writeString(cmd, "trap 'echo interrupted; exit 0' INT\n: > " + ready + "\nwhile :; do sleep 0.05; done\n");
+        // SIGINT at its default in the JVM, as a terminal's shell leaves it (a
+        // test run in the background would hand an ignored one down).
+        Files.writeString(launch, "exec env --default-signal=INT " + ProcessHandle.current().info().command().orElseThrow()
+                + " -Djava.io.tmpdir=" + tmp + " -jar " + ProbeAgentTest.jar() + " run -- sh " + cmd + "\n");
+        ProcessBuilder pb = new ProcessBuilder("script", "-q", "-e", "-c", "exec sh " + launch,
+                tmp.resolve("typescript").toString()).redirectErrorStream(true);
+        pb.environment().put("SHELL", "/bin/sh");
+        Process p = pb.start();
+        CompletableFuture<String> out = ChildJvm.drainAsync(p.getInputStream());
+        try {
+            while (!Files.exists(ready) && p.isAlive()) {
+                Thread.sleep(20);
+            }
+            p.getOutputStream().write(3); // ^C
+            p.getOutputStream().flush();
+            assertTrue(p.waitFor(ChildJvm.HUNG_SECONDS, TimeUnit.SECONDS), "the JVM did not end");
+        } finally {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+        }
+        String said = out.get(30, TimeUnit.SECONDS);
+        String what = "exit " + p.exitValue() + "\n" + said;
+        assertTrue(said.contains("interrupted"), what);
+        assertEquals(0, p.exitValue(), what);
+        assertTrue(said.contains("; exit status 0"), what);
+        assertTrue(said.contains(") sh: exited"), what);
     }
 }

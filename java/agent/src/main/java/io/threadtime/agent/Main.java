@@ -7,6 +7,7 @@ import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import sun.misc.Signal;
 
 /**
  * {@code java -jar threadtime.jar COMMAND ...}: the {@code threadtime}
@@ -37,18 +38,15 @@ public final class Main {
                 Path lib = dir.putVersioned(RUN_LIBRARY, ".so", preload);
                 ProcessBuilder pb = new ProcessBuilder(arguments(exe, args)).inheritIO();
                 pb.environment().put("THREADTIME_RUN_LIB", lib.toString());
+                // Set before the command starts (a handler, unlike SIG_IGN, is
+                // not inherited across exec), so no signal finds the JVM's own.
+                Forward forward = new Forward();
                 Process p = pb.start();
+                forward.started(p);
                 dir.unlock(); // started: others may extract while it runs
-                // SIGTERM or Ctrl-C ends this JVM: the command hears it too,
-                // ends first, and its status is this JVM's.
-                Thread forward = new Thread(() -> {
-                    p.destroy();
-                    Runtime.getRuntime().halt(waitFor(p));
-                });
-                Runtime.getRuntime().addShutdownHook(forward);
-                int code = waitFor(p);
-                Runtime.getRuntime().removeShutdownHook(forward);
-                return code;
+                // This JVM ends when the command does, through the normal
+                // path: the extraction directory is cleaned up on the way.
+                return waitFor(p);
             });
         } catch (UnsatisfiedLinkError | UncheckedIOException e) {
             System.err.println(e.getMessage());
@@ -87,6 +85,47 @@ public final class Main {
     public static String commandLine() {
         Path jar = jar();
         return jar != null ? "java -jar " + jar : "threadtime";
+    }
+
+    /**
+     * While the command runs, this JVM waits for it as a shell waits for a
+     * foreground job. Ctrl-C sends SIGINT to the terminal's whole process
+     * group: the command and the native threadtime have it already, so this
+     * JVM ignores it (its default, a shutdown that ended threadtime with
+     * SIGTERM, cost the report once the command was done). SIGTERM and
+     * SIGHUP, which may be this JVM's alone, go on to threadtime as SIGTERM
+     * (it forwards them to the command), one that comes before it started
+     * as soon as it has; this JVM then exits with the command's status.
+     * Where the JVM keeps these signals for itself (-Xrs), they keep their
+     * default.
+     */
+    private static final class Forward {
+        private Process process;
+        private boolean asked;
+
+        Forward() {
+            try {
+                Signal.handle(new Signal("INT"), sig -> {});
+                Signal.handle(new Signal("TERM"), sig -> term());
+                Signal.handle(new Signal("HUP"), sig -> term());
+            } catch (IllegalArgumentException e) {
+                // -Xrs, or a signal ignored from the start: left as it is
+            }
+        }
+
+        synchronized void started(Process p) {
+            process = p;
+            if (asked) {
+                p.destroy();
+            }
+        }
+
+        private synchronized void term() {
+            asked = true;
+            if (process != null) {
+                process.destroy();
+            }
+        }
     }
 
     private static int waitFor(Process p) {
