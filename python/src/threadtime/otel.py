@@ -277,9 +277,9 @@ class _ThreadSampler:
                 for i, f in enumerate(figures):
                     total[i] += f
             out = {}
-            for group, figures in sorted(sums.items()):
+            for group, summed in sorted(sums.items()):
                 last = self._reported.get(group, [0] * self._size)
-                out[group] = self._reported[group] = [max(f, x) for f, x in zip(figures, last)]
+                out[group] = self._reported[group] = [max(f, x) for f, x in zip(summed, last)]
             return out
 
 

@@ -16,7 +16,7 @@ import functools
 import os
 import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ._core import _KINDS, Event, Events, _pair_events, _trace_columns, _trace_intervals, _trace_open
 
@@ -101,7 +101,7 @@ class TraceThread:
     incomplete: int  # records present but never committed, or cut off (damaged ones included)
     events: Events = field(repr=False)  # a sequence of Event, oldest first
     damaged: int = 0  # records between intact ones that did not decode, dropped (see Trace.damaged)
-    _pairs: Any = field(default=None, repr=False, compare=False)
+    _pairs: Callable[[], list[Interval]] | None = field(default=None, repr=False, compare=False)
 
     def intervals(self) -> list[Interval]:
         """The pairs whose begin this thread recorded, by start time: the
