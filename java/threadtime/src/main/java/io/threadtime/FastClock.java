@@ -61,9 +61,28 @@ final class FastClock {
         return Native.B.selfFastHandle();
     }
 
-    /** How reads are made: "rseq+tsc", or "syscall: " and why. */
+    /** What the core says while the decision is under way on another thread. */
+    private static final String DECIDING = "syscall: deciding";
+
+    /**
+     * How reads are made: "rseq+tsc", or "syscall: " and why. The backend has
+     * the decision made on a thread of its own as the library loads
+     * (JniBackend.decideFastClock, ~25 ms); a name asked for meanwhile waits
+     * for it (at most 10 s), not "deciding", which would say nothing of the
+     * reads to come.
+     */
     static String name() {
-        return Native.B.fastClockName();
+        String n = Native.B.fastClockName();
+        for (int i = 0; i < 10_000 && n.startsWith(DECIDING); i++) {
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            n = Native.B.fastClockName();
+        }
+        return n;
     }
 
     /** Turns the fast path on (where the kernel supports it) or off for the whole process. */

@@ -79,7 +79,9 @@ public final class ThreadTime {
      * {@code -Dthreadtime.fastClock=false} or {@code THREADTIME_FAST_CLOCK=0},
      * no rseq area (glibc before 2.35), a kernel that keeps rseq_cs set
      * across a blocking call (Linux 6.19 and later), another library using
-     * it, ...: the core's tt_fast_clock_name(), docs/fast-clock.md).
+     * it, ...: the core's tt_fast_clock_name(), docs/fast-clock.md). The
+     * decision is made once per process, on a thread of its own as the
+     * library loads (~25 ms); a call meanwhile waits for it.
      */
     public static String currentThreadCpuClock() {
         return FastClock.name();
