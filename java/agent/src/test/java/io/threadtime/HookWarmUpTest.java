@@ -3,8 +3,10 @@ package io.threadtime;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Nothing a virtual-thread hook calls may be defined for the first time
@@ -16,10 +18,11 @@ import org.junit.jupiter.api.Test;
  */
 class HookWarmUpTest {
     @Test
-    void everyHandleAHookCallsIsCustomizedBeforeTheHooksGoIn() throws Exception {
+    void everyHandleAHookCallsIsCustomizedBeforeTheHooksGoIn(@TempDir Path dir) throws Exception {
         assumeTrue(Runtime.version().feature() >= 21, "virtual threads need JDK 21");
         // probe= runs the log, so the markers' and names' handles are in the hooks too.
-        ChildJvm c = ChildJvm.run(null, List.of(ChildJvm.GRANT, "--add-opens", "java.base/java.lang.invoke=ALL-UNNAMED",
+        // In a directory of its own: the probe's log is dumped at exit into the working directory.
+        ChildJvm c = ChildJvm.run(dir, List.of(ChildJvm.GRANT, "--add-opens", "java.base/java.lang.invoke=ALL-UNNAMED",
                 "-javaagent:" + ProbeAgentTest.jar() + "=mode=exact,probe=example.ProbeApp::work"),
                 HookHandlesChild.class.getName());
         assertEquals(0, c.exit(), c::toString);
