@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """threadtime's settings table (src/settings.def) for what is not C.
 
-  settings.py --write [ROOT]   writes docs/settings.md from the table
+  settings.py --write [ROOT]   writes docs/settings.md and the JVMTI agent's
+                               options (jvmti/agent/options.h) from the table
   settings.py --check [ROOT]   fails (exit 1, one line per finding) if:
-      - docs/settings.md is not what --write would write;
+      - docs/settings.md or jvmti/agent/options.h is not what --write would
+        write;
       - C, Java or Python outside the tests reads a THREADTIME_* variable by
         its name instead of through the table (C: src/settings.h), or Python
         reads one the table has no row for;
@@ -20,6 +22,7 @@ from pathlib import Path
 
 DEF = Path("src/settings.def")
 DOC = Path("docs/settings.md")
+JVMTI_H = Path("jvmti/agent/options.h")
 WHO = {
     "LIB": "libthreadtime (every program linked with it, the JAR's and the wheel's natives included)",
     "RUN": "`threadtime run`'s preload library, in each process of the command",
@@ -65,29 +68,41 @@ SHAPES = {
     "TT_ENV_PATH": ("id", "name", "who", "doc"),
     "TT_ENV_TEXT": ("id", "name", "values", "default", "who", "doc"),
     "TT_AGENT": ("key", "type", "range", "default", "when", "doc"),
+    "TT_JVMTI": ("key", "extra", "extra_doc"),
 }
 
 
 def parse(root):
-    """(environment rows, agent rows) of src/settings.def, each a dict."""
+    """(environment rows, agent rows, JVMTI agent rows) of src/settings.def,
+    each a dict; a JVMTI agent row has its agent row's fields, and "values":
+    the agent row's values, then its own."""
     text = (root / DEF).read_text()
     text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
-    env, agent = [], []
-    for m in re.finditer(r"^(TT_ENV_[A-Z]+|TT_AGENT)\(", text, re.M):
+    env, agent, jvmti = [], [], []
+    for m in re.finditer(r"^(TT_ENV_[A-Z]+|TT_AGENT|TT_JVMTI)\(", text, re.M):
         args, _ = _args(text, m.end() - 1)
         shape = SHAPES[m.group(1)]
         if len(args) != len(shape):
             raise SystemExit(f"{DEF}: {m.group(1)} with {len(args)} arguments, not {len(shape)}: {args}")
         row = dict(zip(shape, args))
         row["type"] = row.get("type") or m.group(1)[len("TT_ENV_"):].lower()
-        (agent if m.group(1) == "TT_AGENT" else env).append(row)
+        {"TT_AGENT": agent, "TT_JVMTI": jvmti}.get(m.group(1), env).append(row)
     for row in env:
         if row["type"] == "mode":
             row["min"], row["max"] = "0600", "0777"
         bad = row.get("on_bad", "")
         use = re.fullmatch(r'USE\("(.*)"\)', bad)
         row["fallback"] = use.group(1) if use else row.get("default")
-    return env, agent
+    keys = {r["key"]: r for r in agent}
+    for row in jvmti:
+        shared = keys.get(row["key"])
+        if shared is None or shared["type"] != "enum":
+            raise SystemExit(f"{DEF}: TT_JVMTI(\"{row['key']}\") names no enum TT_AGENT row")
+        row.update({k: v for k, v in shared.items() if k not in row})
+        row["values"] = shared["range"].split("|") + (row["extra"].split("|") if row["extra"] else [])
+        if len(set(row["values"])) != len(row["values"]) or (row["extra"] == "") != (row["extra_doc"] == ""):
+            raise SystemExit(f"{DEF}: TT_JVMTI(\"{row['key']}\"): a value twice, or extra values without a doc")
+    return env, agent, jvmti
 
 
 def allowed(row, value):
@@ -140,7 +155,7 @@ def _cell(text):
 
 
 def render(root):
-    env, agent = parse(root)
+    env, agent, jvmti = parse(root)
     out = [
         "# Settings",
         "",
@@ -192,8 +207,75 @@ def render(root):
             rng = f"`{rng}`"
         default = f"`{r['default']}`" if r["default"] else "-"
         out.append(f"| `{r['key']}` | {_cell(rng)} | {default} | {r['when']} | {_cell(r['doc'])} |")
+    out += [
+        "",
+        "## The JVMTI agent's options",
+        "",
+        "`-agentpath:libthreadtime_vthreads.so=OPTION=VALUE,...` at start, or",
+        "`jcmd PID JVMTI.agent_load /path/to/libthreadtime_vthreads.so OPTION=VALUE,...`",
+        "for a running JVM ([jvmti/README.md](../jvmti/README.md)); each at most once.",
+        "They are the `-javaagent`'s options of the same name, with the same values",
+        "and default, and values of the JVMTI agent's own after them: its parser is",
+        "generated from the same rows ([jvmti/agent/options.h](../jvmti/agent/options.h)).",
+        "A value outside them stops the JVM (at start) or fails the load with one",
+        "line, `threadtime-vthreads: unknown or conflicting option ...`.",
+        "",
+        "| option | values | default | what it does |",
+        "|---|---|---|---|",
+    ]
+    for r in jvmti:
+        doc = r["doc"] + (f"; {r['extra_doc']}" if r["extra_doc"] else "")
+        values = ", ".join(f"`{v}`" for v in r["values"])
+        out.append(f"| `{r['key']}` | {values} | `{r['default']}` | {_cell(doc)} |")
     out.append("")
     return "\n".join(out)
+
+
+def _ident(text):
+    return re.sub(r"[^A-Z0-9]", "_", text.upper())
+
+
+def render_jvmti(root):
+    """jvmti/agent/options.h: the JVMTI agent's options as C."""
+    _, _, jvmti = parse(root)
+    out = [
+        "/* Generated from src/settings.def by `python3 scripts/settings.py --write`;",
+        " * edit the table, not this file (test_settings_docs fails when they differ).",
+        " * The options the JVMTI agent reads: the -javaagent's options that a",
+        " * TT_JVMTI row names, their values, then the row's own. An option's value",
+        " * is its index among VT_OPTIONS[key].values. */",
+        "#ifndef VT_OPTIONS_H",
+        "#define VT_OPTIONS_H",
+        "",
+        "enum vt_option_key {",
+    ]
+    out += [f"    VT_OPT_{_ident(r['key'])}," for r in jvmti]
+    out += ["    VT_OPT_COUNT", "};", ""]
+    for r in jvmti:
+        key = _ident(r["key"])
+        out.append(f"/* {r['key']}= */")
+        out.append("enum {")
+        out += [f"    VT_OPT_{key}_{_ident(v)}," for v in r["values"]]
+        out += [f"    VT_OPT_{key}_VALUES", "};", ""]
+    out += [
+        "static const struct vt_option {",
+        "    const char *key;",
+        "    const char *values; /* \"a|b\" */",
+        "    int dflt;           /* the value when the option is left out */",
+        "} VT_OPTIONS[VT_OPT_COUNT] = {",
+    ]
+    for r in jvmti:
+        key = _ident(r["key"])
+        out.append(f"    [VT_OPT_{key}] = {{\"{r['key']}\", \"{'|'.join(r['values'])}\", "
+                   f"VT_OPT_{key}_{_ident(r['default'])}}},")
+    out += ["};", ""]
+    help_text = ", ".join(f"{r['key']}={'|'.join(r['values'])}" for r in jvmti)
+    out += ["/* For the message that refuses an option. */", f"#define VT_OPTIONS_HELP \"{help_text}\"", "",
+            "#endif /* VT_OPTIONS_H */", ""]
+    return "\n".join(out)
+
+
+GENERATED = {DOC: render, JVMTI_H: render_jvmti}
 
 
 def _files(root, *patterns):
@@ -213,11 +295,12 @@ def _is_test(path, root):
 
 
 def check(root):
-    env, _ = parse(root)
+    env, _, _ = parse(root)
     rows = {r["name"]: r for r in env}
     problems = []
-    if not (root / DOC).is_file() or (root / DOC).read_text() != render(root):
-        problems.append(f"{DOC} is not what src/settings.def makes of it: run python3 scripts/settings.py --write")
+    for path, make in GENERATED.items():
+        if not (root / path).is_file() or (root / path).read_text() != make(root):
+            problems.append(f"{path} is not what src/settings.def makes of it: run python3 scripts/settings.py --write")
     c_read = re.compile(r'\b(?:getenv|secure_getenv|tt__env)\s*\(\s*"(THREADTIME_[A-Z0-9_]+)"')
     java_read = re.compile(r'\bSystem\.getenv\s*\(\s*"(THREADTIME_[A-Z0-9_]+)"')
     py_read = re.compile(r'(?:environ\.get|getenv|environ\[|environ\.setdefault)\s*\(?\s*["\'](THREADTIME_[A-Z0-9_]+)'
@@ -262,7 +345,8 @@ def main(argv):
         return 2
     root = Path(argv[2] if len(argv) == 3 else Path(__file__).resolve().parent.parent)
     if argv[1] == "--write":
-        (root / DOC).write_text(render(root))
+        for path, make in GENERATED.items():
+            (root / path).write_text(make(root))
         return 0
     problems = check(root)
     for p in problems:

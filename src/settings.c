@@ -28,6 +28,7 @@ const tt__setting tt__settings[TT__SET_COUNT] = {
     [TT__SET_##id] = {.name = name_, .type = TT__SETTING_PATH, .text = name_ ": " doc "; values: a path"},
 #define TT_ENV_TEXT(...)
 #define TT_AGENT(...)
+#define TT_JVMTI(...)
 #include "settings.def"
 };
 
@@ -79,10 +80,8 @@ int tt__setting_uint(tt__setting_id id, uint64_t *out)
     return -EINVAL;
 }
 
-/* The index of v among values ("a|b|c"), -1 if it is none of them. */
-static int value_index(const char *values, const char *v)
+int tt__setting_value_index(const char *values, const char *v, size_t n)
 {
-    size_t n = strlen(v);
     for (int i = 0;; i++) {
         const char *bar = strchr(values, '|');
         size_t len = bar ? (size_t)(bar - values) : strlen(values);
@@ -93,6 +92,8 @@ static int value_index(const char *values, const char *v)
         values = bar + 1;
     }
 }
+
+static int value_index(const char *values, const char *v) { return tt__setting_value_index(values, v, strlen(v)); }
 
 int tt__setting_enum(tt__setting_id id, unsigned *out)
 {

@@ -4,6 +4,7 @@
 #ifndef TT_SETTINGS_H
 #define TT_SETTINGS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* TT__SET_RING, ...: one id per row a C reader can read (TEXT rows and the
@@ -15,6 +16,7 @@ typedef enum tt__setting_id {
 #define TT_ENV_PATH(id, ...) TT__SET_##id,
 #define TT_ENV_TEXT(...)
 #define TT_AGENT(...)
+#define TT_JVMTI(...)
 #include "settings.def"
 #undef TT_ENV_UINT
 #undef TT_ENV_MODE
@@ -22,6 +24,7 @@ typedef enum tt__setting_id {
 #undef TT_ENV_PATH
 #undef TT_ENV_TEXT
 #undef TT_AGENT
+#undef TT_JVMTI
     TT__SET_COUNT
 } tt__setting_id;
 
@@ -57,6 +60,11 @@ extern const tt__setting tt__settings[TT__SET_COUNT];
  * index of the value in the row's values. */
 int tt__setting_uint(tt__setting_id id, uint64_t *out);
 int tt__setting_enum(tt__setting_id id, unsigned *out);
+
+/* The index of the n bytes at v among values ("a|b|c"), -1 if they are
+ * none of them. The JVMTI agent parses its options (jvmti/agent/options.h)
+ * with it too. */
+int tt__setting_value_index(const char *values, const char *v, size_t n);
 
 /* A PATH row's value, NULL when unset or empty. */
 const char *tt__setting_path(tt__setting_id id);

@@ -39,7 +39,9 @@
 
 #include "account.h"
 #include "clock.h"
+#include "options.h"
 #include "prim/thread.h"
+#include "settings.h"
 
 #define MOUNT_EVENT "com.sun.hotspot.events.VirtualThreadMount"
 #define UNMOUNT_EVENT "com.sun.hotspot.events.VirtualThreadUnmount"
@@ -197,45 +199,43 @@ static void JNICALL on_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
 
 /* ---- start-up ---- */
 
-enum { EVENTS_OFF, EVENTS_ON, EVENTS_EMPTY };
+/* The options are the rows of src/settings.def that options.h is generated
+ * from; what each value means is decided here, so a value added there stops
+ * the build until it is. */
+_Static_assert(VT_OPT_MODE_VALUES == 2, "mode=: exact and mounted");
+_Static_assert(VT_OPT_EVENTS_VALUES == 3, "events=: on, off and empty");
 
-typedef struct agent_options {
-    vt_mode mode;
-    int events; /* EVENTS_* */
-} agent_options;
-
-/* "mode=exact|mounted" and "events=on|off|empty", comma-separated, in any
- * order, each at most once: "mode=exact,mode=mounted" is refused like an
- * unknown option rather than letting the last one win, and so is an empty
- * item ("mode=exact,"), as the -javaagent's parser refuses them
- * (java/agent's AgentOptionsGrammarTest feeds both the same strings). */
-static int parse_options(const char *text, agent_options *o)
+/* KEY=VALUE items, comma-separated, in any order, each key at most once:
+ * "mode=exact,mode=mounted" is refused like an unknown option rather than
+ * letting the last one win, and so is an empty item ("mode=exact,"), as the
+ * -javaagent's parser refuses them (java/agent's AgentOptionsGrammarTest
+ * feeds both the same strings). value[key] is the index of its value in
+ * VT_OPTIONS[key].values, the default for a key left out. */
+static int parse_options(const char *text, int value[VT_OPT_COUNT])
 {
-    *o = (agent_options){.mode = VT_MODE_EXACT, .events = EVENTS_ON};
+    for (int k = 0; k < VT_OPT_COUNT; k++)
+        value[k] = VT_OPTIONS[k].dflt;
     if (text == NULL || *text == '\0')
         return 0;
-    int modes = 0, events = 0;
+    unsigned seen = 0;
     for (const char *p = text;; p++) { /* p++: past the comma; an item follows, if only an empty one */
         size_t n = strcspn(p, ",");
-        int ok = 1;
-        if (n == 10 && strncmp(p, "mode=exact", n) == 0)
-            o->mode = VT_MODE_EXACT, ok = modes++ == 0;
-        else if (n == 12 && strncmp(p, "mode=mounted", n) == 0)
-            o->mode = VT_MODE_MOUNTED, ok = modes++ == 0;
-        else if (n == 9 && strncmp(p, "events=on", n) == 0)
-            o->events = EVENTS_ON, ok = events++ == 0;
-        else if (n == 10 && strncmp(p, "events=off", n) == 0)
-            o->events = EVENTS_OFF, ok = events++ == 0;
-        else if (n == 12 && strncmp(p, "events=empty", n) == 0)
-            o->events = EVENTS_EMPTY, ok = events++ == 0;
-        else
-            ok = 0;
-        if (!ok) {
-            say("unknown or conflicting option '%.*s' in '%s' (expected mode=exact|mounted, "
-                "events=on|off|empty, each at most once)",
+        const char *eq = memchr(p, '=', n);
+        int k = 0, v = -1;
+        for (; eq != NULL && k < VT_OPT_COUNT; k++) {
+            const char *key = VT_OPTIONS[k].key;
+            if (strlen(key) == (size_t)(eq - p) && memcmp(key, p, (size_t)(eq - p)) == 0) {
+                v = tt__setting_value_index(VT_OPTIONS[k].values, eq + 1, n - (size_t)(eq + 1 - p));
+                break;
+            }
+        }
+        if (v < 0 || seen & 1u << k) {
+            say("unknown or conflicting option '%.*s' in '%s' (expected " VT_OPTIONS_HELP ", each at most once)",
                 (int)n, p, text);
             return -1;
         }
+        seen |= 1u << k;
+        value[k] = v;
         p += n;
         if (*p == '\0')
             return 0;
@@ -422,9 +422,10 @@ static int enable_events(jvmtiEnv *jvmti, jint mount, jint unmount, int at_init)
  * leaves the agent passive and the JVM running. */
 static jint start(JavaVM *vm, const char *text, int attach)
 {
-    agent_options o;
-    if (parse_options(text, &o) != 0)
+    int o[VT_OPT_COUNT];
+    if (parse_options(text, o) != 0)
         return JNI_ERR;
+    vt_mode mode = o[VT_OPT_MODE] == VT_OPT_MODE_EXACT ? VT_MODE_EXACT : VT_MODE_MOUNTED;
     if (g_jvmti != NULL) {
         say("already loaded; this second load changes nothing");
         return JNI_OK;
@@ -454,21 +455,21 @@ static jint start(JavaVM *vm, const char *text, int attach)
             UNMOUNT_EVENT);
         return JNI_OK;
     }
-    if (o.events == EVENTS_EMPTY &&
+    if (o[VT_OPT_EVENTS] == VT_OPT_EVENTS_EMPTY &&
         enable_pair(jvmti, mount, AS_EXTENSION_EVENT(on_nothing), unmount, AS_EXTENSION_EVENT(on_nothing)) != 0) {
         say("could not enable the virtual-thread events; staying passive");
         return JNI_OK;
     }
-    if (o.events != EVENTS_ON) { /* off, or delivered to on_nothing */
+    if (o[VT_OPT_EVENTS] != VT_OPT_EVENTS_ON) { /* off, or delivered to on_nothing */
         __atomic_store_n(&g_state, VT_STATE_EVENTS_OFF, __ATOMIC_RELEASE);
         return JNI_OK;
     }
-    vt_clock_init(o.mode);
+    vt_clock_init(mode);
     if (enable_events(jvmti, mount, unmount, !attach) != 0) {
         say("could not enable the virtual-thread events; staying passive");
         return JNI_OK;
     }
-    __atomic_store_n(&g_state, o.mode == VT_MODE_EXACT ? VT_STATE_EXACT : VT_STATE_MOUNTED, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_state, mode == VT_MODE_EXACT ? VT_STATE_EXACT : VT_STATE_MOUNTED, __ATOMIC_RELEASE);
     JNIEnv *jni = NULL;
     if (attach && (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) == JNI_OK)
         check_transitions(jvmti, jni);
