@@ -12,7 +12,7 @@
 #include <jni.h>
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
+#include <semaphore.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,9 +60,9 @@ JNIEXPORT jlong FN(fastRead)(JNIEnv *env, jclass cls)
  * Java thread's first read costs one system call, not ~25 ms. */
 static void *decide_fast_clock(void *started)
 {
-    /* Release: the starter stops waiting once the decision is ours, give
-     * or take the few instructions before the core's compare-and-swap. */
-    __atomic_store_n((int *)started, 1, __ATOMIC_RELEASE);
+    /* The starter stops waiting once the decision is ours, give or take the
+     * few instructions before the core's compare-and-swap. */
+    sem_post(started);
     (void)tt_self_fast_ns();
     return NULL;
 }
@@ -70,8 +70,11 @@ static void *decide_fast_clock(void *started)
 JNIEXPORT void JNICALL Java_io_threadtime_JniBackend_decideFastClock(JNIEnv *env, jclass cls)
 {
     (void)env, (void)cls;
-    static int once, started;
-    if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
+    static int once;
+    /* Static and never destroyed: the deciding thread may still be inside
+     * sem_post() when the waiter below returns. */
+    static sem_t started;
+    if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL) || sem_init(&started, 0, 0) != 0)
         return;
     pthread_attr_t attr;
     pthread_t t;
@@ -81,9 +84,11 @@ JNIEXPORT void JNICALL Java_io_threadtime_JniBackend_decideFastClock(JNIEnv *env
     int rc = pthread_create(&t, &attr, decide_fast_clock, &started);
     pthread_attr_destroy(&attr);
     /* Until the thread runs (tens of microseconds; longer under load), a
-     * read here would take the decision itself. */
-    while (rc == 0 && !__atomic_load_n(&started, __ATOMIC_ACQUIRE))
-        sched_yield();
+     * read here would take the decision itself. Asleep, not yielding: on a
+     * busy or single-CPU host a yield loop competes with the very thread it
+     * waits for. EINTR: a signal the JVM handles on this thread. */
+    while (rc == 0 && sem_wait(&started) != 0 && errno == EINTR)
+        ;
 }
 
 JNIEXPORT jstring FN(fastClockName)(JNIEnv *env, jobject self)
