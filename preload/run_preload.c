@@ -35,6 +35,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -723,6 +724,19 @@ static void list_task(uint32_t tid, void *p)
         l->left_out++;
 }
 
+/* 1 when the kernel counts one thread in this process (the caller), 0
+ * when more or when it cannot say. The link count of /proc/PID/task is 2
+ * (its "." and its entry in /proc/PID) plus the process's threads, as the
+ * kernel counts them (fs/proc/base.c, proc_task_getattr): so a thread
+ * started by clone() that the preload never saw still counts. One stat of
+ * ~1 us, where the listing costs a short process ~13 us of its exit here
+ * (the kernel makes a /proc entry per thread). */
+static int only_thread(void)
+{
+    struct stat st;
+    return stat("/proc/self/task", &st) == 0 && st.st_nlink == 3;
+}
+
 /* Writes the exit record: every thread alive now, read, and the file
  * marked EXITED. Run by exit() (an atexit handler) and by _exit() (which
  * dash, forked children and signal handlers call), so it takes no lock and
@@ -744,13 +758,18 @@ static void at_exit(void)
     for (int i = 0; i < 2000 && atomic_load(&g_in_round); i++)
         nanosleep(&(struct timespec){0, 50000}, NULL);
     /* Listed once into a map on the stack, which holds the threads of most
-     * processes (a shell, a compiler: one); only a process with more is
-     * listed again into one sized from the count. Two listings and an
-     * mmap were ~30 us of a short process's exit here. */
+     * processes; only a process with more is listed again into one sized
+     * from the count. Two listings and an mmap were ~30 us of a short
+     * process's exit here. A process the kernel counts one thread in (a
+     * shell, a compiler) is not listed at all: its one thread is this one. */
+    uint32_t self = (uint32_t)tt__gettid();
     static tid_entry few[32];
     memset(few, 0, sizeof few);
     exit_list l = {{few, 32, 0, 0}, 0, 0};
-    each_task(list_task, &l, g_exit_scratch, sizeof g_exit_scratch);
+    if (only_thread())
+        list_task(self, &l);
+    else
+        each_task(list_task, &l, g_exit_scratch, sizeof g_exit_scratch);
     tid_map m = l.map;
     size_t mapped = 0;
     if (l.left_out) {
@@ -766,7 +785,6 @@ static void at_exit(void)
             each_task(list_task, &l, g_exit_scratch, sizeof g_exit_scratch);
         m = l.map;
     }
-    uint32_t self = (uint32_t)tt__gettid();
     uint32_t sampler = g_file.hdr->sampler_tid;
     uint64_t now = tt__run_now();
     uint32_t used = atomic_load_explicit(&g_file.hdr->threads_used, memory_order_acquire);

@@ -53,6 +53,11 @@
  *                         "stays" on a pipe nobody writes, so it is still
  *                         blocked when the main thread, once "ends" was
  *                         joined, calls exit().
+ *   run_threads lone      starts no thread through pthread_create (so no
+ *                         sampler either), only one with clone() directly
+ *                         that keeps burning; once the kernel's clock of
+ *                         that thread says 1 ms, prints "TID CPU_NS" and
+ *                         calls exit() with it alive.
  *   run_threads crowd N   starts N threads that each burn 0.2 ms of CPU and
  *                         then block; once all have burned, prints every
  *                         tid of /proc/self/task (the kernel's list of the
@@ -312,6 +317,27 @@ static int run_clone(void)
     return 0;
 }
 
+/* A clone()d thread alive at exit() in a process that never called
+ * pthread_create: the preload knows no thread but the main one, and only
+ * the kernel's count says there is another. */
+static int run_lone(void)
+{
+    static char stack[1 << 16] __attribute__((aligned(16)));
+    pid_t tid = clone(clone_body, stack + sizeof stack,
+                      CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM, NULL);
+    if (tid < 0)
+        return 1;
+    /* The kernel's CPU clock of that thread (a dynamic clock id: the
+     * tid's complement, shifted, with the per-thread and SCHED bits). */
+    clockid_t c = (clockid_t)((~(unsigned)tid << 3) | 4 | 2);
+    struct timespec ts = {0, 0};
+    while (clock_gettime(c, &ts) == 0 && ts.tv_sec == 0 && ts.tv_nsec < 1000000)
+        sched_yield();
+    printf("%d %lld\n", tid, (long long)ts.tv_sec * 1000000000 + ts.tv_nsec);
+    fflush(stdout);
+    exit(0);
+}
+
 static pthread_barrier_t g_pair;
 static _Atomic int g_finished;
 static long g_pair_ms;
@@ -418,6 +444,8 @@ int main(int argc, char **argv)
         return run_switches();
     if (argc == 2 && strcmp(argv[1], "clone") == 0)
         return run_clone();
+    if (argc == 2 && strcmp(argv[1], "lone") == 0)
+        return run_lone();
     if (argc == 3 && strcmp(argv[1], "crowd") == 0)
         return run_crowd(atol(argv[2]));
     if (argc == 2 && strcmp(argv[1], "noname") == 0) {
@@ -462,6 +490,6 @@ int main(int argc, char **argv)
         wait_sampled();
         kill(getpid(), SIGKILL);
     }
-    fprintf(stderr, "usage: run_threads short N | exact N | vfork | noname | kill | clone | pinned MS | switches\n");
+    fprintf(stderr, "usage: run_threads short N | exact N | vfork | noname | kill | clone | lone | crowd N | pinned MS | switches\n");
     return 2;
 }

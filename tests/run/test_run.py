@@ -543,6 +543,21 @@ def test_clone_thread():
           f"clone: the clone()d thread {tid} reported once, from the sampler: {t}")
 
 
+def test_lone_clone_at_exit():
+    # A process that started no thread through pthread_create, so the
+    # preload knows of none but its main one, has a thread started with
+    # clone() alive when it calls exit(): the exit handler must still read
+    # it (whatever tells it the process is single-threaded must be the
+    # kernel's count, not what the preload saw). The truth: the tid clone()
+    # returned, and that thread's CPU as the kernel's clock of it said
+    # before exit(), a floor for what the handler reads after.
+    rc, out, err, rep = run([RUN_THREADS, "lone"])
+    tid, cpu = (int(x) for x in out.split()) if len(out.split()) == 2 else (-1, -1)
+    t = [t for t in threads(rep) if t["tid"] == tid]
+    check(rc == 0 and len(t) == 1 and t[0]["how"] == "at exit" and t[0]["total_ns"] >= cpu > 0,
+          f"lone: the clone()d thread {tid} (CPU {cpu} ns before exit) read at exit: {t} ({err})")
+
+
 def test_crowd_at_exit():
     # Every thread alive when the process calls exit() is read by the exit
     # handler, however many: 5 (listed into the handler's map on its stack)
