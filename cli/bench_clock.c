@@ -107,6 +107,12 @@ static uint64_t run_sched_accounts(void *p, uint64_t n)
     LOOP(tt_self_sched(&s) + s.run_wait_ns);
 }
 
+static uint64_t run_run_wait_self(void *p, uint64_t n)
+{
+    (void)p;
+    LOOP(tt_self_run_wait_ns());
+}
+
 /* A descriptor on the caller's own schedstat, kept open for the pread row. */
 static int schedstat_setup(void **out)
 {
@@ -208,6 +214,8 @@ const tt__bench_method tt__bench_clock_methods[] = {
     M("process_cputime", "tt_process_total_ns(0): precise CPU time of the process", run_process),
     M("schedstat_self", "tt_self_sched: run-queue wait, timeslices (kept fd, pread) + switches (getrusage)",
       run_sched_accounts),
+    M("run_wait_self", "tt_self_run_wait_ns: the wait alone, kept under the fast clock's anchor, else one pread",
+      run_run_wait_self),
     {"schedstat_pread", "pread of /proc/thread-self/schedstat on a descriptor kept open", schedstat_setup,
      run_schedstat_pread, schedstat_teardown, NULL, NULL},
     M("schedstat_open_read", "open + read + close /proc/thread-self/schedstat each time", run_schedstat_open_read),

@@ -71,6 +71,7 @@ typedef struct pinned {
     int order;       /* 1 = finished first */
     int64_t cpu_ns;  /* its own clock over the race */
     int64_t wait_ns; /* run_wait over the race */
+    int64_t alone_ns; /* the same from tt_self_run_wait_ns */
     int rc;
 } pinned;
 
@@ -83,16 +84,20 @@ static void *pinned_burner(void *p)
     /* Both read before the barrier: the wait for the CPU after the
      * release is booked inside the interval. */
     int rc0 = tt_self_sched(&s0);
+    int64_t a0 = tt_self_run_wait_ns();
     int64_t c0 = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
     pthread_barrier_wait(w->go);
     burn_cpu(100 * MS);
     int64_t c1 = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
     w->order = atomic_fetch_add(w->finished, 1) + 1;
+    /* A figure kept under an earlier anchor must not answer here. */
+    int64_t a1 = tt_self_run_wait_ns();
     int rc1 = tt_self_sched(&s1);
     if (w->rc == 0)
-        w->rc = rc0 != 0 ? rc0 : rc1;
+        w->rc = rc0 != 0 ? rc0 : rc1 != 0 ? rc1 : a0 < 0 ? (int)a0 : a1 < 0 ? (int)a1 : 0;
     w->cpu_ns = c1 - c0;
     w->wait_ns = s1.run_wait_ns - s0.run_wait_ns;
+    w->alone_ns = a1 - a0;
     return NULL;
 }
 
@@ -105,7 +110,7 @@ TT_TEST(two_threads_on_one_cpu_wait_for_each_other)
     pthread_barrier_t go;
     pthread_barrier_init(&go, NULL, 2);
     _Atomic int finished = 0;
-    pinned w[2] = {{&go, cpu, &finished, 0, 0, 0, 0}, {&go, cpu, &finished, 0, 0, 0, 0}};
+    pinned w[2] = {{&go, cpu, &finished, 0, 0, 0, 0, 0}, {&go, cpu, &finished, 0, 0, 0, 0, 0}};
     pthread_t t[2];
     for (int i = 0; i < 2; i++)
         CHECK_OP(pthread_create(&t[i], NULL, pinned_burner, &w[i]), ==, 0);
@@ -120,6 +125,7 @@ TT_TEST(two_threads_on_one_cpu_wait_for_each_other)
             (long long)first->cpu_ns / 1000, (long long)first->wait_ns / 1000, (long long)second->cpu_ns / 1000,
             (long long)second->wait_ns / 1000);
     CHECK_OP(second->wait_ns * 10, >=, first->cpu_ns * 9);
+    CHECK_OP(second->alone_ns * 10, >=, first->cpu_ns * 9);
 }
 
 /* ---- a thread that only sleeps ---- */
@@ -130,16 +136,21 @@ static void *sleeper(void *p)
     tt_sched s0, s1;
     int64_t w0 = tt__read_clock(CLOCK_MONOTONIC);
     out[2] = tt_self_sched(&s0);
+    int64_t a0 = tt_self_run_wait_ns();
     for (int i = 0; i < 20; i++) {
         struct timespec ts = {0, 5 * 1000 * 1000};
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;
     }
+    int64_t a1 = tt_self_run_wait_ns();
     if (out[2] == 0)
         out[2] = tt_self_sched(&s1);
+    if (out[2] == 0 && (a0 < 0 || a1 < 0))
+        out[2] = a0 < 0 ? a0 : a1;
     int64_t w1 = tt__read_clock(CLOCK_MONOTONIC);
     out[0] = s1.run_wait_ns - s0.run_wait_ns;
     out[1] = w1 - w0;
+    out[3] = a1 - a0;
     return NULL;
 }
 
@@ -148,7 +159,7 @@ static void *sleeper(void *p)
  * time. Reporting blocked time as wait would break this by ~100 ms. */
 TT_TEST(a_sleeping_thread_does_not_wait)
 {
-    int64_t r[3] = {0, 0, -1};
+    int64_t r[4] = {0, 0, -1, 0};
     pthread_t t;
     CHECK_OP(pthread_create(&t, NULL, sleeper, r), ==, 0);
     pthread_join(t, NULL);
@@ -157,6 +168,51 @@ TT_TEST(a_sleeping_thread_does_not_wait)
             (long long)r[1] / 1000);
     CHECK_OP(r[0], >=, 0);
     CHECK_OP(r[0], <=, r[1] - 100 * MS);
+    CHECK_OP(r[3], >=, 0);
+    CHECK_OP(r[3], <=, r[1] - 100 * MS);
+}
+
+/* The figure alone is schedstat's second field, as this test reads the file
+ * itself (open, read, parse here) just before and just after: between the
+ * two, whether kept or read again. Repeated calls while the thread runs, and
+ * after it blocked and was preempted, never step back. */
+static int64_t file_wait(void)
+{
+    char buf[128];
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    long long on = -1, wait = -1;
+    if (f != NULL) {
+        if (fgets(buf, sizeof buf, f) == NULL || sscanf(buf, "%lld %lld", &on, &wait) != 2)
+            wait = -1;
+        fclose(f);
+    }
+    return wait;
+}
+
+TT_TEST(run_wait_alone_is_schedstats)
+{
+    int64_t last = 0;
+    for (int i = 0; i < 200; i++) {
+        int64_t before = file_wait();
+        int64_t w = tt_self_run_wait_ns();
+        int64_t again = tt_self_run_wait_ns();
+        int64_t after = file_wait();
+        CHECK_OP(before, >=, 0);
+        CHECK_OP(w, >=, before);
+        CHECK_OP(w, <=, after);
+        CHECK_OP(again, >=, w);
+        CHECK_OP(again, <=, after);
+        CHECK_OP(w, >=, last);
+        last = again;
+        if (i % 20 == 0) {
+            struct timespec ts = {0, 1000 * 1000};
+            nanosleep(&ts, NULL);
+        } else if (i % 5 == 0) {
+            sched_yield();
+        } else {
+            burn_cpu(MS / 10);
+        }
+    }
 }
 
 /* ---- another thread, and bad input ---- */
@@ -277,12 +333,18 @@ TT_TEST(fork_child_reads_its_own_thread)
     burn_cpu(50 * MS);
     tt_sched p;
     CHECK_OP(tt_self_sched(&p), ==, 0);
+    CHECK_OP(tt_self_run_wait_ns(), >=, 0); /* kept in the parent, at fork */
     pid_t child = fork();
     if (child == 0) {
         tt_sched c;
         int rc = tt_self_sched(&c);
         int64_t mine = tt__read_clock(CLOCK_THREAD_CPUTIME_ID);
-        _exit(rc == 0 && c.on_cpu_ns <= mine && c.on_cpu_ns < p.on_cpu_ns ? 0 : 1);
+        /* The figure alone is the child's too, never one kept by the parent. */
+        int64_t w = tt_self_run_wait_ns();
+        tt_sched d;
+        int ok = rc == 0 && c.on_cpu_ns <= mine && c.on_cpu_ns < p.on_cpu_ns && w >= c.run_wait_ns
+                 && tt_self_sched(&d) == 0 && w <= d.run_wait_ns;
+        _exit(ok ? 0 : 1);
     }
     CHECK_OP(child, >, 0);
     int status = 0;

@@ -187,6 +187,38 @@ JNIEXPORT jint FN(processTimes)(JNIEnv *env, jobject self, jlongArray out)
     return rc;
 }
 
+/* ---- where the time went besides the CPU ---- */
+
+JNIEXPORT jint FN(tidSched)(JNIEnv *env, jobject self, jint tid, jlongArray out)
+{
+    (void)self;
+    tt_sched s;
+    int rc = tt_tid_sched((pid_t)tid, &s);
+    if (rc == 0) {
+        jlong v[5] = {s.on_cpu_ns, s.run_wait_ns, s.timeslices, s.voluntary_switches, s.involuntary_switches};
+        (*env)->SetLongArrayRegion(env, out, 0, 5, v);
+    }
+    return rc;
+}
+
+JNIEXPORT jlong FN(selfRunWait)(JNIEnv *env, jobject self)
+{
+    (void)env, (void)self;
+    return tt_self_run_wait_ns();
+}
+
+JNIEXPORT jint FN(cgroupCpu)(JNIEnv *env, jobject self, jlongArray out)
+{
+    (void)self;
+    tt_cgroup_cpu c;
+    int rc = tt_cgroup_cpu_read(&c);
+    if (rc == 0) {
+        jlong v[6] = {c.version, c.periods, c.throttled_periods, c.throttled_ns, c.quota_us, c.period_us};
+        (*env)->SetLongArrayRegion(env, out, 0, 6, v);
+    }
+    return rc;
+}
+
 /* ---- the event log ---- */
 
 /* A NUL-terminated byte[] from Java as a C string (NULL for null); the

@@ -134,6 +134,26 @@ interface Backend {
     @Calls("int tt_process_times(pid_t pid, tt_times *out)")
     int processTimes(long[] out);
 
+    // Where the time went besides the CPU (sched.h).
+
+    /** A thread's scheduler accounts into a {@code long[5]}: {on CPU, run-queue
+     *  wait, timeslices, voluntary switches, involuntary switches}; tid 0 is the
+     *  calling thread (a pread of its kept descriptor, a getrusage), another
+     *  tid two /proc files. */
+    @Calls("int tt_tid_sched(pid_t tid, tt_sched *out)")
+    int tidSched(int tid, long[] out);
+
+    /** The calling thread's run-queue wait alone: a figure kept under the fast
+     *  clock's anchor, else one pread. Critical: short, and never blocks (a
+     *  thread's first call also opens its schedstat file, ~40 us once). */
+    @Calls(value = "int64_t tt_self_run_wait_ns(void)", ffm = Ffm.CRITICAL)
+    long selfRunWait();
+
+    /** The process cgroup's CPU figures into a {@code long[6]}: {version,
+     *  periods, throttled periods, throttled ns, quota us, period us}. */
+    @Calls("int tt_cgroup_cpu_read(tt_cgroup_cpu *out)")
+    int cgroupCpu(long[] out);
+
     // The event log. Strings travel as NUL-terminated UTF-8 (EventLog.utf8z).
 
     /** tt_log_start with the first four options; null paths mean none. */

@@ -71,6 +71,9 @@ class JniBackend implements Backend {
     @Override public native long processTotal();
     @Override public native long processUser();
     @Override public native int processTimes(long[] out);
+    @Override public native int tidSched(int tid, long[] out);
+    @Override public native long selfRunWait();
+    @Override public native int cgroupCpu(long[] out);
     @Override public native int logStart(int ringRecords, byte[] crashFile, byte[] exitDumpPath, boolean cpuOnIntervals);
     @Override public native int logStop();
     @Override public native int logDump(byte[] path);

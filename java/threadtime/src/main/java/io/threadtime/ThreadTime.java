@@ -229,6 +229,81 @@ public final class ThreadTime {
     }
 
     /**
+     * The calling platform thread's scheduler accounts: its run-queue wait
+     * (time runnable but without a CPU), time on a CPU, timeslices and
+     * switches. One {@code pread} of {@code /proc/thread-self/schedstat}
+     * through a descriptor the thread keeps open (opened at its first call,
+     * closed when it exits) and one {@code getrusage}: ~0.7 us here
+     * (docs/where-time-went.md). The calling thread has no wait under way,
+     * so its figure is exact at the call.
+     *
+     * @throws UnsupportedOperationException on a virtual thread: its
+     *         carrier's accounts are not its own
+     * @throws ThreadTimeException where the kernel keeps no schedstat
+     *         (ENOTSUP) or no descriptor can be opened (EMFILE, ENFILE)
+     */
+    public static Sched currentThreadSched() {
+        if (isVirtual(Thread.currentThread())) {
+            throw new UnsupportedOperationException("threadtime: a virtual thread has no scheduler accounts of its own");
+        }
+        return sched(0);
+    }
+
+    /**
+     * The calling platform thread's run-queue wait so far, ns
+     * ({@link Sched#runWaitNanos()} alone); -1 on a virtual thread. Made to
+     * be read often, at a span's start and end: the wait grows only while
+     * the thread is off its CPU, which ends the fast clock's anchor, so a
+     * figure read under an anchor is answered again with no system call
+     * while that anchor lasts; otherwise one {@code pread} and no
+     * {@code getrusage} (docs/where-time-went.md has the costs).
+     *
+     * @throws ThreadTimeException where the kernel keeps no schedstat (ENOTSUP)
+     */
+    public static long currentThreadRunWait() {
+        return isVirtual(Thread.currentThread()) ? -1 : ThreadTimeException.check(Native.B.selfRunWait());
+    }
+
+    /**
+     * The scheduler accounts of thread {@code tid} of this process, by its
+     * native id (as {@code /proc/self/task} lists it; 0: the calling thread,
+     * as {@link #currentThreadSched()}). Two {@code /proc} files read, about
+     * ten times the calling thread's own read. A wait under way at the read
+     * is booked by the kernel only when the thread next runs. A tid is
+     * reused after its thread exits, so a stale tid may read a newer thread.
+     *
+     * @throws ThreadTimeException errno ESRCH when no such thread exists (it
+     *         exited), EINVAL for a thread of another process or a negative
+     *         tid, ENOTSUP where the kernel keeps no schedstat
+     */
+    public static Sched threadSched(int tid) {
+        return tid == 0 ? currentThreadSched() : sched(tid);
+    }
+
+    private static Sched sched(int tid) {
+        long[] v = new long[5];
+        ThreadTimeException.check(Native.B.tidSched(tid, v));
+        return Sched.of(v);
+    }
+
+    /**
+     * The CPU throttling of the cgroup this process is in, from its
+     * {@code cpu.stat} and quota files (v1 or v2), found through
+     * {@code /proc/self/cgroup} and {@code /proc/self/mountinfo}; no
+     * privilege needed. Several files read (tens of microseconds): once per
+     * collection or report, not per request.
+     *
+     * @throws ThreadTimeException errno ENOENT when no CPU controller is
+     *         visible to this process (a container that mounts no cgroup
+     *         filesystem), EIO for a file that does not parse
+     */
+    public static CgroupCpu cgroupCpu() {
+        long[] v = new long[6];
+        ThreadTimeException.check(Native.B.cgroupCpu(v));
+        return CgroupCpu.of(v);
+    }
+
+    /**
      * Maps the calling platform thread to its native thread now, so that
      * other threads read its times at native speed. A thread also maps
      * itself on its first {@code currentThread...} call (here or through

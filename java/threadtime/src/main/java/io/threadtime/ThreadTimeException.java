@@ -1,6 +1,11 @@
 package io.threadtime;
 
-/** A native call failed in a way the API has no answer for (not a dead thread). */
+/**
+ * A native call failed in a way the API has no answer for. A dead thread
+ * named by its {@code Thread} is an answer (-1 or empty), not this; one
+ * named by its native id ({@link ThreadTime#threadSched(int)}) is this, with
+ * errno ESRCH.
+ */
 public final class ThreadTimeException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 

@@ -162,6 +162,7 @@ final class FfmBackend extends JniBackend {
     private static final class ThreadTimes { static final MethodHandle H = FfmLinker.handle("threadTimes"); }
     private static final class ProcessTotal { static final MethodHandle H = FfmLinker.handle("processTotal"); }
     private static final class ProcessUser { static final MethodHandle H = FfmLinker.handle("processUser"); }
+    private static final class SelfRunWait { static final MethodHandle H = FfmLinker.handle("selfRunWait"); }
     private static final class Event { static final MethodHandle H = FfmLinker.handle("event"); }
     private static final class EventText { static final MethodHandle H = FfmLinker.handle("eventText"); }
     private static final class EventValue { static final MethodHandle H = FfmLinker.handle("eventValue"); }
@@ -185,6 +186,7 @@ final class FfmBackend extends JniBackend {
     private static final Link THREAD_TIMES = new Link("threadTimes", "ThreadTimes");
     private static final Link PROCESS_TOTAL = new Link("processTotal", "ProcessTotal");
     private static final Link PROCESS_USER = new Link("processUser", "ProcessUser");
+    private static final Link SELF_RUN_WAIT = new Link("selfRunWait", "SelfRunWait");
     private static final Link EVENT = new Link("event", "Event");
     private static final Link EVENT_TEXT = new Link("eventText", "EventText");
     private static final Link EVENT_VALUE = new Link("eventValue", "EventValue");
@@ -321,6 +323,18 @@ final class FfmBackend extends JniBackend {
         }
         try {
             return (long) ProcessUser.H.invokeExact();
+        } catch (Throwable t) {
+            throw impossible(t);
+        }
+    }
+
+    @Override
+    public long selfRunWait() {
+        if (!SELF_RUN_WAIT.ready()) {
+            return super.selfRunWait();
+        }
+        try {
+            return (long) SelfRunWait.H.invokeExact();
         } catch (Throwable t) {
             throw impossible(t);
         }
