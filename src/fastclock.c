@@ -116,7 +116,7 @@ static const tt__rseq_cs g_desc = {
 #endif
 
 /* Per thread. initial-exec: reachable from a signal handler without
- * __tls_get_addr, which may allocate. 56 bytes of static TLS.
+ * __tls_get_addr, which may allocate. 64 bytes of static TLS.
  *
  * A task other than the one that armed it can find this state: a vfork
  * child or a clone(CLONE_VM) child shares the parent's memory and TLS; an
@@ -133,6 +133,7 @@ typedef struct fast_state {
     uint64_t c0;         /* the counter just before the anchor's real read */
     int64_t t0;          /* the anchor's real read */
     uint64_t last;       /* the largest answer given: the monotonic floor */
+    uint64_t run;        /* the generation of the first anchor of an unbroken run (tt__fast_ns_run); 0: none */
     tt__rseq_area *area; /* this thread's rseq area, once checked usable */
     int status;          /* THREAD_* */
     pid_t tid;           /* the task this state belongs to (0: not yet known) */
@@ -474,9 +475,11 @@ static int64_t real_answer(fast_state *s)
  * UINT64_MAX when it does not. Out of line: inlined, its registers made
  * every fast read save and restore five callee-saved registers (the JAR's
  * natives, clang -O3: a 6-push prologue around a 10 ns read). */
-__attribute__((noinline, cold)) static int64_t slow_read(fast_state *s, uint64_t *anchor)
+__attribute__((noinline, cold)) static int64_t slow_read(fast_state *s, uint64_t *anchor, uint64_t *run)
 {
     *anchor = UINT64_MAX;
+    if (run != NULL)
+        *run = UINT64_MAX;
     /* Off or unsupported: every read is a real one, still through the
      * owner's clockid, so a child that skipped the atfork handlers gets
      * its own figures here too (glibc < 2.35 hosts fall back this way). */
@@ -509,6 +512,12 @@ __attribute__((noinline, cold)) static int64_t slow_read(fast_state *s, uint64_t
     }
     store_u64(&s->gen, g + 1);
     compiler_fence();
+    /* Still ours, read with the generation odd (a handler from here on
+     * leaves the anchor alone): the last anchor was kept, and nothing
+     * switched the thread out since it was armed, so this one continues
+     * its run. A signal clears the field too: a handler that re-armed
+     * before the odd store started a run of its own, which this continues. */
+    int unbroken = __atomic_load_n(&a->rseq_cs, __ATOMIC_RELAXED) == OURS && s->run != 0;
     /* Armed before the real read: a switch at any point after this store
      * clears it, so the anchor covers everything after. The anchor's
      * counter value is read before the real read too: every answer from
@@ -554,6 +563,7 @@ __attribute__((noinline, cold)) static int64_t slow_read(fast_state *s, uint64_t
     g = load_u64(&s->gen) | 1; /* adopt() may have reset the state */
     s->c0 = c0;
     s->t0 = r;
+    s->run = unbroken && keep ? s->run : g + 1;
     compiler_fence();
     store_u64(&s->gen, g + 1);
     if (r < 0)
@@ -561,6 +571,8 @@ __attribute__((noinline, cold)) static int64_t slow_read(fast_state *s, uint64_t
     if (!keep || __atomic_load_n(&a->rseq_cs, __ATOMIC_RELAXED) != OURS)
         return answer(s, r);
     *anchor = g + 1;
+    if (run != NULL)
+        *run = s->run;
     return answer(s, r + (int64_t)(((c1 - c0) * g_mult) >> 32));
 #else
     return real_answer(s);
@@ -572,7 +584,8 @@ __attribute__((noinline, cold)) static int64_t slow_read(fast_state *s, uint64_t
  * log's record time), NULL to read one here. A given value may predate a
  * re-arm by a signal handler; it then lies before the new anchor's c0, and
  * the unsigned span check sends the read to the slow path. */
-__attribute__((always_inline)) static inline int64_t fast_read(const uint64_t *given, uint64_t *anchor)
+__attribute__((always_inline)) static inline int64_t fast_read(const uint64_t *given, uint64_t *anchor,
+                                                               uint64_t *run)
 {
     fast_state *s = &t_fast;
 #if TT__FAST_POSSIBLE
@@ -582,6 +595,7 @@ __attribute__((always_inline)) static inline int64_t fast_read(const uint64_t *g
         tt__rseq_area *a = s->area;
         uint64_t c0 = s->c0;
         int64_t t0 = s->t0;
+        uint64_t r = run != NULL ? s->run : 0;
         /* The counter first, then the field: if the field still holds our
          * descriptor, nothing switched this thread out between the anchor
          * and this counter value. */
@@ -592,23 +606,31 @@ __attribute__((always_inline)) static inline int64_t fast_read(const uint64_t *g
             /* Unchanged and even: no handler re-armed between our loads. */
             if (load_u64(&s->gen) == g && !(g & 1)) {
                 *anchor = g;
+                if (run != NULL)
+                    *run = r;
                 return answer(s, t0 + (int64_t)(((c - c0) * g_mult) >> 32));
             }
         }
     }
 #endif
-    return slow_read(s, anchor);
+    return slow_read(s, anchor, run);
 }
 
 int64_t tt_self_fast_ns(void)
 {
     uint64_t anchor;
-    return fast_read(NULL, &anchor);
+    return fast_read(NULL, &anchor, NULL);
 }
 
-int64_t tt__fast_ns(uint64_t *anchor) { return fast_read(NULL, anchor); }
+int64_t tt__fast_ns(uint64_t *anchor) { return fast_read(NULL, anchor, NULL); }
 
-int64_t tt__fast_ns_at(uint64_t counter, uint64_t *anchor) { return fast_read(&counter, anchor); }
+int64_t tt__fast_ns_at(uint64_t counter, uint64_t *anchor) { return fast_read(&counter, anchor, NULL); }
+
+int64_t tt__fast_ns_run(uint64_t *run)
+{
+    uint64_t anchor;
+    return fast_read(NULL, &anchor, run);
+}
 
 /* ---- control ---- */
 
@@ -679,6 +701,7 @@ void tt__fast_fork_child(void)
     store_u64(&s->gen, (load_u64(&s->gen) | 1) + 1);
     s->c0 = 0;
     s->t0 = 0;
+    s->run = 0;
     s->tid = 0; /* the child's own: learnt at its first slow path */
     s->pid = 0;
     store_u64(&s->last, 0);

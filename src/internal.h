@@ -111,6 +111,14 @@ int64_t tt__fast_ns(uint64_t *anchor);
  * thread's anchor (a signal handler re-armed it in between) gets a real
  * read at the time of the call. */
 int64_t tt__fast_ns_at(uint64_t counter, uint64_t *anchor);
+/* tt_self_fast_ns(), also saying which run of anchors answered: *run
+ * stays the same across the re-arms of a thread that stayed on its CPU
+ * (an anchor that expired after TT_FAST_BOUND_NS with no switch, signal
+ * or migration since the run's first anchor was armed) and changes at the
+ * first anchor after one; UINT64_MAX for a real read that armed nothing.
+ * A figure that moves only while the thread is off its CPU (schedstat's
+ * run_delay) read under one run holds for the whole run. */
+int64_t tt__fast_ns_run(uint64_t *run);
 /* The calling thread's consistent split with the fast clock's total at a
  * counter value the caller has just read (tt__fast_ns_at): the event log's
  * CPU records. The system share is proportioned by raw tick counts read

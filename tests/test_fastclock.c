@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -194,6 +195,58 @@ TT_TEST(a_counter_value_older_than_the_anchor_gets_a_real_read)
         CHECK_OP(f, >=, r1);
         CHECK_OP(f, <=, r2 + TT_FAST_BOUND_NS);
     }
+}
+
+/* tt__fast_ns_run: an anchor that expires while the thread stays on its
+ * CPU continues the run of the one before; a block starts a new run. The
+ * truth is the kernel's count of the thread's context switches: a window
+ * in which it counted none held no switch. The anchors serve 20 us here,
+ * so a window of ~200 us of work crosses several re-arms. */
+static long thread_switches(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nvcsw + ru.ru_nivcsw : -1;
+}
+
+TT_TEST(a_run_of_anchors_ends_only_at_a_switch)
+{
+    if (!fast_on()) {
+        printf("  skipped: %s\n", tt_fast_clock_name());
+        return;
+    }
+    int64_t old = tt__fast_span_set(20 * US);
+    /* A re-arm whose system call ran long (an interrupt inside it) drops
+     * its anchor and so ends the run without a switch: a window may lose
+     * its run, so the check is that quiet windows keep it, not all. */
+    int quiet = 0, kept = 0;
+    for (int i = 0; i < 2000 && kept < 20; i++) {
+        long s1 = thread_switches();
+        uint64_t r1, r2, a1, a2;
+        tt__fast_ns_run(&r1);
+        tt__fast_ns(&a1);
+        burn(200 * US);
+        tt__fast_ns(&a2);
+        tt__fast_ns_run(&r2);
+        long s2 = thread_switches();
+        if (s1 < 0 || s1 != s2 || r1 == UINT64_MAX || a1 == UINT64_MAX || a2 == UINT64_MAX)
+            continue;
+        quiet++;
+        CHECK_OP(a2, !=, a1); /* the anchor expired, more than once */
+        kept += r2 == r1;
+    }
+    printf("  %d of %d windows without a switch kept their run\n", kept, quiet);
+    CHECK_OP(kept, >, 0);
+    for (int i = 0; i < 100; i++) {
+        uint64_t r1, r2;
+        tt__fast_ns_run(&r1);
+        struct timespec ts = {0, 50 * US};
+        nanosleep(&ts, NULL); /* blocks: clears the field */
+        tt__fast_ns_run(&r2);
+        if (r1 != UINT64_MAX)
+            CHECK_OP(r2, !=, r1);
+    }
+    if (old > 0)
+        tt__fast_span_set(old);
 }
 
 TT_TEST(monotonic_across_set)

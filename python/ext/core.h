@@ -10,7 +10,8 @@
  *   interval.c  interval(): begin and end events around a block or a call
  *   trace.c     the trace reader
  *   tasks.c     asyncio: the CPU of each task's own steps, and the
- *               thread's run-queue wait, read once per fast-clock anchor
+ *               thread's run-queue wait, read once per run of fast-clock
+ *               anchors
  *   spans.c     the OpenTelemetry span processor's hooks
  */
 #ifndef TTPY_CORE_H
@@ -83,17 +84,17 @@ int ttpy_interval_init(PyObject *mod);
 
 /* ---- tasks.c ---- */
 int ttpy_tasks_init(PyObject *mod);
-/* Run-queue wait figures that are not -errno: none known under this
- * anchor (read it), and a task that does not count its wait. */
+/* Run-queue wait figures that are not -errno: none known in this run of
+ * anchors (read it), and a task that does not count its wait. */
 #define TTPY_WAIT_UNKNOWN INT64_MIN
 #define TTPY_WAIT_OFF (INT64_MIN + 1)
 /* The calling thread's run-queue wait (schedstat's run_delay), ns, or
- * -errno, at a fast-clock read (*ns, *anchor: tt__fast_ns's) just taken:
- * the figure kept for that anchor, else a read of schedstat. first: the
- * read is the start of an interval, and *ns and *anchor are then read
+ * -errno, at a fast-clock read (*ns, *run: tt__fast_ns_run's) just taken:
+ * the figure kept for that run, else a read of schedstat. first: the
+ * read is the start of an interval, and *ns and *run are then read
  * again after it (so its cost stays out of the interval); else they are
  * left as they were (the interval ended at them). */
-int64_t ttpy_wait_at(uint64_t *anchor, int64_t *ns, int first);
+int64_t ttpy_wait_at(uint64_t *run, int64_t *ns, int first);
 /* The TaskCoro whose step runs innermost on this thread (borrowed), or
  * NULL outside every counted step. */
 PyObject *ttpy_step_owner(void);

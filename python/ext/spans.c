@@ -37,7 +37,7 @@
 #include <errno.h>
 #include <pthread.h>
 
-#include "internal.h" /* tt__fast_ns: the fast clock with its anchor */
+#include "internal.h" /* tt__fast_ns_run: the fast clock with its run of anchors */
 
 enum { OTHER_THREAD = 0, NO_CLOCK = 1, REASONS = 2 };
 enum { TOTAL = 0, USER = 1, SYSTEM = 2, WAIT = 3, NAMES = 4 };
@@ -83,13 +83,13 @@ static void count(ClockObject *c, int reason) { __atomic_fetch_add(&c->unmeasure
  * last. 0 or -errno (the CPU clock). */
 static int thread_figures(ClockObject *c, figures *out, int first)
 {
-    uint64_t anchor;
-    int64_t ns = tt__fast_ns(&anchor);
+    uint64_t run;
+    int64_t ns = tt__fast_ns_run(&run);
     if (ns < 0)
         return (int)ns;
     out->wait = TTPY_WAIT_OFF;
     if (c->run_wait && first)
-        out->wait = ttpy_wait_at(&anchor, &ns, 1);
+        out->wait = ttpy_wait_at(&run, &ns, 1);
     out->cpu = ns;
     out->user = out->system = -1;
     if (c->split) {
@@ -101,10 +101,10 @@ static int thread_figures(ClockObject *c, figures *out, int first)
         out->user = t.user_ns;
         out->system = t.system_ns;
         if (c->run_wait && !first)
-            ns = tt__fast_ns(&anchor); /* the anchor after the split's read */
+            ns = tt__fast_ns_run(&run); /* the run after the split's read */
     }
     if (c->run_wait && !first)
-        out->wait = ttpy_wait_at(&anchor, &ns, 0);
+        out->wait = ttpy_wait_at(&run, &ns, 0);
     return 0;
 }
 

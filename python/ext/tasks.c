@@ -29,7 +29,7 @@
 
 #include <errno.h>
 
-#include "internal.h" /* tt__fast_ns: the fast clock's anchor, for the wait */
+#include "internal.h" /* tt__fast_ns_run: the fast clock's run of anchors, for the wait */
 
 typedef struct {
     PyObject_HEAD
@@ -76,68 +76,70 @@ static void charge(int64_t *total, int64_t ns)
 #endif
 }
 
-/* ---- the thread's run-queue wait, read once per fast-clock anchor ----
+/* ---- the thread's run-queue wait, read once per run of fast-clock anchors ----
  *
  * schedstat's run_delay grows only while the thread is off its CPU: it is
- * booked when the thread gets a CPU back. The fast clock's anchor lasts
- * while nothing switches the thread out (the kernel clears the thread's
- * rseq field at every preemption, migration and signal, and the clock is
- * only fast on kernels that clear it when the thread blocks too), so one
- * figure read under an anchor holds for as long as the anchor does. A
- * step or a span then reads schedstat (a pread, ~0.5-1 us) only at its
- * first boundary under a new anchor, not at every boundary: the thread's
- * first step after a switch, and once per TT_FAST_BOUND_NS of running
- * (the anchor's longest life). Where the fast clock answers from no anchor
- * (turned off, or unsupported), every boundary reads schedstat. */
+ * booked when the thread gets a CPU back. The fast clock's anchors follow
+ * one another in an unbroken run while nothing switches the thread out
+ * (the kernel clears the thread's rseq field at every preemption,
+ * migration and signal, and the clock is only fast on kernels that clear
+ * it when the thread blocks too; an anchor that merely expired after
+ * TT_FAST_BOUND_NS starts no new run), so one figure read under a run
+ * holds for as long as the run does. A step or a span then reads
+ * schedstat (a pread, ~0.4 us) only at its first boundary after the
+ * thread was switched back in, not at every boundary nor every 50 us of
+ * running. Where the fast clock answers from no anchor (turned off, or
+ * unsupported), every boundary reads schedstat. */
 typedef struct {
-    uint64_t anchor;   /* the anchor wait_ns holds under; UINT64_MAX: none */
+    uint64_t run;      /* the run of anchors wait_ns holds under; UINT64_MAX: none */
     int64_t wait_ns;
-    unsigned fork_gen; /* a fork child's anchors say nothing of the parent's figure */
+    unsigned fork_gen; /* a fork child's runs say nothing of the parent's figure */
 } wait_cache;
 static __thread wait_cache t_wait __attribute__((tls_model("initial-exec"))) = {UINT64_MAX, 0, 0};
 /* Set once schedstat proved missing: no boundary tries again. */
 static int g_no_schedstat;
 
-static int64_t wait_cached(uint64_t anchor)
+static int64_t wait_cached(uint64_t run)
 {
-    if (anchor != UINT64_MAX && anchor == t_wait.anchor && t_wait.fork_gen == ttpy_fork_generation())
+    if (run != UINT64_MAX && run == t_wait.run && t_wait.fork_gen == ttpy_fork_generation())
         return t_wait.wait_ns;
     return TTPY_WAIT_UNKNOWN;
 }
 
-/* Reads the wait (tt_self_sched), then the fast clock again into *ns and
- * *anchor, and keeps the figure for that anchor if it did not change. The
- * wait, or -errno. */
-static int64_t wait_read(uint64_t *anchor, int64_t *ns)
+/* Reads the wait (schedstat alone: one pread, ~0.4 us; tt_self_sched's
+ * getrusage for the switch counts would add as much again, for figures
+ * the wait does not use), then the fast clock again into *ns and *run, and
+ * keeps the figure for that run if it did not change. The wait, or -errno. */
+static int64_t wait_read(uint64_t *run, int64_t *ns)
 {
     tt_sched s;
-    int rc = tt_self_sched(&s);
-    uint64_t before = *anchor;
-    *ns = tt__fast_ns(anchor);
+    int rc = tt__self_schedstat(&s);
+    uint64_t before = *run;
+    *ns = tt__fast_ns_run(run);
     if (rc != 0) {
         if (rc == -ENOTSUP)
             __atomic_store_n(&g_no_schedstat, 1, __ATOMIC_RELAXED);
         return rc;
     }
-    /* The same anchor before and after the read: nothing switched the
-     * thread out from the anchor's start to now, so the figure holds for
-     * the whole anchor. */
-    if (before != UINT64_MAX && before == *anchor)
+    /* The same run before and after the read: nothing switched the thread
+     * out from the run's start to now, so the figure holds for the whole
+     * run. */
+    if (before != UINT64_MAX && before == *run)
         t_wait = (wait_cache){before, s.run_wait_ns, ttpy_fork_generation()};
     return s.run_wait_ns;
 }
 
-int64_t ttpy_wait_at(uint64_t *anchor, int64_t *ns, int first)
+int64_t ttpy_wait_at(uint64_t *run, int64_t *ns, int first)
 {
     if (__atomic_load_n(&g_no_schedstat, __ATOMIC_RELAXED))
         return -ENOTSUP;
-    int64_t w = wait_cached(*anchor);
+    int64_t w = wait_cached(*run);
     if (w == TTPY_WAIT_UNKNOWN) {
-        uint64_t a = *anchor;
+        uint64_t a = *run;
         int64_t after;
         w = wait_read(&a, &after);
         if (first) {
-            *anchor = a;
+            *run = a;
             *ns = after;
         }
     }
@@ -151,9 +153,9 @@ static void step_enter(step_frame *f, TaskCoroObject *self)
     f->nested_ns = 0;
     f->nested_wait = 0;
     t_top = f;
-    uint64_t anchor;
-    int64_t ns = tt__fast_ns(&anchor);
-    f->begin_wait = self->run_wait ? ttpy_wait_at(&anchor, &ns, 1) : 0;
+    uint64_t run;
+    int64_t ns = tt__fast_ns_run(&run);
+    f->begin_wait = self->run_wait ? ttpy_wait_at(&run, &ns, 1) : 0;
     f->begin_ns = ns;
 }
 
@@ -166,12 +168,12 @@ static void keep_error(int *slot, int64_t code)
 
 static void step_exit(step_frame *f)
 {
-    uint64_t anchor;
-    int64_t end = tt__fast_ns(&anchor);
+    uint64_t run;
+    int64_t end = tt__fast_ns_run(&run);
     TaskCoroObject *self = f->owner;
     int64_t waited = 0;
     if (self->run_wait) {
-        int64_t unused, now = ttpy_wait_at(&anchor, &unused, 0);
+        int64_t unused, now = ttpy_wait_at(&run, &unused, 0);
         int64_t bad = f->begin_wait < 0 ? f->begin_wait : now < 0 ? now : 0;
         if (bad != 0) {
             keep_error(&self->wait_error, bad);
@@ -373,10 +375,10 @@ int ttpy_task_figures(PyObject *coro, int64_t *cpu, int64_t *wait)
         /* Up to the start of the step running above it, or to now. */
         int64_t upto = above != NULL ? above->begin_ns : -1, wait_upto = above != NULL ? above->begin_wait : -1;
         if (above == NULL) {
-            uint64_t anchor;
-            upto = tt__fast_ns(&anchor);
+            uint64_t run;
+            upto = tt__fast_ns_run(&run);
             if (upto >= 0 && wait_error == 0)
-                wait_upto = ttpy_wait_at(&anchor, &(int64_t){0}, 0);
+                wait_upto = ttpy_wait_at(&run, &(int64_t){0}, 0);
         }
         if (upto < 0) {
             ttpy_raise_code(upto);
