@@ -4,7 +4,11 @@
 #   1. mvn deploy to a file repository in a temp directory;
 #   2. each artifact there has its JAR, -sources and -javadoc JARs and a POM
 #      with no parent, the same POM inside its JAR, and threadtime-parent is
-#      not there;
+#      not there; each POM has what Maven Central requires (name,
+#      description, url, licenses, developers, scm), url and scm as the
+#      release gave them;
+#   2b. a deploy to a repository that is not a file: one refuses to start
+#      while the url and scm are not given, and says which to give;
 #   3. a small project that depends on threadtime and threadtime-micrometer
 #      builds and runs from that repository alone: offline, with a local
 #      repository that holds every other artifact Maven has here but no
@@ -21,8 +25,35 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "publish-test: $*" >&2; exit 1; }
 
 repo=$tmp/repo
-mvn "$@" -DskipTests -DskipITs -Dmaven.install.skip=true deploy -DaltDeploymentRepository=local::file://"$repo" >"$tmp/deploy.log" 2>&1 ||
-    { tail -40 "$tmp/deploy.log"; fail "mvn deploy to file://$repo failed"; }
+# What a release gives (java/pom.xml): the project has no public home yet,
+# so these name none (.invalid is a top-level domain reserved never to exist).
+url=https://threadtime.invalid/home scm_url=https://threadtime.invalid/src scm_conn=scm:git:https://threadtime.invalid/src.git
+release="-Dthreadtime.url=$url -Dthreadtime.scm.url=$scm_url -Dthreadtime.scm.connection=$scm_conn"
+# shellcheck disable=SC2086 # $release is three options
+mvn "$@" $release -DskipTests -DskipITs -Dmaven.install.skip=true deploy -DaltDeploymentRepository=local::file://"$repo" \
+    >"$tmp/deploy.log" 2>&1 || { tail -40 "$tmp/deploy.log"; fail "mvn deploy to file://$repo failed"; }
+
+# central_pom FILE: what Maven Central requires of a POM, with url and scm
+# those given above; one line per element missing or wrong.
+central_pom() {
+    python3 - "$1" "$url" "$scm_url" "$scm_conn" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+path, url, scm_url, scm_conn = sys.argv[1:]
+ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+pom = ET.parse(path).getroot()
+def text(p):
+    e = pom.find(p, ns)
+    return (e.text or "").strip() if e is not None else ""
+want = {"m:name": None, "m:description": None, "m:url": url, "m:licenses/m:license/m:name": "Apache-2.0",
+        "m:licenses/m:license/m:url": "https://www.apache.org/licenses/LICENSE-2.0.txt",
+        "m:developers/m:developer/m:name": "The threadtime developers", "m:scm/m:url": scm_url,
+        "m:scm/m:connection": scm_conn}
+bad = [f"{p.replace('m:', '')}: {text(p)!r}" + (f", not {v!r}" if v else "")
+       for p, v in want.items() if not text(p) or (v and text(p) != v)]
+print("; ".join(bad))
+PY
+}
 
 artifacts="threadtime threadtime-agent threadtime-otel threadtime-micrometer threadtime-spring-boot"
 for a in $artifacts; do
@@ -36,8 +67,25 @@ for a in $artifacts; do
         fail "$a: no POM inside its JAR"
     ! grep -q "<parent>" "$tmp/inside.pom" || fail "$a: the POM inside its JAR names a parent"
     grep -q "<groupId>io.threadtime</groupId>" "$tmp/inside.pom" || fail "$a: the POM inside its JAR has no groupId"
+    for pom in "$d/$a-$version.pom" "$tmp/inside.pom"; do
+        missing=$(central_pom "$pom") && [ -z "$missing" ] ||
+            fail "$a: $(basename "$pom") lacks what Maven Central requires: $missing"
+    done
 done
 [ ! -e "$repo/io/threadtime/threadtime-parent" ] || fail "threadtime-parent was published"
+
+# A deploy elsewhere without the url and scm, or with one of them missing:
+# refused in the first module's validate phase, before anything is built or
+# sent (the .invalid host is never reached).
+for given in "" "-Dthreadtime.url=$url -Dthreadtime.scm.url=$scm_url"; do
+    # shellcheck disable=SC2086 # $given is options
+    if mvn "$@" $given -DskipTests -DskipITs deploy -DaltDeploymentRepository=central::https://central.invalid/repo \
+        >"$tmp/refused.log" 2>&1; then
+        fail "a deploy to https://central.invalid/repo with '${given:-nothing}' given did not refuse"
+    fi
+    grep -q "threadtime: a deploy to central::https://central.invalid/repo needs .*-Dthreadtime.url=URL" "$tmp/refused.log" ||
+        { tail -20 "$tmp/refused.log"; fail "a deploy elsewhere without the url and scm failed without saying why"; }
+done
 
 # A local repository with every artifact this machine's has, but none of
 # threadtime's: what comes from io.threadtime must come from $repo.
@@ -105,4 +153,5 @@ for a in threadtime threadtime-agent; do
         [ -s "$tmp/local2/io/threadtime/$a/$version/$a-$version.pom" ] ||
         fail "install:install-file did not install io.threadtime:$a:$version"
 done
-echo "publish-test: 5 artifacts deployed with sources, javadoc and a parentless POM; an app built from them alone; install-file works for the API and the agent"
+echo "publish-test: 5 artifacts deployed with sources, javadoc and a parentless POM holding what Maven Central requires;" \
+    "a deploy elsewhere refused without the url and scm; an app built from them alone; install-file works for the API and the agent"

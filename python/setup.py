@@ -90,7 +90,9 @@ def core_version(root: Path) -> str:
 
 
 class SdistWithCore(sdist):
-    """Puts a copy of the core's src/ and include/ under core/ in the sdist."""
+    """Puts a copy of the core's src/ and include/ under core/ in the sdist,
+    and the repository's LICENSE at its top, where setuptools finds it for
+    the wheels built from the sdist (their .dist-info)."""
 
     def make_release_tree(self, base_dir, files):
         root = core_root()
@@ -100,6 +102,8 @@ class SdistWithCore(sdist):
         for name in CORE_DIRS:
             shutil.copytree(root / name, Path(base_dir) / "core" / name,
                             ignore=shutil.ignore_patterns("*.o", "__pycache__"))
+        if (HERE.parent / "LICENSE").is_file():
+            shutil.copy2(HERE.parent / "LICENSE", Path(base_dir) / "LICENSE")
 
 
 class BuildPyWithCli(build_py):

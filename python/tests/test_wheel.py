@@ -5,6 +5,7 @@ import os
 import platform
 import shutil
 import subprocess
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -53,6 +54,21 @@ def test_wheel_is_manylinux2014_abi3_and_stripped(arch):
     # table and no debug sections left to name.
     assert b".debug_info" not in so and b".symtab" not in so
     assert list(Path(DIST).glob("threadtime-*.tar.gz")), "no sdist beside the wheel"
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHES))
+def test_wheel_and_sdist_say_the_license_and_carry_its_text(arch):
+    """Apache-2.0 in the metadata, and the repository's LICENSE itself."""
+    text = (TESTS.parent.parent / "LICENSE").read_bytes()
+    with zipfile.ZipFile(wheel_for(arch)) as z:
+        info = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA")).rsplit("/", 1)[0]
+        assert "License: Apache-2.0" in z.read(f"{info}/METADATA").decode().splitlines()
+        assert z.read(f"{info}/LICENSE") == text
+    sdist = next(Path(DIST).glob("threadtime-*.tar.gz"))
+    with tarfile.open(sdist) as t:
+        top = sdist.name.removesuffix(".tar.gz")
+        assert "License: Apache-2.0" in t.extractfile(f"{top}/PKG-INFO").read().decode().splitlines()
+        assert t.extractfile(f"{top}/LICENSE").read() == text
 
 
 @pytest.mark.parametrize("arch", sorted(ARCHES))
