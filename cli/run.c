@@ -998,10 +998,10 @@ int tt__cli_run(int argc, char **argv)
 
     tt__run_file outside = {0};
     uint32_t round = 0;
-    if (blocked && tt__run_file_create(g_dir, pid, getpid(), 16384, 65536, &outside) == 0) {
-        outside.hdr->flags = TT_RUN_FLAG_OUTSIDE;
-        outside.hdr->interval_ns = interval_ns;
-        snprintf(outside.hdr->exe, sizeof outside.hdr->exe, "%s", cmd[0]);
+    tt__run_file_init init = {pid, getpid(), 16384, 65536, TT_RUN_FLAG_OUTSIDE, interval_ns, 0, cmd[0]};
+    if (blocked && tt__run_file_create(g_dir, &init, &outside) == 0 && tt__run_file_map(&outside) != 0) {
+        unlink(outside.path); /* no header of a process that has no records */
+        tt__run_file_close(&outside);
     }
     int status = 0;
     for (;;) {

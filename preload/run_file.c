@@ -130,12 +130,11 @@ static int open_own_dir(const char *dir)
     return dfd;
 }
 
-int tt__run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_cap, uint32_t sample_cap,
-                       tt__run_file *out)
+int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_file *out)
 {
     size_t dlen = strlen(dir);
     char path[4096];
-    if (dlen + 32 > sizeof path || thread_cap == 0 || sample_cap == 0)
+    if (dlen + 32 > sizeof path || init->thread_cap == 0 || init->sample_cap == 0)
         return -EINVAL;
     int dfd = open_own_dir(dir);
     if (dfd < 0)
@@ -143,10 +142,10 @@ int tt__run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_
     memcpy(path, dir, dlen);
     path[dlen] = '/';
     char *name = path + dlen + 1;
-    uint64_t proc_start = tt__run_proc_start(pid);
+    uint64_t proc_start = tt__run_proc_start(init->pid);
     int fd = -1;
     for (uint32_t n = 0; n < 1000 && fd < 0; n++) {
-        char *p = put_u32(name, (uint32_t)pid);
+        char *p = put_u32(name, (uint32_t)init->pid);
         *p++ = '-';
         p = put_u32(p, n);
         memcpy(p, ".ttrun", 7);
@@ -169,46 +168,44 @@ int tt__run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_
         close(dfd);
         return -EEXIST;
     }
-    size_t bytes = tt__run_file_bytes(thread_cap, sample_cap);
-    struct stat st;
-    int rc = ftruncate(fd, (off_t)bytes) != 0 || fstat(fd, &st) != 0 ? errno : 0;
-    uint32_t threads = thread_cap < FIRST_RECORDS ? thread_cap : FIRST_RECORDS;
-    if (!rc)
-        rc = posix_fallocate(fd, 0, (off_t)tt__run_file_bytes(threads, 0));
-    if (rc) {
-        unlinkat(dfd, name, 0);
-        close(fd);
-        close(dfd);
-        return -rc;
-    }
-    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    rc = m == MAP_FAILED ? -errno : 0;
-    close(fd); /* the mapping keeps the file; growth opens it again */
-    if (rc)
-        unlinkat(dfd, name, 0);
-    close(dfd);
-    if (rc)
-        return rc;
-    tt__run_header *h = m;
+    tt__run_header *h = &out->head;
+    memset(h, 0, sizeof *h);
+    memcpy(h->magic, TT_RUN_MAGIC, TT_RUN_MAGIC_LEN);
     h->version = TT_RUN_VERSION;
     h->header_size = TT_RUN_HEADER_SIZE;
     h->thread_size = TT_RUN_THREAD_SIZE;
     h->sample_size = TT_RUN_SAMPLE_SIZE;
-    h->thread_cap = thread_cap;
-    h->sample_cap = sample_cap;
-    h->pid = (uint32_t)pid;
-    h->ppid = (uint32_t)ppid;
+    h->thread_cap = init->thread_cap;
+    h->sample_cap = init->sample_cap;
+    h->pid = (uint32_t)init->pid;
+    h->ppid = (uint32_t)init->ppid;
+    h->flags = init->flags;
+    h->interval_ns = init->interval_ns;
     h->proc_start = proc_start;
-    h->start_ns = tt__run_now();
+    h->start_ns = init->start_ns ? init->start_ns : tt__run_now();
     h->start_real_ns = tt__run_now_real();
-    /* The magic last: a reader treats a file without it as never started. */
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-    memcpy(h->magic, TT_RUN_MAGIC, TT_RUN_MAGIC_LEN);
+    if (init->exe)
+        strncpy(h->exe, init->exe, sizeof h->exe - 1);
+    /* One write of less than a page: a reader finds the whole header, magic
+     * included, or none (a file without the magic never started). */
+    size_t bytes = tt__run_file_bytes(init->thread_cap, init->sample_cap);
+    struct stat st;
+    int rc = ftruncate(fd, (off_t)bytes) != 0 || fstat(fd, &st) != 0 ? -errno : 0;
+    if (!rc) {
+        ssize_t w = pwrite(fd, h, sizeof *h, 0);
+        rc = w == (ssize_t)sizeof *h ? 0 : w < 0 ? -errno : -ENOSPC;
+    }
+    if (rc)
+        unlinkat(dfd, name, 0);
+    close(fd);
+    close(dfd);
+    if (rc)
+        return rc;
     out->hdr = h;
-    out->threads = (tt__run_thread *)((char *)m + TT_RUN_HEADER_SIZE);
-    out->samples = (tt__run_sample *)((char *)out->threads + (size_t)thread_cap * TT_RUN_THREAD_SIZE);
-    out->bytes = bytes;
-    atomic_store_explicit(&out->thread_room, threads, memory_order_relaxed);
+    out->threads = NULL;
+    out->samples = NULL;
+    out->bytes = 0;
+    atomic_store_explicit(&out->thread_room, 0, memory_order_relaxed);
     out->sample_room = 0;
     atomic_store_explicit(&out->full, 0, memory_order_relaxed);
     out->dev = st.st_dev;
@@ -217,10 +214,10 @@ int tt__run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_
     return 0;
 }
 
-/* Gives [off, off + len) of f blocks: 0 or -errno. The file is opened
- * again by its path and must still be the one made (a descriptor kept
- * open could be closed by the program, and its number reused). */
-static int reserve(tt__run_file *f, off_t off, off_t len)
+/* The file f was made as, opened again by its path: a descriptor kept
+ * open could be closed by the program, and its number reused. The fd or
+ * -errno (-ESTALE: something else is at the path now). */
+static int open_same(const tt__run_file *f)
 {
     if (!f->path[0])
         return -ENOSPC; /* in memory: there is no more than its capacity */
@@ -229,8 +226,75 @@ static int reserve(tt__run_file *f, off_t off, off_t len)
         return -errno;
     struct stat st;
     int rc = fstat(fd, &st) != 0 ? -errno : st.st_dev != f->dev || st.st_ino != f->ino ? -ESTALE : 0;
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    return fd;
+}
+
+int tt__run_file_map(tt__run_file *f)
+{
+    if (f->threads)
+        return 0;
+    int fd = open_same(f);
+    if (fd < 0)
+        return fd;
+    uint32_t cap = f->head.thread_cap;
+    uint32_t threads = cap < FIRST_RECORDS ? cap : FIRST_RECORDS;
+    size_t bytes = tt__run_file_bytes(cap, f->head.sample_cap);
+    int rc = -posix_fallocate(fd, 0, (off_t)tt__run_file_bytes(threads, 0));
+    void *m = rc ? MAP_FAILED : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (!rc && m == MAP_FAILED)
+        rc = -errno;
+    close(fd); /* the mapping keeps the file; growth opens it again */
+    if (rc)
+        return rc;
+    f->bytes = bytes;
+    atomic_store_explicit(&f->thread_room, threads, memory_order_relaxed);
+    f->samples = (tt__run_sample *)((char *)m + tt__run_file_bytes(cap, 0));
+    f->hdr = m;
+    /* Release: a reader that finds the records finds the rest above. */
+    __atomic_store_n(&f->threads, (tt__run_thread *)((char *)m + TT_RUN_HEADER_SIZE), __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* Writes n bytes at off, whole; 0 or -errno. */
+static int write_at(int fd, const void *buf, size_t n, off_t off)
+{
+    for (size_t done = 0; done < n;) {
+        ssize_t w = pwrite(fd, (const char *)buf + done, n - done, off + (off_t)done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? -errno : -ENOSPC;
+        done += (size_t)w;
+    }
+    return 0;
+}
+
+int tt__run_file_put_alone(tt__run_file *f, const tt__run_thread *rec)
+{
+    if (f->threads)
+        return -EINVAL;
+    int fd = open_same(f);
+    if (fd < 0)
+        return fd;
+    /* The record before the header that counts it and says EXITED. */
+    int rc = write_at(fd, rec, sizeof *rec, TT_RUN_HEADER_SIZE);
     if (!rc)
-        rc = -posix_fallocate(fd, off, len);
+        rc = write_at(fd, &f->head, sizeof f->head, 0);
+    close(fd);
+    return rc;
+}
+
+/* Gives [off, off + len) of f blocks: 0 or -errno. */
+static int reserve(tt__run_file *f, off_t off, off_t len)
+{
+    int fd = open_same(f);
+    if (fd < 0)
+        return fd;
+    int rc = -posix_fallocate(fd, off, len);
     close(fd);
     return rc;
 }
@@ -247,10 +311,12 @@ static uint32_t next_room(uint32_t room, uint32_t need, uint32_t cap)
 
 void tt__run_file_close(tt__run_file *f)
 {
-    if (f && f->hdr)
+    if (f && f->threads)
         munmap(f->hdr, f->bytes);
-    if (f)
+    if (f) {
         f->hdr = NULL;
+        f->threads = NULL;
+    }
 }
 
 tt__run_thread *tt__run_thread_take(tt__run_file *f)

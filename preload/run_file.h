@@ -1,8 +1,14 @@
 /* The recording of `threadtime run`: one crash-safe file per process.
  *
- * A process started under `threadtime run` writes DIR/<pid>-<n>.ttrun, a
- * MAP_SHARED file reserved in full at creation, so what a thread stored is
- * in the page cache at once and survives SIGKILL of the process. Layout:
+ * A process started under `threadtime run` writes DIR/<pid>-<n>.ttrun. Its
+ * header is written once as the file is made; from the process's first
+ * thread record on (a thread started, a child reaped) the file is mapped
+ * shared, so what a thread stores is in the page cache at once and
+ * survives SIGKILL of the process. A process that never needs a record
+ * before it exits (a shell's child that runs and ends, a compiler) writes
+ * its one record and the header's end with pwrite at exit, and is never
+ * mapped: mapping and the page faults of the two pages written through it
+ * were ~15 us of such a process here. Layout:
  *
  *   header (TT_RUN_HEADER_SIZE bytes)
  *   thread_cap thread records (TT_RUN_THREAD_SIZE bytes each)
@@ -149,39 +155,61 @@ _Static_assert(sizeof(tt__run_header) <= TT_RUN_HEADER_SIZE, "header fits");
 _Static_assert(sizeof(tt__run_thread) == TT_RUN_THREAD_SIZE, "thread record size");
 _Static_assert(sizeof(tt__run_sample) == TT_RUN_SAMPLE_SIZE, "sample size");
 
-/* One process's mapped file. It is sparse: only the header and the records
- * and samples written so far have blocks, reserved a chunk ahead (doubling)
+/* One process's file. It is sparse: only the header and the records and
+ * samples written so far have blocks, reserved a chunk ahead (doubling)
  * through a fresh open of path (checked to be the same file), so a full
- * disk ends recording, never raises SIGBUS. A file held in memory (path
- * "") has room for all its capacity. */
+ * disk ends recording, never raises SIGBUS. Until it is mapped
+ * (tt__run_file_map), hdr points to head, a copy of what the file's header
+ * says, and threads is NULL. A file held in memory (path "") has room for
+ * all its capacity. */
 typedef struct tt__run_file {
     tt__run_header *hdr;
     tt__run_thread *threads;
     tt__run_sample *samples;
-    size_t bytes;
+    size_t bytes;                 /* of the mapping; 0 while not mapped */
     _Atomic uint32_t thread_room; /* records with blocks */
     uint32_t sample_room;         /* samples with blocks (the sampler's alone) */
     _Atomic int full;             /* a reservation failed: nothing more is taken */
     dev_t dev;
     ino_t ino;
     char path[4096 + 32];
+    tt__run_header head; /* the header while the file is not mapped */
 } tt__run_file;
+
+/* What a new file's header says beyond what tt__run_file_create reads
+ * itself (its start, proc_start). */
+typedef struct tt__run_file_init {
+    pid_t pid, ppid;
+    uint32_t thread_cap, sample_cap;
+    uint32_t flags;       /* TT_RUN_FLAG_* */
+    uint64_t interval_ns; /* the sampler's period, 0 without one */
+    uint64_t start_ns;    /* CLOCK_MONOTONIC of the process's start; 0: now */
+    const char *exe;      /* NULL: none */
+} tt__run_file_init;
 
 /* Bytes of a file with these capacities. */
 size_t tt__run_file_bytes(uint32_t thread_cap, uint32_t sample_cap);
 
 /* Creates dir/<pid>-<n>.ttrun with the first free n, sparse at its full
- * size, blocks reserved for the header and a first page of records (a
- * full disk is -ENOSPC now, never SIGBUS later; samples get theirs when
- * the first is written), mapped shared,
- * header filled, proc_start read from /proc. A file of the same process
- * (pid and proc_start) found on the way is marked EXECED: this process's
- * earlier image is gone; one of another process that had the pid before
- * (killed: still RUNNING) is left as it is. Only system calls and no
- * allocation, so a fork child may call it. Returns 0 or -errno with
- * nothing left behind. */
-int tt__run_file_create(const char *dir, pid_t pid, pid_t ppid, uint32_t thread_cap, uint32_t sample_cap,
-                        tt__run_file *out);
+ * size, and writes its header (from init, proc_start read from /proc) with
+ * one pwrite; not mapped. A file of the same process (pid and proc_start)
+ * found on the way is marked EXECED: this process's earlier image is gone;
+ * one of another process that had the pid before (killed: still RUNNING)
+ * is left as it is. Only system calls and no allocation, so a fork child
+ * may call it. Returns 0 or -errno with nothing left behind. */
+int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_file *out);
+
+/* Maps f shared, blocks reserved first for the header and a first page of
+ * records (a full disk is -ENOSPC now, never SIGBUS later; samples get
+ * theirs when the first is written); hdr then points into the mapping.
+ * 0 (also when mapped already) or -errno, f unchanged. Only system calls. */
+int tt__run_file_map(tt__run_file *f);
+
+/* Writes, into a file not mapped, its one thread record rec (index 0) and
+ * then its header, f->head (whose threads_used, end_ns and state the caller
+ * set): the exit record of a process that never took a record before.
+ * 0 or -errno. Only system calls: _exit() in a signal handler calls it. */
+int tt__run_file_put_alone(tt__run_file *f, const tt__run_thread *rec);
 
 /* The start of a process as its stat line says (field 22, clock ticks
  * after boot; the line of /proc/PID/stat in buf, NUL-terminated), with its
@@ -193,7 +221,8 @@ uint64_t tt__run_stat_start(const char *buf, char *state, uint32_t *ppid);
  * cannot be read. Only system calls: a fork child may call it. */
 uint64_t tt__run_proc_start(pid_t pid);
 
-/* Unmaps; NULL or an unmapped file is accepted. */
+/* Unmaps and forgets the file (hdr NULL); NULL or a file not mapped is
+ * accepted. */
 void tt__run_file_close(tt__run_file *f);
 
 /* Takes a record (state still EMPTY), reserving blocks for it first, or

@@ -52,6 +52,7 @@ static uint64_t g_interval_ns; /* 0: no sampler */
 static uint32_t g_thread_cap, g_sample_cap;
 static tt__run_file g_file;     /* hdr NULL: no file (yet) in this process */
 static _Atomic int g_creating;  /* one thread creates a fork child's file */
+static _Atomic int g_mapping;   /* one thread maps the file */
 static _Atomic unsigned g_gen;  /* bumped in a fork child: records of the parent's file are not ours */
 static _Atomic int g_sampling;  /* the sampler was started (with the process's second thread) */
 static _Atomic int g_stop;      /* the sampler stops at exit */
@@ -122,7 +123,7 @@ EXPORT int prctl(int option, ...)
 
 /* ---- children reaped ---- */
 
-static int have_file(void);
+static int have_map(void);
 
 /* A child this process reaped, kept with the kernel's rusage of it (its
  * own CPU and that of the children it reaped in turn): threadtime run
@@ -130,7 +131,7 @@ static int have_file(void);
  * like a multiprocessing pool's workers at terminate()). */
 static void note_reaped(pid_t pid, int status, const struct rusage *ru)
 {
-    if (!g_dir || !(WIFEXITED(status) || WIFSIGNALED(status)) || !have_file())
+    if (!g_dir || !(WIFEXITED(status) || WIFSIGNALED(status)) || !have_map())
         return;
     tt__run_thread *t = tt__run_thread_take(&g_file);
     if (!t) {
@@ -476,7 +477,7 @@ out:
  * no thread accepting its signals). */
 static void start_sampler(void)
 {
-    if (!g_interval_ns || !g_file.hdr)
+    if (!g_interval_ns || !g_file.threads)
         return;
     sigset_t all, old;
     sigfillset(&all);
@@ -502,17 +503,10 @@ static void start_sampler(void)
 
 static int make_file(void)
 {
-    tt__run_file f;
-    if (tt__run_file_create(g_dir, getpid(), getppid(), g_thread_cap, g_sample_cap, &f) != 0)
-        return 0;
-    const char *exe = program_invocation_name;
-    if (exe)
-        strncpy(f.hdr->exe, exe, sizeof f.hdr->exe - 1);
-    f.hdr->interval_ns = g_interval_ns;
-    if (g_fork_ns)
-        f.hdr->start_ns = g_fork_ns; /* a fork child's file is made late */
-    g_file = f;
-    return 1;
+    /* A fork child's file is made late: its start is when it was forked. */
+    tt__run_file_init init = {getpid(), getppid(), g_thread_cap, g_sample_cap, 0, g_interval_ns, g_fork_ns,
+                              program_invocation_name};
+    return tt__run_file_create(g_dir, &init, &g_file) == 0;
 }
 
 /* A fork child makes its own file when it first needs one (a thread start
@@ -526,6 +520,20 @@ static int have_file(void)
     return make_file();
 }
 
+/* The file mapped, which its first record needs (a thread started, a child
+ * reaped). One thread maps it: a signal handler that interrupts the
+ * mapping finds no map and records nothing. A file that cannot be mapped
+ * (a full disk) takes no record; the exit record of a single-threaded
+ * process needs no mapping. */
+static int have_map(void)
+{
+    if (__atomic_load_n(&g_file.threads, __ATOMIC_ACQUIRE))
+        return 1;
+    if (!have_file() || atomic_exchange_explicit(&g_mapping, 1, memory_order_acquire))
+        return 0;
+    return tt__run_file_map(&g_file) == 0;
+}
+
 static void fork_child(void)
 {
     /* The parent's file is the parent's: drop the mapping (one system call,
@@ -534,6 +542,7 @@ static void fork_child(void)
     g_fork_ns = tt__run_now(); /* the vDSO clock: no lock, fine here */
     atomic_fetch_add_explicit(&g_gen, 1, memory_order_relaxed);
     atomic_store_explicit(&g_creating, 0, memory_order_relaxed);
+    atomic_store_explicit(&g_mapping, 0, memory_order_relaxed);
     g_owner = getpid();
     atomic_store_explicit(&g_exit_done, 0, memory_order_relaxed);
     atomic_store_explicit(&g_sampling, 0, memory_order_relaxed); /* threads do not survive fork */
@@ -610,7 +619,7 @@ static void *trampoline(void *p)
     start_arg a = *(start_arg *)p;
     free(p);
     life l = {NULL, atomic_load_explicit(&g_gen, memory_order_relaxed), a.renames};
-    if (g_file.hdr && (l.rec = tt__run_thread_take(&g_file)) != NULL) {
+    if (g_file.threads && (l.rec = tt__run_thread_take(&g_file)) != NULL) {
         l.rec->tid = (uint32_t)tt__gettid();
         l.rec->kind = TT_RUN_KIND_PTHREAD;
         l.rec->start_ns = tt__run_now();
@@ -630,7 +639,7 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     create_fn real = real_create();
     if (!real)
         return EAGAIN;
-    if (!g_dir || !have_file())
+    if (!g_dir || !have_map())
         return real(t, attr, fn, arg);
     /* The sampler comes with a process's second thread: a single-threaded
      * one (a shell, a compiler) is read whole at its exit, and its parent's
@@ -737,6 +746,31 @@ static int only_thread(void)
     return stat("/proc/self/task", &st) == 0 && st.st_nlink == 3;
 }
 
+/* The exit record of a process that took no record before and has one
+ * thread (a shell's child, a compiler, a shell): that thread, read as any
+ * at exit, and the header's end, written with pwrite; the file is never
+ * mapped. */
+static void exit_alone(uint32_t self, uint64_t now)
+{
+    tt__run_thread r;
+    memset(&r, 0, sizeof r);
+    r.tid = self;
+    r.kind = TT_RUN_KIND_OTHER;
+    r.start_ns = self == g_file.head.pid ? g_file.head.start_ns : 0;
+    if (read_alive(&r, self, 1, now) == 0) {
+        memcpy(r.name_start, r.name_end, TT_RUN_NAME); /* one name read for both */
+    } else {
+        thread_name(0, r.name_start);
+        r.end_ns = now; /* known to have lived, its CPU unknown */
+        r.user_ns = r.system_ns = -1;
+    }
+    atomic_store_explicit(&r.state, TT_RUN_AT_EXIT, memory_order_relaxed);
+    atomic_store_explicit(&g_file.head.threads_used, 1, memory_order_relaxed);
+    atomic_store_explicit(&g_file.head.end_ns, now, memory_order_relaxed);
+    atomic_store_explicit(&g_file.head.state, TT_RUN_PROC_EXITED, memory_order_relaxed);
+    tt__run_file_put_alone(&g_file, &r);
+}
+
 /* Writes the exit record: every thread alive now, read, and the file
  * marked EXITED. Run by exit() (an atexit handler) and by _exit() (which
  * dash, forked children and signal handlers call), so it takes no lock and
@@ -751,6 +785,15 @@ static void at_exit(void)
      * system call, never a cached value. */
     if (g_owner != getpid() || atomic_exchange(&g_exit_done, 1) || !have_file())
         return;
+    uint32_t self = (uint32_t)tt__gettid();
+    uint64_t now = tt__run_now();
+    int alone = only_thread();
+    if (alone && !__atomic_load_n(&g_file.threads, __ATOMIC_ACQUIRE)) {
+        exit_alone(self, now);
+        return;
+    }
+    if (!have_map())
+        return;
     /* A round under way would add a SEEN record beside the ones read
      * below: let it end (a round takes ~0.3 ms per 1,000 threads; the
      * wait is bounded at 100 ms in case the sampler cannot run). */
@@ -762,11 +805,10 @@ static void at_exit(void)
      * from the count. Two listings and an mmap were ~30 us of a short
      * process's exit here. A process the kernel counts one thread in (a
      * shell, a compiler) is not listed at all: its one thread is this one. */
-    uint32_t self = (uint32_t)tt__gettid();
     static tid_entry few[32];
     memset(few, 0, sizeof few);
     exit_list l = {{few, 32, 0, 0}, 0, 0};
-    if (only_thread())
+    if (alone)
         list_task(self, &l);
     else
         each_task(list_task, &l, g_exit_scratch, sizeof g_exit_scratch);
@@ -786,7 +828,6 @@ static void at_exit(void)
         m = l.map;
     }
     uint32_t sampler = g_file.hdr->sampler_tid;
-    uint64_t now = tt__run_now();
     uint32_t used = atomic_load_explicit(&g_file.hdr->threads_used, memory_order_acquire);
     if (used > g_file.hdr->thread_cap)
         used = g_file.hdr->thread_cap;
