@@ -33,7 +33,7 @@ static unsigned char *read_proc_file(int dir, const char *name, size_t *len, con
     struct stat st;
     unsigned char *b = NULL;
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-        b = tt__run_file_read(fd, len, why);
+        b = tt__run_file_read(fd, st.st_size, len, why);
     if (fd >= 0)
         close(fd);
     return b;

@@ -485,13 +485,29 @@ static int read_at(int fd, void *buf, size_t n, off_t off)
     return 0;
 }
 
-unsigned char *tt__run_file_read(int fd, size_t *len, const char **why)
+unsigned char *tt__run_file_read(int fd, off_t size, size_t *len, const char **why)
 {
-    tt__run_header h;
-    struct stat st;
+    /* The header and the first page of records in one read: all a
+     * single-threaded process (most of a build's, a shell's children)
+     * wrote, so its file costs the reader one system call here. */
+    union {
+        tt__run_header h;
+        unsigned char b[TT_RUN_HEADER_SIZE + 4096];
+    } first;
+    size_t got = 0;
+    while (got < sizeof first.b) {
+        ssize_t r = pread(fd, first.b + got, sizeof first.b - got, (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break; /* the end of a short file: its header says whether it is */
+        got += (size_t)r;
+    }
     *why = "cannot read it";
-    if (fstat(fd, &st) != 0 || read_at(fd, &h, sizeof h, 0) != 0)
+    if (got < sizeof first.h)
         return NULL;
+    tt__run_header h;
+    memcpy(&h, &first.h, sizeof h);
     if (memcmp(h.magic, TT_RUN_MAGIC, TT_RUN_MAGIC_LEN) != 0) {
         *why = "not a threadtime run file (or never started)";
         return NULL;
@@ -499,7 +515,7 @@ unsigned char *tt__run_file_read(int fd, size_t *len, const char **why)
     /* A layout this reader knows, with the caps bounded as
      * tt__run_file_check bounds them, and the file as long as they say: a
      * shorter one was cut while it was made. */
-    if (!layout_of(&h, why) || !caps_fit(&h, (uint64_t)st.st_size, why))
+    if (!layout_of(&h, why) || !caps_fit(&h, (uint64_t)size, why))
         return NULL;
     uint32_t tsize = h.thread_size;
     uint32_t used = h.threads_used < h.thread_cap ? h.threads_used : h.thread_cap;
@@ -515,16 +531,25 @@ unsigned char *tt__run_file_read(int fd, size_t *len, const char **why)
     *why = "out of memory";
     if (!b)
         return NULL;
+    /* The header page and records as far as the first read went (the file
+     * is as long as its caps, checked above: it went past the header),
+     * then the rest of the records. */
+    size_t want = TT_RUN_HEADER_SIZE + (size_t)used * tsize, have = got < want ? got : want;
+    memcpy(b, first.b, have);
     memcpy(b, &c, sizeof c);
-    int rc = read_at(fd, b + sizeof c, TT_RUN_HEADER_SIZE - sizeof c, sizeof c);
-    if (!rc && used)
-        rc = read_at(fd, b + TT_RUN_HEADER_SIZE, (size_t)used * tsize, TT_RUN_HEADER_SIZE);
+    int rc = have < want ? read_at(fd, b + have, want - have, (off_t)have) : 0;
     /* The ring's last `kept` samples, each at its index modulo the new
-     * capacity, so the reader's walk from samples_head finds them. */
+     * capacity, so the reader's walk from samples_head finds them. That
+     * capacity is the ring's, or (a ring that never wrapped) the samples
+     * written, so the index is the same in both: two reads at most, the
+     * ring's end and then its start (not one per sample). */
     tt__run_sample *ring = (tt__run_sample *)(b + layout_bytes(tsize, c.thread_cap, 0));
     off_t at = (off_t)layout_bytes(tsize, h.thread_cap, 0);
-    for (uint64_t j = head - kept; !rc && j < head; j++)
-        rc = read_at(fd, &ring[j % c.sample_cap], sizeof *ring, at + (off_t)(j % h.sample_cap) * TT_RUN_SAMPLE_SIZE);
+    for (uint64_t j = head - kept, k; !rc && j < head; j += k) {
+        uint64_t i = j % h.sample_cap;
+        k = head - j < h.sample_cap - i ? head - j : h.sample_cap - i;
+        rc = read_at(fd, &ring[i], (size_t)k * sizeof *ring, at + (off_t)i * TT_RUN_SAMPLE_SIZE);
+    }
     if (rc) {
         *why = "run file shorter than its header says";
         free(b);

@@ -248,13 +248,14 @@ void tt__run_sample_add(tt__run_file *f, uint64_t t_ns, uint32_t tid, uint32_t r
 uint64_t tt__run_now(void);
 uint64_t tt__run_now_real(void);
 
-/* Reads a process's file back from fd (a reader's copy): its header, the
+/* Reads a process's file back from fd, a regular file of size bytes (a
+ * reader's copy): its header, the
  * records taken (and one spare) and the samples the ring still holds, with its
  * capacities cut to those, so a copy is as large as what was recorded,
  * not as the file; a version 1 file comes back in this version's layout.
  * NULL when the file is shorter than its header says or damaged
  * (tt__run_file_check), or out of memory, with *why set; else *len is set. */
-unsigned char *tt__run_file_read(int fd, size_t *len, const char **why);
+unsigned char *tt__run_file_read(int fd, off_t size, size_t *len, const char **why);
 
 /* A process's file held in memory (b, n bytes, malloc'd) in this version's
  * layout: b itself when it is in it, else (version 1) a new copy with the

@@ -532,6 +532,27 @@ def test_sizes():
     check(d.returncode == 0 and json.loads(d.stdout)["processes"] == rep["processes"], "sizes: dump reads it back the same")
 
 
+def test_sample_ring_read_back():
+    # The sampler's ring, far smaller than the samples written (7 against
+    # ~2 a round at 1 ms), read back from the run directory in runs that
+    # are contiguous in the file's ring and in the copy's: the report keeps
+    # the latest ones (all but the slot being overwritten) in the order the
+    # sampler wrote them, each of a thread of the process. The truth is the
+    # order of writing: rounds never go back, and a later round's time is
+    # later (the samples of one round share its time).
+    rc, out, err, rep = run([RUN_THREADS, "pinned", "20"], extra=("--interval", "1"),
+                            env={"THREADTIME_RUN_SAMPLES": "7"})
+    p = rep["processes"][0]
+    s, rounds = p["samples"], p["sampler"]["rounds"]
+    tids = {t["tid"] for t in p["threads"]}
+    if rounds < 20:
+        print(f"  (sample ring: only {rounds} sampler rounds: the ring may not have wrapped)")
+    ordered = all((a["round"], a["t_ns"]) == (b["round"], b["t_ns"]) or a["round"] < b["round"] and a["t_ns"] < b["t_ns"]
+                  for a, b in zip(s, s[1:]))
+    check(rc == 0 and (len(s) == 6 or rounds < 20) and ordered and all(x["tid"] in tids for x in s),
+          f"sample ring: {len(s)} samples over {rounds} rounds, in the order written, of the process's threads: {s}")
+
+
 def test_clone_thread():
     # A thread started with clone() directly: only the sampler can find it.
     # The program keeps it alive until the sampler ran three more times.
