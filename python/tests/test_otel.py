@@ -19,7 +19,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import threadtime
 import threadtime.asyncio as tta
 from threadtime import otel
-from conftest import burn, burn_cpu_ns, counter_points
+from conftest import burn_cpu_ns, counter_points
+from cpu_burn import burn
 
 MS = 1_000_000
 BOUND = threadtime.FAST_BOUND_NS
@@ -363,6 +364,37 @@ def test_a_hook_already_on_end_is_kept():
     (done,) = exporter.get_finished_spans()
     assert done.attributes[otel.TOTAL] >= 0 and otel.RUN_WAIT not in done.attributes
     assert done.end_time == done.start_time + 7
+    provider.shutdown()
+
+
+def test_hooks_take_the_sdks_calls_and_refuse_others():
+    """on_start takes the span with parent_context by keyword (as the SDK
+    passes it), by position, or left out, and measures the span each way;
+    a call without the span or with another keyword is a TypeError that
+    leaves the span as it was; on_end and _on_ending take the span."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("test")
+    processor = otel.ThreadTimeSpanProcessor(run_wait=False)
+    calls = {"keyword": lambda s: processor.on_start(s, parent_context=None),
+             "position": lambda s: processor.on_start(s, None),
+             "alone": lambda s: processor.on_start(s)}
+    for name, call in calls.items():
+        span = tracer.start_span(name)
+        call(span)
+        span.end()
+    for bad in (lambda s: processor.on_start(), lambda s: processor.on_start(s, context=None),
+                lambda s: processor.on_start(s, None, parent_context=None), lambda s: processor.on_start(s, None, None)):
+        span = tracer.start_span("refused")
+        with pytest.raises(TypeError):
+            bad(span)
+        assert "end" not in vars(span)
+        span.end()
+    assert {s.name: otel.TOTAL in s.attributes for s in exporter.get_finished_spans()} == {
+        "keyword": True, "position": True, "alone": True, "refused": False}
+    span = tracer.start_span("ignored")
+    assert processor.on_end(span) is None and processor._on_ending(span) is None
     provider.shutdown()
 
 

@@ -141,9 +141,11 @@ class ThreadTimeSpanProcessor(SpanProcessor):
         self._clock = SpanClock(TOTAL, USER, SYSTEM, RUN_WAIT, asyncio._get_running_loop, asyncio.current_task,
                                 split, run_wait, pending=pending if deferred else 0)
         self._deferred = deferred
-        # The SDK calls on_start(span, parent_context=...) on the instance:
-        # this C callable answers it, with no Python frame per span.
-        self.on_start = self._clock  # type: ignore[method-assign,assignment]
+        # The SDK calls the hooks on the instance: C methods answer them,
+        # with no Python frame per span.
+        self.on_start = self._clock.on_start  # type: ignore[method-assign]
+        self.on_end = self._clock.ignore  # type: ignore[method-assign]
+        self._on_ending = self._clock.ignore  # type: ignore[method-assign]
 
     def unmeasured(self, reason: str) -> int:
         """Spans that got no attribute for this reason (OTHER_THREAD or
