@@ -38,9 +38,11 @@ import argparse
 import asyncio
 import collections.abc
 import json
+import sys
 import time
 import types
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -58,18 +60,11 @@ from starlette.routing import Route
 import threadtime.asyncio
 from threadtime.otel import TOTAL, ThreadTimeSpanProcessor
 
+# The burn the tests use too (python/support/cpu_burn.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from cpu_burn import burn  # noqa: E402 (the shared burn, python/support)
+
 PIECE_NS = 333_000  # three pieces: ~1 ms a request
-
-
-def burn(ns: int) -> int:
-    """Spins until the loop thread's kernel clock has advanced ns; what it
-    says the spin used, read around it."""
-    t0 = now = time.thread_time_ns()
-    while now - t0 < ns:
-        for _ in range(50):
-            pass
-        now = time.thread_time_ns()
-    return now - t0
 
 
 class NaiveSpans(SpanProcessor):

@@ -54,18 +54,6 @@ def counter_points(reader, name: str, unit: str) -> list:
     return points
 
 
-def burn(ns: int) -> int:
-    """Spins until the calling thread's kernel clock (time.thread_time_ns)
-    has advanced ns; answers what that clock says the spin used, read
-    around it. No await inside: in a task, it is all one step."""
-    t0 = now = time.thread_time_ns()
-    while now - t0 < ns:
-        for _ in range(200):
-            pass
-        now = time.thread_time_ns()
-    return now - t0
-
-
 def kernel_raw_ns(tid: int = 0) -> tuple[int, int]:
     """The kernel's raw VIRT (user ticks) and PROF (user + system ticks)
     clocks of thread tid, read in that order through time.clock_gettime_ns

@@ -25,7 +25,8 @@ from starlette.applications import Starlette
 
 import threadtime
 import threadtime.asyncio as tta
-from conftest import burn, in_child, interpreters, probe
+from conftest import in_child, interpreters, probe
+from cpu_burn import burn
 
 BOUND = threadtime.FAST_BOUND_NS
 

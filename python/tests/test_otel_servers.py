@@ -16,7 +16,7 @@ from opentelemetry.trace import SpanKind
 
 import threadtime
 import threadtime.asyncio as tta
-from conftest import burn
+from cpu_burn import burn
 from threadtime import otel
 
 MS = 1_000_000

@@ -48,7 +48,8 @@ def test_test_extra_carries_what_the_tests_need():
                 imported.add(node.module.split(".")[0])
             elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "importorskip":
                 imported.add(node.args[0].value)
-    third_party = imported - set(sys.stdlib_module_names) - {"threadtime", "conftest"}
+    local = {"threadtime", "conftest"} | {f.stem for f in (PYTHON_DIR / "support").glob("*.py")}  # on pythonpath
+    third_party = imported - set(sys.stdlib_module_names) - local
     by_module = metadata.packages_distributions()
 
     def providers(module: str) -> set[str]:
