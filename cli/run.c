@@ -6,6 +6,7 @@
 #include "run_file.h"
 #include "settings.h"
 #include "threadtime/threadtime.h"
+#include "util.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -327,17 +328,21 @@ typedef struct pid_walk {
     uint32_t i; /* the next file made since (from x->n) */
 } pid_walk;
 
+typedef struct pid_key {
+    const pid_index *x;
+    uint32_t pid;
+} pid_key;
+
+static int pid_below(const void *ctx, size_t i)
+{
+    const pid_key *k = ctx;
+    return k->x->v[i].pid < k->pid;
+}
+
 static pid_walk walk_pid(const pid_index *x, uint32_t pid)
 {
-    uint32_t lo = 0, hi = x->n; /* the first entry with a pid >= pid */
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (x->v[mid].pid < pid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return (pid_walk){pid, lo, x->n};
+    pid_key k = {x, pid}; /* from the first entry with a pid >= pid */
+    return (pid_walk){pid, (uint32_t)tt__lower_bound(x->n, pid_below, &k), x->n};
 }
 
 static uint32_t walk_next(const pid_index *x, pid_walk *w)
@@ -391,18 +396,23 @@ static reap_list list_reaps(const tt__run_set *s)
     return l;
 }
 
+typedef struct reap_key {
+    const reap_list *l;
+    struct reap r;
+} reap_key;
+
+static int reap_below(const void *ctx, size_t i)
+{
+    const reap_key *k = ctx;
+    return by_pid_time(&k->l->v[i], &k->r) < 0;
+}
+
 /* The reap of pid before t (0: none). */
 static uint64_t reap_before(const reap_list *l, uint32_t pid, uint64_t t)
 {
-    uint32_t lo = 0, hi = l->n; /* the first reap at or after (pid, t) */
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (l->v[mid].pid < pid || (l->v[mid].pid == pid && l->v[mid].t < t))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo && l->v[lo - 1].pid == pid ? l->v[lo - 1].t : 0;
+    reap_key k = {l, {pid, t}};
+    size_t at = tt__lower_bound(l->n, reap_below, &k); /* the first reap at or after (pid, t) */
+    return at && l->v[at - 1].pid == pid ? l->v[at - 1].t : 0;
 }
 
 /* A child its parent reaped (a CHILD record: the kernel's rusage of it)

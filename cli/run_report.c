@@ -2,6 +2,7 @@
 #include "event_log.h"
 #include "run.h"
 #include "run_file.h"
+#include "util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -523,18 +524,24 @@ static int by_start(const void *a, const void *b, void *arg)
 
 static uint32_t key(const proc *ps, uint32_t i, int parent) { return parent ? ps[i].h->ppid : ps[i].h->pid; }
 
+typedef struct sorted_key {
+    const proc *ps;
+    const uint32_t *sorted;
+    uint32_t v;
+    int parent;
+} sorted_key;
+
+static int key_below(const void *ctx, size_t i)
+{
+    const sorted_key *k = ctx;
+    return key(k->ps, k->sorted[i], k->parent) < k->v;
+}
+
 /* The first position of sorted[0..n) whose key is v or more. */
 static uint32_t lower(const proc *ps, const uint32_t *sorted, uint32_t n, uint32_t v, int parent)
 {
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (key(ps, sorted[mid], parent) < v)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    sorted_key k = {ps, sorted, v, parent};
+    return (uint32_t)tt__lower_bound(n, key_below, &k);
 }
 
 /* Processes in tree order into order[]: each after its parent, siblings by

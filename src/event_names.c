@@ -30,19 +30,14 @@ static size_t g_count, g_cap;
 /* Which of a trace's two tables a namespace goes to. */
 static int table_of(unsigned ns) { return ns == TT__NAMES_EVENT ? TT__NAME_TABLE_EVENTS : TT__NAME_TABLE_THREADS; }
 
+static int key_below(const void *ctx, size_t i) { return g_names[i].key < *(const uint64_t *)ctx; }
+
 /* Index of key in the table, or where it would go. */
 static size_t find(uint64_t key, int *found)
 {
-    size_t lo = 0, hi = g_count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (g_names[mid].key < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = lo < g_count && g_names[lo].key == key;
-    return lo;
+    size_t at = tt__lower_bound(g_count, key_below, &key);
+    *found = at < g_count && g_names[at].key == key;
+    return at;
 }
 
 /* Appends one entry to a crash-safe file's name area: the bytes first, the

@@ -80,17 +80,22 @@ int tt__trace_windows(const tt__trace *t, const tt__trace_thread *th, tt__vwindo
     return 0;
 }
 
+typedef struct window_key {
+    const tt__vwindow *w;
+    uint64_t k;
+} window_key;
+
+static int window_before(const void *ctx, size_t i)
+{
+    const window_key *x = ctx;
+    return x->w[i].to <= x->k;
+}
+
 uint64_t tt__window_of(const tt__vwindow *w, size_t n, uint64_t k)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (w[mid].to <= k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && w[lo].from <= k ? w[lo].v : 0;
+    window_key x = {w, k};
+    size_t at = tt__lower_bound(n, window_before, &x); /* the first window that ends after k */
+    return at < n && w[at].from <= k ? w[at].v : 0;
 }
 
 /* ---- pairing: a stack of open begins, and per id its latest open one ---- */

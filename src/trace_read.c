@@ -4,6 +4,7 @@
  * stays readable. Fuzzed by fuzz/fuzz_trace_read.c. */
 #include "internal.h"
 #include "event_internal.h"
+#include "util.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -193,19 +194,25 @@ static int read_names(tt__trace *t, uint64_t offset, uint64_t size, int threads,
     return 0;
 }
 
+typedef struct name_key {
+    const tt__trace *t;
+    unsigned ns;
+    uint64_t id;
+} name_key;
+
+static int tname_below(const void *ctx, size_t i)
+{
+    const name_key *k = ctx;
+    const tt__trace_name *m = &k->t->tnames[i];
+    return m->ns < k->ns || (m->ns == k->ns && m->id < k->id);
+}
+
 /* The thread-name table's entry of (ns, id), or NULL. */
 static const tt__trace_name *tname_find(const tt__trace *t, unsigned ns, uint64_t id)
 {
-    uint32_t lo = 0, hi = t->ntnames;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        const tt__trace_name *m = &t->tnames[mid];
-        if (m->ns < ns || (m->ns == ns && m->id < id))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < t->ntnames && t->tnames[lo].ns == ns && t->tnames[lo].id == id ? &t->tnames[lo] : NULL;
+    name_key k = {t, ns, id};
+    size_t at = tt__lower_bound(t->ntnames, tname_below, &k);
+    return at < t->ntnames && t->tnames[at].ns == ns && t->tnames[at].id == id ? &t->tnames[at] : NULL;
 }
 
 /* Gives each thread its tid's whole name when the section's name is that
@@ -300,17 +307,17 @@ static int read_summary(tt__trace *t)
     return 0;
 }
 
+static int name_below(const void *ctx, size_t i)
+{
+    const name_key *k = ctx;
+    return k->t->names[i].id < k->id;
+}
+
 int32_t tt__trace_name_index(const tt__trace *t, uint32_t id)
 {
-    uint32_t lo = 0, hi = t->nnames;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (t->names[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < t->nnames && t->names[lo].id == id ? (int32_t)lo : -1;
+    name_key k = {t, 0, id};
+    size_t at = tt__lower_bound(t->nnames, name_below, &k);
+    return at < t->nnames && t->names[at].id == id ? (int32_t)at : -1;
 }
 
 const char *tt__trace_name_of(const tt__trace *t, uint32_t id, size_t *len)

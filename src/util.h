@@ -1,6 +1,6 @@
-/* Two chores the core, the CLI and the Python extension all need: growing
- * an array by doubling, and reading a descriptor to its end through
- * interruptions. One home each (util.c). */
+/* Chores the core, the CLI and the Python extension all need: growing an
+ * array by doubling, reading a descriptor to its end through
+ * interruptions (util.c), and a binary search (here). One home each. */
 #ifndef TT_UTIL_H
 #define TT_UTIL_H
 
@@ -23,5 +23,22 @@ ssize_t tt__read_retry(int fd, void *buf, size_t n);
  * what was read is a snapshot), a pipe as a stream. Returns 0 or -errno
  * (-ENOMEM, also past SIZE_MAX). */
 int tt__read_all(int fd, unsigned char **out, size_t *len);
+
+/* The first i in [0, n) for which below(ctx, i) is 0, where below holds
+ * for a prefix of the range and not after it (in a sorted array: the
+ * entries less than a key): a lower bound, in about log2(n) calls. Inline,
+ * so that a below known where it is called is inlined into the loop. */
+static inline size_t tt__lower_bound(size_t n, int (*below)(const void *ctx, size_t i), const void *ctx)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (below(ctx, mid))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
 
 #endif /* TT_UTIL_H */
