@@ -103,17 +103,20 @@ def part3():
 #    process gets a file of its own: with the run directory on tmpfs (the
 #    default, /dev/shm: made here, so this writes only what it made) and on
 #    the disk of TMPDIR. Between the two, where the cost per process goes:
-#    the preload loaded but inert (no THREADTIME_RUN_DIR: the loader's
-#    share), and recording into tmpfs without the command (the preload's
-#    own work: each process's file and exit record; the command's reading
-#    and report are the rest). With BASELINE_CLI set (an older threadtime,
-#    its own preload beside it), that one runs too, on tmpfs.
+#    a library with one empty function preloaded (the loader's floor for
+#    any preload), the preload loaded but inert (no THREADTIME_RUN_DIR: the
+#    loader's share for this library, and its constructors), and recording
+#    into tmpfs without the command (the preload's own work: each process's
+#    file and exit record; the command's reading and report are the rest).
+#    With BASELINE_CLI set (an older threadtime, its own preload beside it),
+#    that one runs too, on tmpfs.
 def part4():
     shm = tempfile.mkdtemp(prefix="run_bench.", dir="/dev/shm") if os.path.isdir("/dev/shm") else tmp
     loop = "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done"
     base = os.environ.get("BASELINE_CLI")
-    kinds = {"bare": None, "preload inert": "inert", "preload recording": "record", "run, tmpfs": (TT, shm),
-             "run, disk": (TT, tmp)}
+    empty = os.path.join(os.path.dirname(BENCH), "librun_bench_empty.so")
+    kinds = {"bare": None, "empty preload": "empty", "preload inert": "inert", "preload recording": "record",
+             "run, tmpfs": (TT, shm), "run, disk": (TT, tmp)}
     if base:
         kinds["baseline run, tmpfs"] = (os.path.abspath(base), shm)
     walls = {k: [] for k in kinds}
@@ -123,7 +126,9 @@ def part4():
         for kind in names[r % len(names):] + names[:r % len(names)]:  # no kind always after the disk
             how = kinds[kind]
             cmd, env = ["sh", "-c", loop], None
-            if how == "inert":
+            if how == "empty":
+                env = dict(os.environ, LD_PRELOAD=empty)
+            elif how == "inert":
                 env = dict(os.environ, LD_PRELOAD=LIB)
             elif how == "record":
                 env = dict(os.environ, LD_PRELOAD=LIB, THREADTIME_RUN_DIR=tempfile.mkdtemp(dir=shm),
