@@ -19,7 +19,7 @@ public final class TlHooks {
         }
     }
 
-    public static void unmount(Thread vthread, Object cont) {
+    public static void unmount(Thread vthread, Object cont, int state, int yielding) {
         try {
             long[] a = ACCOUNT.get();
             a[0] += System.nanoTime() - a[1];
@@ -29,5 +29,15 @@ public final class TlHooks {
     }
 
     public static void end(Thread vthread, Object cont) {
+    }
+
+    /** The agent's other hook points (where the waits are stamped): nothing here. */
+    public static void ready(Object cont) {
+    }
+
+    public static void pinned(Object cont) {
+    }
+
+    public static void unpinned(Object cont) {
     }
 }

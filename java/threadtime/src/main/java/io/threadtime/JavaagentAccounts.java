@@ -6,7 +6,7 @@ import java.lang.invoke.MethodHandle;
 /**
  * The {@code -javaagent}'s accounts, read through the hook classes that
  * keep them (the package {@value AgentHooks#VIRTUAL_THREADS}, on the boot
- * class path): {@code ContinuationAccounts}, four fields of each virtual
+ * class path): {@code ContinuationAccounts}, nine fields of each virtual
  * thread's continuation, or {@code TableAccounts}, a table keyed by thread
  * id where those fields could not be added or {@code accounts=table} was
  * given. Each of those classes writes its accounts (from the hooks in
@@ -61,6 +61,8 @@ final class JavaagentAccounts implements VirtualThreadAccounts {
     private static final class Accounts {
         static final boolean IN_THREADS;
         static final MethodHandle SELF, OTHER, BYTES, IN_USE;
+        /** The four figures: the accounts in the threads only; null with the table. */
+        static final MethodHandle TIMES;
 
         static {
             try {
@@ -73,6 +75,7 @@ final class JavaagentAccounts implements VirtualThreadAccounts {
             OTHER = AgentHooks.method(accounts, "other", long.class, Thread.class);
             BYTES = AgentHooks.method(accounts, "bytes", long.class);
             IN_USE = AgentHooks.method(accounts, "inUse", long.class);
+            TIMES = IN_THREADS ? AgentHooks.method(accounts, "times", long[].class, Thread.class) : null;
         }
     }
 
@@ -112,6 +115,18 @@ final class JavaagentAccounts implements VirtualThreadAccounts {
             return (long) Accounts.OTHER.invokeExact(thread);
         } catch (Throwable t) {
             return -1;
+        }
+    }
+
+    @Override
+    public VirtualThreadTimes times(Thread thread) {
+        if (Accounts.TIMES == null) {
+            return VirtualThreadTimes.cpuOnly(thread == Thread.currentThread() ? self(thread) : other(thread));
+        }
+        try {
+            return VirtualThreadTimes.of((long[]) Accounts.TIMES.invokeExact(thread));
+        } catch (Throwable t) {
+            return VirtualThreadTimes.UNKNOWN;
         }
     }
 

@@ -73,6 +73,12 @@ final class JvmtiAccounts implements VirtualThreadAccounts {
         return cpuTime(thread, thread.getId());
     }
 
+    /** The JVMTI agent stamps no waits. */
+    @Override
+    public VirtualThreadTimes times(Thread thread) {
+        return VirtualThreadTimes.cpuOnly(thread == Thread.currentThread() ? self(thread) : other(thread));
+    }
+
     @Override
     public long bytes() {
         return accountBytes();

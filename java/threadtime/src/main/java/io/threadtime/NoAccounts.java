@@ -38,6 +38,11 @@ final class NoAccounts implements VirtualThreadAccounts {
     }
 
     @Override
+    public VirtualThreadTimes times(Thread thread) {
+        return VirtualThreadTimes.UNKNOWN;
+    }
+
+    @Override
     public long bytes() {
         return 0;
     }

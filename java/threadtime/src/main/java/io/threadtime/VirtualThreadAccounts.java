@@ -39,6 +39,10 @@ interface VirtualThreadAccounts {
      * -1 once it has ended or without an account. */
     long other(Thread thread);
 
+    /** A started virtual thread's four figures, the calling one's or
+     * another's ({@link VirtualThreadTimes}: -1 for what this engine does not know). */
+    VirtualThreadTimes times(Thread thread);
+
     /** Bytes the accounts occupy outside the threads. */
     long bytes();
 

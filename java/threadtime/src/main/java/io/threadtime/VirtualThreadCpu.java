@@ -187,6 +187,37 @@ public final class VirtualThreadCpu {
         return ACCOUNTS.other(thread);
     }
 
+    /**
+     * The calling thread's CPU time and, on a virtual thread, where its time
+     * off a CPU went: {@link VirtualThreadTimes}, -1 for each figure not
+     * known here (on a platform thread every figure but the CPU).
+     */
+    public static VirtualThreadTimes currentThreadTimes() {
+        Thread self = Thread.currentThread();
+        return ThreadMap.isVirtual(self) ? ACCOUNTS.times(self) : VirtualThreadTimes.cpuOnly(currentThreadCpuTime());
+    }
+
+    /**
+     * {@code thread}'s figures, as {@link #currentThreadTimes()} gives the
+     * calling thread's: all -1 for a thread that has not started or has
+     * ended, and for a virtual thread while nothing charges. Another running
+     * virtual thread's waits, parks and pinned parks count up to their last
+     * end (one under way is booked when it ends); its CPU time as
+     * {@link #threadCpuTime(Thread)} reads it.
+     */
+    public static VirtualThreadTimes threadTimes(Thread thread) {
+        if (thread == Thread.currentThread()) {
+            return currentThreadTimes();
+        }
+        if (!ThreadMap.isVirtual(thread)) {
+            return VirtualThreadTimes.cpuOnly(threadCpuTime(thread));
+        }
+        if (!ThreadTimeMXBean.getInstance().isThreadCpuTimeEnabled() || !thread.isAlive()) {
+            return VirtualThreadTimes.UNKNOWN;
+        }
+        return ACCOUNTS.times(thread);
+    }
+
     /** Bytes the agent's accounts occupy outside the threads (64 per live
      * virtual thread plus spares); 0 when nothing is charged, and when the
      * accounts are in the threads ({@link #accountsInThreads()}). */
@@ -208,7 +239,7 @@ public final class VirtualThreadCpu {
 
     /**
      * True when the {@code -javaagent} keeps each virtual thread's account in
-     * the thread itself: four fields it adds to the thread's continuation as
+     * the thread itself: nine fields it adds to the thread's continuation as
      * that class loads, so that a mount or unmount stores into an object the
      * carrier already holds, and an ended thread's account goes with it. False
      * with the JVMTI agent, and with the {@code -javaagent} when it was given

@@ -123,8 +123,11 @@ public final class VirtualThreadSetup {
             // waiting in MethodHandle.customize, found by a test that hung CI).
             Thread self = Thread.currentThread();
             for (int i = 0; i < WARM_UP_ROUNDS; i++) {
+                VirtualThreadHooks.ready(warmUp);
                 VirtualThreadHooks.mount(self, self, warmUp);
-                VirtualThreadHooks.unmount(self, warmUp);
+                VirtualThreadHooks.pinned(warmUp);
+                VirtualThreadHooks.unpinned(warmUp);
+                VirtualThreadHooks.unmount(self, warmUp, i & 1, 1); // a park, then a yield
             }
             VirtualThreadHooks.end(self, warmUp);
             if (o.runsLog()) {
@@ -238,9 +241,19 @@ public final class VirtualThreadSetup {
             }
             carrierClock = MethodHandles.dropArguments(clock, 0, long.class);
         }
+        // The waits' wall clock: the one mounted mode reads, else the cycle
+        // counter, else System.nanoTime().
+        MethodHandle wall = null;
+        double wallNsPerTick = 1;
+        if (mode == Mode.EXACT) {
+            double hz = AgentAccess.cycleHz();
+            wall = hz > 0 ? AgentAccess.cycleReader()
+                    : lookup.findStatic(System.class, "nanoTime", MethodType.methodType(long.class));
+            wallNsPerTick = hz > 0 ? 1e9 / hz : 1;
+        }
         MethodHandle current = lookup.findStatic(VirtualThreadCpu.class, "currentThreadCpuTime",
                 MethodType.methodType(long.class));
-        HookConfig.install(clock, carrierClock, current, clockName, nsPerTick);
+        HookConfig.install(clock, carrierClock, current, clockName, nsPerTick, wall, wallNsPerTick);
     }
 
     /** The transformer in, VirtualThread retransformed, the mode reported. */

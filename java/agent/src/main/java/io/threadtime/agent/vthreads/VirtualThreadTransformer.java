@@ -29,10 +29,21 @@ import org.objectweb.asm.Opcodes;
  * <p>
  * Each hook is handed the thread and its continuation (the {@code cont}
  * field), where the agent keeps the thread's account (see
- * {@link ContinuationFields}).
+ * {@link ContinuationFields}); the unmount hook also its {@code state} and
+ * the class's {@code YIELDING}, to tell a Thread.yield() (runnable at once)
+ * from a park. Where the time off a CPU went is stamped at the start of the
+ * methods that hand the thread to its scheduler (JDK 21:
+ * {@code submitRunContinuation}, {@code lazySubmitRunContinuation},
+ * {@code externalSubmitRunContinuation}; JDK 25 also
+ * {@code externalSubmitRunContinuationOrThrow}: start, unpark, unblock, the
+ * end of a yield, all go through one of them), and at the start and the
+ * returns of {@code parkOnCarrierThread}, where a pinned thread parks holding
+ * its carrier.
  * <p>
  * Before changing anything the shape is checked: the three methods with
- * those descriptors, the {@code carrierThread} and {@code cont} fields, and exactly one
+ * those descriptors, {@code parkOnCarrierThread(ZJ)V} and a submitting
+ * method, the {@code carrierThread}, {@code cont}, {@code state} and
+ * {@code YIELDING} fields, and exactly one
  * {@code Thread.setCurrentThread} call in each of {@code mount()} and
  * {@code unmount()}, the one in {@code mount()} being its last call. A class
  * that differs is left as it is and {@link #mismatch()} says what differed.
@@ -44,6 +55,10 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
     private static final String THREAD = "java/lang/Thread";
     private static final String CONTINUATION = "Ljdk/internal/vm/Continuation;";
     private static final String SET_CURRENT = "setCurrentThread";
+    private static final String PARK_ON_CARRIER = "parkOnCarrierThread", PARK_ON_CARRIER_DESC = "(ZJ)V";
+    /** The methods that hand the thread to its scheduler, which JDK has which. */
+    private static final java.util.Set<String> SUBMITS = java.util.Set.of("submitRunContinuation",
+            "lazySubmitRunContinuation", "externalSubmitRunContinuation", "externalSubmitRunContinuationOrThrow");
 
     private volatile String mismatch = "java.lang.VirtualThread was not offered for transformation";
     private volatile boolean applied;
@@ -94,7 +109,7 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
 
     /** What the class looks like, in the respects the hooks depend on. */
     private static final class Shape extends ClassVisitor {
-        boolean carrierField, contField, mount, unmount, afterDone;
+        boolean carrierField, contField, stateField, yieldingField, mount, unmount, afterDone, parkOnCarrier, submit;
         int mountSwitches, unmountSwitches, callsAfterMountSwitch;
 
         Shape() {
@@ -109,6 +124,8 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
             if (name.equals("cont") && desc.equals(CONTINUATION) && (access & Opcodes.ACC_STATIC) == 0) {
                 contField = true;
             }
+            stateField |= name.equals("state") && desc.equals("I") && (access & Opcodes.ACC_STATIC) == 0;
+            yieldingField |= name.equals("YIELDING") && desc.equals("I") && (access & Opcodes.ACC_STATIC) != 0;
             return null;
         }
 
@@ -120,6 +137,8 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
             boolean isMount = name.equals("mount") && desc.equals("()V");
             boolean isUnmount = name.equals("unmount") && desc.equals("()V");
             afterDone |= name.equals("afterDone") && desc.equals("(Z)V");
+            parkOnCarrier |= name.equals(PARK_ON_CARRIER) && desc.equals(PARK_ON_CARRIER_DESC);
+            submit |= SUBMITS.contains(name) && desc.endsWith(")V");
             mount |= isMount;
             unmount |= isUnmount;
             if (!isMount && !isUnmount) {
@@ -147,9 +166,16 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
                 return "missing methods:" + (mount ? "" : " mount()V") + (unmount ? "" : " unmount()V")
                         + (afterDone ? "" : " afterDone(Z)V");
             }
+            if (!parkOnCarrier || !submit) {
+                return "missing methods:" + (parkOnCarrier ? "" : " " + PARK_ON_CARRIER + PARK_ON_CARRIER_DESC)
+                        + (submit ? "" : " any of " + SUBMITS);
+            }
             if (!carrierField || !contField) {
                 return "no field " + (carrierField ? "cont of type jdk.internal.vm.Continuation"
                         : "carrierThread of type Thread");
+            }
+            if (!stateField || !yieldingField) {
+                return "no field " + (stateField ? "static YIELDING of type int" : "state of type int");
             }
             if (mountSwitches != 1 || unmountSwitches != 1) {
                 return "Thread.setCurrentThread is called " + mountSwitches + " time(s) in mount() and "
@@ -162,7 +188,7 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
         }
     }
 
-    /** Adds the three hook calls. */
+    /** Adds the hook calls. */
     private static final class Hooks extends ClassVisitor {
         private final String owner;
 
@@ -194,22 +220,72 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
                     }
                 };
             }
-            boolean unmount = name.equals("unmount") && desc.equals("()V");
-            if (unmount || (name.equals("afterDone") && desc.equals("(Z)V"))) {
-                String hook = unmount ? "unmount" : "end";
+            if (name.equals("unmount") && desc.equals("()V")) {
                 return new MethodVisitor(Opcodes.ASM9, mv) {
                     @Override
                     public void visitCode() {
                         super.visitCode();
                         super.visitVarInsn(Opcodes.ALOAD, 0);
+                        loadCont(this);
                         super.visitVarInsn(Opcodes.ALOAD, 0);
-                        super.visitFieldInsn(Opcodes.GETFIELD, TARGET, "cont", CONTINUATION);
-                        super.visitMethodInsn(Opcodes.INVOKESTATIC, owner, hook, "(Ljava/lang/Thread;Ljava/lang/Object;)V",
+                        super.visitFieldInsn(Opcodes.GETFIELD, TARGET, "state", "I");
+                        super.visitFieldInsn(Opcodes.GETSTATIC, TARGET, "YIELDING", "I");
+                        super.visitMethodInsn(Opcodes.INVOKESTATIC, owner, "unmount",
+                                "(Ljava/lang/Thread;Ljava/lang/Object;II)V", false);
+                    }
+                };
+            }
+            if (name.equals("afterDone") && desc.equals("(Z)V")) {
+                return new MethodVisitor(Opcodes.ASM9, mv) {
+                    @Override
+                    public void visitCode() {
+                        super.visitCode();
+                        super.visitVarInsn(Opcodes.ALOAD, 0);
+                        loadCont(this);
+                        super.visitMethodInsn(Opcodes.INVOKESTATIC, owner, "end", "(Ljava/lang/Thread;Ljava/lang/Object;)V",
                                 false);
                     }
                 };
             }
+            if (SUBMITS.contains(name) && desc.endsWith(")V")) {
+                return new MethodVisitor(Opcodes.ASM9, mv) {
+                    @Override
+                    public void visitCode() {
+                        super.visitCode();
+                        contHook(this, "ready");
+                    }
+                };
+            }
+            if (name.equals(PARK_ON_CARRIER) && desc.equals(PARK_ON_CARRIER_DESC)) {
+                return new MethodVisitor(Opcodes.ASM9, mv) {
+                    @Override
+                    public void visitCode() {
+                        super.visitCode();
+                        contHook(this, "pinned");
+                    }
+
+                    @Override
+                    public void visitInsn(int opcode) {
+                        if (opcode == Opcodes.RETURN) {
+                            contHook(this, "unpinned");
+                        }
+                        super.visitInsn(opcode);
+                    }
+                };
+            }
             return mv;
+        }
+
+        /** this.cont onto the stack. */
+        private static void loadCont(MethodVisitor mv) {
+            mv.visitVarInsn(Opcodes.ALOAD, 0);
+            mv.visitFieldInsn(Opcodes.GETFIELD, TARGET, "cont", CONTINUATION);
+        }
+
+        /** A call of hook {@code name} with this.cont. */
+        private void contHook(MethodVisitor mv, String name) {
+            loadCont(mv);
+            mv.visitMethodInsn(Opcodes.INVOKESTATIC, owner, name, "(Ljava/lang/Object;)V", false);
         }
     }
 }

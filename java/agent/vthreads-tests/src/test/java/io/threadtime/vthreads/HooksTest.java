@@ -31,16 +31,17 @@ class HooksTest {
         MethodHandles.Lookup l = MethodHandles.publicLookup();
         MethodHandle mount = l.findStatic(hooks, "mount",
                 MethodType.methodType(void.class, Thread.class, Thread.class, Object.class));
-        MethodHandle unmount = l.findStatic(hooks, "unmount", MethodType.methodType(void.class, Thread.class, Object.class));
+        MethodHandle unmount = l.findStatic(hooks, "unmount", MethodType.methodType(void.class, Thread.class, Object.class,
+                int.class, int.class));
         MethodHandle end = l.findStatic(hooks, "end", MethodType.methodType(void.class, Thread.class, Object.class));
         long before = VirtualThreadCpu.hookFailures();
         assertDoesNotThrow(() -> mount.invoke(null, null, null));
-        assertDoesNotThrow(() -> unmount.invoke(null, null));
+        assertDoesNotThrow(() -> unmount.invoke(null, null, 0, 1));
         assertDoesNotThrow(() -> end.invoke(null, null));
         // a continuation that is not one: the accounts' stores fail inside
         Thread self = Thread.currentThread();
         assertDoesNotThrow(() -> mount.invoke(self, self, "not a continuation"));
-        assertDoesNotThrow(() -> unmount.invoke(self, "not a continuation"));
+        assertDoesNotThrow(() -> unmount.invoke(self, "not a continuation", 0, 1));
         assertEquals(before + 5, VirtualThreadCpu.hookFailures(), "failures not counted");
         // and the agent goes on charging
         Work.onVirtualThreads(2, i -> {

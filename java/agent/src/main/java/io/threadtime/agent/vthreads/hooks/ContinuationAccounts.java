@@ -4,7 +4,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * The virtual threads' accounts kept in each thread's own continuation: four
+ * The virtual threads' accounts kept in each thread's own continuation: nine
  * {@code long} fields the agent adds to
  * {@code java.lang.VirtualThread$VThreadContinuation} as it loads
  * ({@code io.threadtime.agent.vthreads.ContinuationFields}). A mount or unmount writes the
@@ -15,7 +15,14 @@ import java.lang.invoke.VarHandle;
  * The fields: the closed total, the mark of the open stretch, the open
  * stretch's carrier (its thread id; 0 while unmounted, {@link #ENDED} once
  * the thread has ended) and a sequence count, odd while the owner's carrier
- * writes, so that another thread reads a consistent figure. Used only when
+ * writes, so that another thread reads a consistent figure. Then where its
+ * time off a CPU went, on the wall clock ({@link VirtualThreadHooks#wall}):
+ * when it last became runnable (0 while it is not), when it last left its
+ * carrier or began a park on it, and three totals: waiting for a carrier
+ * (runnable to mounted), pinned (parked on its carrier, which blocks) and
+ * parked (unmounted and not runnable). A wait or a park is booked when it
+ * ends, at the mount (a pinned park when it returns), so a reader sees the
+ * ones that have ended. Used only when
  * {@link HookConfig#fields} is set: the agent opens {@code java.lang} to this
  * module first, which these handles need. {@link #self} and {@link #other}
  * read the figures ({@code io.threadtime.VirtualThreadCpu} reads through them when
@@ -25,7 +32,7 @@ public final class ContinuationAccounts {
     /** The carrier field of a thread that has ended. */
     static final long ENDED = -1;
     private static final Class<?> VIRTUAL_THREAD;
-    private static final VarHandle CONT, TOTAL, MARK, CARRIER, SEQ;
+    private static final VarHandle CONT, TOTAL, MARK, CARRIER, SEQ, READY, SINCE, WAIT, PINNED, PARKED;
 
     static {
         try {
@@ -40,6 +47,11 @@ public final class ContinuationAccounts {
             MARK = l.findVarHandle(cont, HookConfig.MARK_FIELD, long.class);
             CARRIER = l.findVarHandle(cont, HookConfig.CARRIER_FIELD, long.class);
             SEQ = l.findVarHandle(cont, HookConfig.SEQ_FIELD, long.class);
+            READY = l.findVarHandle(cont, HookConfig.READY_FIELD, long.class);
+            SINCE = l.findVarHandle(cont, HookConfig.SINCE_FIELD, long.class);
+            WAIT = l.findVarHandle(cont, HookConfig.WAIT_FIELD, long.class);
+            PINNED = l.findVarHandle(cont, HookConfig.PINNED_FIELD, long.class);
+            PARKED = l.findVarHandle(cont, HookConfig.PARKED_FIELD, long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -54,20 +66,70 @@ public final class ContinuationAccounts {
         return VIRTUAL_THREAD.isInstance(vthread) ? CONT.get(vthread) : null;
     }
 
-    /** Opens a stretch at {@code mark} on {@code carrier}: the owner's carrier only. */
-    static void open(Object c, long mark, long carrier) {
+    /** Opens a stretch at {@code mark} on {@code carrier}, at {@code wall} on
+     * the wall clock: the wait since the thread became runnable ends, and so
+     * does the park before that, if it was unmounted. The owner's carrier only. */
+    static void open(Object c, long mark, long carrier, long wall) {
         long seq = (long) SEQ.get(c);
         SEQ.set(c, seq + 1);
         VarHandle.storeStoreFence();
         MARK.set(c, mark);
         CARRIER.set(c, carrier);
+        long ready = (long) READY.get(c);
+        if (ready != 0) {
+            WAIT.set(c, (long) WAIT.get(c) + positive(wall - ready));
+            long since = (long) SINCE.get(c);
+            if (since != 0) {
+                PARKED.set(c, (long) PARKED.get(c) + positive(ready - since));
+            }
+        }
+        READY.set(c, 0L);
+        SINCE.set(c, 0L);
         SEQ.setRelease(c, seq + 2);
+    }
+
+    /** The thread has been handed to its scheduler: if it was not runnable
+     * yet, it is from {@code wall}. Any thread, while the owner is unmounted. */
+    static void ready(Object c, long wall) {
+        READY.set(c, wall);
+    }
+
+    /** Whether the thread is not yet marked runnable (a Thread.yield() marks
+     * it at the unmount, so that its resubmission reads no clock). */
+    static boolean unready(Object c) {
+        return (long) READY.get(c) == 0;
+    }
+
+    /** A park on the carrier (the thread is pinned) begins at {@code wall}. The owner's carrier only. */
+    static void pin(Object c, long wall) {
+        SINCE.set(c, wall);
+    }
+
+    /** That park ends at {@code wall}. The owner's carrier only. */
+    static void unpin(Object c, long wall) {
+        long since = (long) SINCE.get(c);
+        if (since == 0) {
+            return;
+        }
+        long seq = (long) SEQ.get(c);
+        SEQ.set(c, seq + 1);
+        VarHandle.storeStoreFence();
+        PINNED.set(c, (long) PINNED.get(c) + positive(wall - since));
+        SINCE.set(c, 0L);
+        SEQ.setRelease(c, seq + 2);
+    }
+
+    private static long positive(long units) {
+        return units > 0 ? units : 0;
     }
 
     /** Closes the open stretch at {@code now}, charging nothing for it if
      * {@code now} is negative (the clock failed); nothing if none is open
-     * (the mount's clock read failed). The owner's carrier only. */
-    static void close(Object c, long now) {
+     * (the mount's clock read failed). The thread leaves its carrier at
+     * {@code wall}, runnable from then if {@code yielding}. The owner's carrier only. */
+    static void close(Object c, long now, long wall, boolean yielding) {
+        SINCE.set(c, wall);
+        READY.set(c, yielding ? wall : 0L);
         if ((long) CARRIER.get(c) <= 0) {
             return;
         }
@@ -103,9 +165,28 @@ public final class ContinuationAccounts {
      * fields are still zero), -1 once it has ended.
      */
     public static long other(Thread vthread) {
+        long[] t = read(vthread, false);
+        return t == null ? -1 : t[0];
+    }
+
+    /**
+     * A virtual thread's four figures, ns: CPU ({@link #self} or {@link #other}),
+     * waiting for a carrier, pinned, parked, each up to its last booking; null
+     * where {@link #other} answers -1 (the calling thread: where {@link #self} does).
+     */
+    public static long[] times(Thread vthread) {
+        return read(vthread, vthread == Thread.currentThread());
+    }
+
+    private static long[] read(Thread vthread, boolean self) {
         Object c = cont(vthread);
         if (c == null) {
-            return -1;
+            return null;
+        }
+        if (self) {
+            long cpu = VirtualThreadHooks.selfFigure(total(c), mark(c), carrier(c));
+            return cpu < 0 ? null : new long[] {cpu, VirtualThreadHooks.wallNs((long) WAIT.get(c)),
+                VirtualThreadHooks.wallNs((long) PINNED.get(c)), VirtualThreadHooks.wallNs((long) PARKED.get(c))};
         }
         for (int spins = 0;; spins++) {
             long seq = seq(c);
@@ -113,10 +194,15 @@ public final class ContinuationAccounts {
                 long total = total(c);
                 long mark = mark(c);
                 long carrier = carrier(c);
+                long wait = (long) WAIT.get(c);
+                long pinned = (long) PINNED.get(c);
+                long parked = (long) PARKED.get(c);
                 long now = carrier > 0 ? VirtualThreadHooks.carrierNow(carrier) : 0;
                 VarHandle.loadLoadFence();
                 if (seq(c) == seq) {
-                    return carrier == ENDED ? -1 : VirtualThreadHooks.figure(total, mark, carrier, now);
+                    return carrier == ENDED ? null : new long[] {VirtualThreadHooks.figure(total, mark, carrier, now),
+                        VirtualThreadHooks.wallNs(wait), VirtualThreadHooks.wallNs(pinned),
+                        VirtualThreadHooks.wallNs(parked)};
                 }
             }
             if (spins > 64) {

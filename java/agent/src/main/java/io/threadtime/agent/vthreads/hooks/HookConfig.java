@@ -11,15 +11,20 @@ import java.lang.invoke.MethodHandle;
 public final class HookConfig {
     /** The class whose instances get the account fields: one per virtual thread. */
     public static final String CONTINUATION_CLASS = "java.lang.VirtualThread$VThreadContinuation";
-    /** The account fields' names, as {@code io.threadtime.agent.vthreads.ContinuationFields} adds them. */
+    /** The account fields' names, as {@code io.threadtime.agent.vthreads.ContinuationFields} adds them:
+     * the CPU account, then where the time off a CPU went (see {@link ContinuationAccounts}). */
     public static final String TOTAL_FIELD = "threadtime$total", MARK_FIELD = "threadtime$mark",
-            CARRIER_FIELD = "threadtime$carrier", SEQ_FIELD = "threadtime$seq";
+            CARRIER_FIELD = "threadtime$carrier", SEQ_FIELD = "threadtime$seq", READY_FIELD = "threadtime$ready",
+            SINCE_FIELD = "threadtime$since", WAIT_FIELD = "threadtime$wait", PINNED_FIELD = "threadtime$pinned",
+            PARKED_FIELD = "threadtime$parked";
 
     static MethodHandle clock;        // ()J, the clock stretches are measured with
     static MethodHandle carrierClock; // (J)J, that clock read for a carrier by thread id
     static MethodHandle current;      // ()J, the threadtime API's current-thread CPU time
     static String clockName = "none";
     static double nsPerTick = 1;      // the clock's unit, in ns
+    static MethodHandle wall;         // ()J, the wall clock of the waits; null: the clock above is one (mounted mode)
+    static double wallNsPerTick = 1;  // its unit, in ns
     static boolean account;           // whether the hooks charge (install() was called)
     static boolean fields;            // accounts in the continuations (ContinuationAccounts), not the table
     static MethodHandle mountMark;    // (J)V, tt_event_mount, or null: no markers
@@ -34,8 +39,10 @@ public final class HookConfig {
 
     /** Called once by the agent, before the hooks are put in. */
     public static void install(MethodHandle clock, MethodHandle carrierClock, MethodHandle current, String clockName,
-            double nsPerTick) {
+            double nsPerTick, MethodHandle wall, double wallNsPerTick) {
         HookConfig.nsPerTick = nsPerTick;
+        HookConfig.wall = wall;
+        HookConfig.wallNsPerTick = wall == null ? nsPerTick : wallNsPerTick;
         HookConfig.clock = clock;
         HookConfig.carrierClock = carrierClock;
         HookConfig.current = current;

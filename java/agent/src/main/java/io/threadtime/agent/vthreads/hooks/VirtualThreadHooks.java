@@ -14,14 +14,20 @@ import java.util.concurrent.atomic.AtomicLong;
  * On the carrier, the end of {@code mount()} calls {@link #mount} (the thread
  * is now current: its stretch starts), the start of {@code unmount()} calls
  * {@link #unmount} (it is still current: its stretch ends) and the start of
- * {@code afterDone} calls {@link #end}. When the event log's markers are on,
+ * {@code afterDone} calls {@link #end}. Where the time off a CPU went is
+ * stamped on the wall clock ({@link #wall}): the start of each method that
+ * hands the thread to its scheduler (start, unpark, the end of a yield)
+ * calls {@link #ready}, the start and the returns of
+ * {@code parkOnCarrierThread} (a park while pinned) {@link #pinned} and
+ * {@link #unpinned}; mount and unmount stamp too, and a yield is marked
+ * runnable at its unmount, so its resubmission reads no clock. When the event log's markers are on,
  * mount and unmount also write one into the carrier's ring (one counter read
  * each), so that a trace gives every stretch to its virtual thread. A hook
  * never throws: a failure is
  * counted ({@link #failures()}), reported once on stderr, and the thread's
  * figure misses at most that stretch.
  * <p>
- * A thread's account is four fields of its continuation, which the hooks
+ * A thread's account is nine fields of its continuation, which the hooks
  * are handed ({@link ContinuationAccounts}); where the agent could not add
  * those, an entry in a table keyed by thread id ({@link TableAccounts}).
  * Which one is fixed before the hooks go in; each of the two classes writes
@@ -32,6 +38,9 @@ public final class VirtualThreadHooks {
     private static final MethodHandle CARRIER_CLOCK = HookConfig.carrierClock;
     private static final MethodHandle CURRENT = HookConfig.current;
     private static final double NS_PER_TICK = HookConfig.nsPerTick;
+    /** The wall clock of the waits where it is not {@link #CLOCK} (exact mode). */
+    private static final MethodHandle WALL = HookConfig.wall;
+    private static final double WALL_NS_PER_TICK = HookConfig.wallNsPerTick;
     private static final boolean ACCOUNT = HookConfig.account;
     private static final boolean FIELDS = HookConfig.fields;
     private static final MethodHandle MOUNT_MARK = HookConfig.mountMark;
@@ -67,7 +76,7 @@ public final class VirtualThreadHooks {
             if (now < 0) {
                 failed(CLOCK_FAILED);
             } else if (FIELDS) {
-                ContinuationAccounts.open(cont, now, carrier.getId());
+                ContinuationAccounts.open(cont, now, carrier.getId(), WALL == null ? now : (long) WALL.invokeExact());
             } else {
                 TableAccounts.open(TableAccounts.chunk(id, a), TableAccounts.offset(a), now, carrier.getId());
             }
@@ -76,8 +85,9 @@ public final class VirtualThreadHooks {
         }
     }
 
-    /** Start of {@code unmount()}: {@code vthread} is about to leave its carrier. */
-    public static void unmount(Thread vthread, Object cont) {
+    /** Start of {@code unmount()}: {@code vthread} is about to leave its
+     * carrier; its {@code state} is {@code yielding} in a Thread.yield(). */
+    public static void unmount(Thread vthread, Object cont, int state, int yielding) {
         try {
             if (MARK) {
                 UNMOUNT_MARK.invokeExact(vthread.getId());
@@ -89,7 +99,7 @@ public final class VirtualThreadHooks {
             // left open, a reader would charge the carrier's later work to it.
             long now = (long) CLOCK.invokeExact();
             if (FIELDS) {
-                ContinuationAccounts.close(cont, now);
+                ContinuationAccounts.close(cont, now, WALL == null ? now : (long) WALL.invokeExact(), state == yielding);
             } else {
                 long id = vthread.getId();
                 int a = TableAccounts.find(id);
@@ -103,6 +113,47 @@ public final class VirtualThreadHooks {
         } catch (Throwable t) {
             failed(t);
         }
+    }
+
+    /** A method handing {@code vthread} (whose continuation is {@code cont})
+     * to its scheduler starts: it is runnable from now, unless it already was. */
+    public static void ready(Object cont) {
+        try {
+            if (ACCOUNT && FIELDS && ContinuationAccounts.unready(cont)) {
+                ContinuationAccounts.ready(cont, wall());
+            }
+        } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
+    /** Start of {@code parkOnCarrierThread}: the mounted thread parks, holding its carrier. */
+    public static void pinned(Object cont) {
+        try {
+            if (ACCOUNT && FIELDS) {
+                ContinuationAccounts.pin(cont, wall());
+            }
+        } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
+    /** A return from {@code parkOnCarrierThread}: that park has ended. */
+    public static void unpinned(Object cont) {
+        try {
+            if (ACCOUNT && FIELDS) {
+                ContinuationAccounts.unpin(cont, wall());
+            }
+        } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
+    /** The wall clock the waits are stamped with, in its units: the cycle
+     * counter (System.nanoTime() where it is not trusted), which mounted mode
+     * reads anyway; never negative. */
+    private static long wall() throws Throwable {
+        return WALL == null ? (long) CLOCK.invokeExact() : (long) WALL.invokeExact();
     }
 
     /** Start of {@code afterDone}: {@code vthread} has ended; readers answer -1 for it
@@ -190,6 +241,11 @@ public final class VirtualThreadHooks {
         }
         long now = now();
         return now < 0 ? -1 : figure(total, mark, carrier, now);
+    }
+
+    /** Wall clock units to ns. */
+    static long wallNs(long units) {
+        return WALL_NS_PER_TICK == 1 ? units : (long) (units * WALL_NS_PER_TICK);
     }
 
     /** Clock units to ns (the cycle counter's ticks; other clocks are in ns). */
