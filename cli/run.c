@@ -261,16 +261,11 @@ static int64_t tv_ns(struct timeval tv) { return (int64_t)tv.tv_sec * 1000000000
 static int made_file(tt__run_set *s, uint32_t pid, uint32_t ppid, const char *exe, uint32_t cap, tt__run_file *out)
 {
     size_t n = tt__run_file_bytes(cap, cap);
-    tt__run_proc_buf *p = realloc(s->procs, (s->nprocs + 1) * sizeof *p);
     unsigned char *b = calloc(1, n);
-    if (!p || !b) {
+    if (!b || tt__run_set_add(s, b, n) != 0) {
         free(b);
-        if (p)
-            s->procs = p;
         return -ENOMEM;
     }
-    s->procs = p;
-    s->procs[s->nprocs++] = (tt__run_proc_buf){b, n};
     tt__run_header *h = (tt__run_header *)b;
     memcpy(h->magic, TT_RUN_MAGIC, TT_RUN_MAGIC_LEN);
     h->version = TT_RUN_VERSION;

@@ -52,8 +52,12 @@ typedef struct tt__run_set {
     char *cmd;
     tt__run_proc_buf *procs;
     uint32_t nprocs;
+    size_t procs_cap; /* procs has room for this many */
 } tt__run_set;
 
+/* Appends a process's file (data, len bytes, malloc'd: the set owns it
+ * then) to s, the room doubled when full. 0 or -ENOMEM (data not taken). */
+int tt__run_set_add(tt__run_set *s, unsigned char *data, size_t len);
 /* Loads every .ttrun file of dir. 0 or -errno (message printed). */
 int tt__run_set_load_dir(const char *dir, tt__run_set *s);
 /* The magic a kept recording (threadtime run -o) starts with. */

@@ -14,9 +14,11 @@
 
 /* ---- loading ---- */
 
-static int add_proc(tt__run_set *s, unsigned char *data, size_t len)
+int tt__run_set_add(tt__run_set *s, unsigned char *data, size_t len)
 {
-    tt__run_proc_buf *p = realloc(s->procs, (s->nprocs + 1) * sizeof *p);
+    /* Doubled, not one more each time: with a realloc per file, 800 short
+     * processes spent ~7 % of the command's CPU copying the array. */
+    tt__run_proc_buf *p = tt__grow(s->procs, &s->procs_cap, (size_t)s->nprocs + 1, sizeof *p, 64);
     if (!p)
         return -ENOMEM;
     s->procs = p;
@@ -64,7 +66,7 @@ int tt__run_set_load_dir(const char *dir, tt__run_set *s)
          * said; one never started (no magic yet) is not a file to report. */
         if (!b && why && strstr(why, "version"))
             fprintf(stderr, "threadtime run: %s left out: %s\n", e->d_name, why);
-        if (b && (rc = add_proc(s, b, len)) != 0)
+        if (b && (rc = tt__run_set_add(s, b, len)) != 0)
             free(b);
     }
     closedir(d);
@@ -115,7 +117,7 @@ int tt__run_set_parse(const unsigned char *b, size_t len, tt__run_set *s, const 
         /* Checked in its own copy: in the recording it follows the
          * command line, at any alignment. */
         unsigned char *p = malloc(n ? (size_t)n : 1);
-        if (!p || add_proc(s, p, (size_t)n) != 0) {
+        if (!p || tt__run_set_add(s, p, (size_t)n) != 0) {
             free(p);
             *why = "out of memory";
             break;
