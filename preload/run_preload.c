@@ -521,17 +521,22 @@ static int have_file(void)
 }
 
 /* The file mapped, which its first record needs (a thread started, a child
- * reaped). One thread maps it: a signal handler that interrupts the
- * mapping finds no map and records nothing. A file that cannot be mapped
- * (a full disk) takes no record; the exit record of a single-threaded
- * process needs no mapping. */
+ * reaped). One thread maps it, with its signals held meanwhile: a handler
+ * that reaps a child (a shell's SIGCHLD handler) would otherwise find the
+ * mapping under way and record nothing. A file that cannot be mapped (a
+ * full disk) takes no record; the exit record of a single-threaded process
+ * needs no mapping. */
 static int have_map(void)
 {
     if (__atomic_load_n(&g_file.threads, __ATOMIC_ACQUIRE))
         return 1;
-    if (!have_file() || atomic_exchange_explicit(&g_mapping, 1, memory_order_acquire))
-        return 0;
-    return tt__run_file_map(&g_file) == 0;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int ok = have_file() && !atomic_exchange_explicit(&g_mapping, 1, memory_order_acquire) &&
+             tt__run_file_map(&g_file) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return ok;
 }
 
 static void fork_child(void)
