@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,6 +46,28 @@ public final class KernelFiles {
         }
         return new long[] {Long.parseLong(status.get("voluntary_ctxt_switches")),
             Long.parseLong(status.get("nonvoluntary_ctxt_switches"))};
+    }
+
+    /** Waits (up to a minute) until thread tid of this process is blocked: its timeslices stop moving across 20 ms. */
+    public static void awaitBlocked(int tid) throws InterruptedException {
+        for (int tries = 0; tries < 3000; tries++) {
+            long before = schedstat(tid)[2];
+            Thread.sleep(20);
+            if (schedstat(tid)[2] == before) {
+                return;
+            }
+        }
+        throw new AssertionError("thread " + tid + " never blocked");
+    }
+
+    /** command run under taskset on the first CPU this process may use: every thread of it on that CPU. */
+    public static List<String> onOneCpu(List<String> command) {
+        String allowed = Arrays.stream(read("/proc/self/status").split("\n"))
+                .filter(l -> l.startsWith("Cpus_allowed_list:")).findFirst().orElseThrow();
+        String cpu = allowed.substring(allowed.indexOf(':') + 1).trim().split("[,-]")[0];
+        List<String> out = new ArrayList<>(List.of("taskset", "-c", cpu));
+        out.addAll(command);
+        return out;
     }
 
     /** The native ids of this process's threads now. */

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -111,11 +110,7 @@ class SchedTest {
      */
     @Test
     void twoThreadsOnOneCpuWaitForEachOther() throws Exception {
-        String allowed = Files.readAllLines(Path.of("/proc/self/status")).stream()
-                .filter(l -> l.startsWith("Cpus_allowed_list:")).findFirst().orElseThrow();
-        String cpu = allowed.substring(allowed.indexOf(':') + 1).trim().split("[,-]")[0];
-        List<String> cmd = new ArrayList<>(List.of("taskset", "-c", cpu));
-        cmd.addAll(ChildJvm.command(List.of(ChildJvm.GRANT), PinnedPairChild.class.getName()));
+        List<String> cmd = KernelFiles.onOneCpu(ChildJvm.command(List.of(ChildJvm.GRANT), PinnedPairChild.class.getName()));
         ChildJvm c = ChildJvm.finish(new ProcessBuilder(cmd).start(), String.join(" ", cmd));
         assertEquals(0, c.exit(), c::toString);
         String[] lines = c.out().trim().split("\n");

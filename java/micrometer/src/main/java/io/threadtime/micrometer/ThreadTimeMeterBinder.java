@@ -10,7 +10,9 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
+import io.threadtime.ThreadTime;
 import io.threadtime.otel.CpuClock;
+import io.threadtime.otel.RunWaitSampler;
 import io.threadtime.otel.ThreadSampler;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,6 +46,15 @@ import java.util.regex.Pattern;
  *     {@code method}, {@code uri} (the template), {@code status}, {@code outcome},
  *     {@code exception}, {@code error}</td><td>CPU time of each HTTP server request, on a platform or a virtual
  *     thread</td></tr>
+ * <tr><td>{@value #THREAD_RUN_WAIT}</td><td>function counter, seconds</td><td>{@code thread.name}:
+ *     a group of names ({@link RunWaitSampler#groupThreadName})</td><td>time the process's threads
+ *     were runnable but waiting for a CPU, by group of thread names ({@link RunWaitSampler}); absent
+ *     where the kernel keeps no schedstat</td></tr>
+ * <tr><td>{@value #CGROUP_THROTTLED}</td><td>function counter, seconds</td><td></td><td>time the
+ *     process's cgroup was held back by its CPU quota (the whole group's); absent where no CPU
+ *     controller is visible</td></tr>
+ * <tr><td>{@value #CGROUP_THROTTLED_PERIODS}</td><td>function counter</td><td></td><td>quota periods
+ *     in which the cgroup ran out of quota</td></tr>
  * </table>
  * The binder is also an {@link ObservationHandler}: an observation that
  * starts and stops on the same thread (as Spring's HTTP server observations
@@ -58,8 +69,11 @@ import java.util.regex.Pattern;
  * (see {@link CpuClock}); without it their observations count as no_clock.
  * <p>
  * Per-thread counters are registered for matching threads when bound and
- * then every {@code refresh} interval (threads that ended are removed);
- * {@link #close()} stops that.
+ * then every {@code refresh} interval (threads that ended are removed), and
+ * so is a run-queue wait counter for each new group of thread names (a
+ * group's counter stays: its figure never goes back); {@link #close()} stops
+ * that. The groups' figures are read once for all their counters: a read
+ * within a second of the last one answers from it.
  */
 public final class ThreadTimeMeterBinder implements MeterBinder, ObservationHandler<Observation.Context>, AutoCloseable {
     public static final String THREAD_CPU = "threadtime.thread.cpu.time";
@@ -70,6 +84,11 @@ public final class ThreadTimeMeterBinder implements MeterBinder, ObservationHand
     public static final String REQUEST_CPU = "threadtime.http.server.requests.cpu";
     /** The observation Spring's HTTP servers make per request, and the timer it becomes. */
     public static final String HTTP_SERVER_REQUESTS = "http.server.requests";
+    public static final String THREAD_RUN_WAIT = RunWaitSampler.THREAD_RUN_WAIT;
+    public static final String CGROUP_THROTTLED = RunWaitSampler.CGROUP_THROTTLED;
+    public static final String CGROUP_THROTTLED_PERIODS = RunWaitSampler.CGROUP_THROTTLED_PERIODS;
+    /** How long one read of the groups' waits serves their counters. */
+    private static final long WAIT_SAMPLE_NS = 1_000_000_000L;
 
     private static final double NS_PER_S = 1e9;
     /** Where an observation's start mark is kept in its context. */
@@ -82,6 +101,12 @@ public final class ThreadTimeMeterBinder implements MeterBinder, ObservationHand
     private final LongAdder noClock = new LongAdder();
     /** Registered per-thread meters, by thread id. */
     private final Map<Long, Meter[]> threadMeters = new HashMap<>();
+    /** The run-queue wait by group; null where the kernel keeps none. */
+    private final RunWaitSampler waits = RunWaitSampler.available() ? new RunWaitSampler() : null;
+    /** The groups' last figures, when read (System.nanoTime), and the groups with a counter (guarded by this). */
+    private Map<String, Long> lastWaits = Map.of();
+    private long lastWaitsAt;
+    private final Set<String> waitGroups = new HashSet<>();
     /** Where bound; volatile: onStop reads it on request threads. */
     private volatile MeterRegistry registry;
     private ScheduledExecutorService refresher;
@@ -120,7 +145,14 @@ public final class ThreadTimeMeterBinder implements MeterBinder, ObservationHand
                 .description("Observations whose CPU time could not be taken, by reason").register(registry);
         FunctionCounter.builder(UNMEASURED, noClock, LongAdder::sum).tag("reason", "no_clock")
                 .description("Observations whose CPU time could not be taken, by reason").register(registry);
-        if (sampler.pattern() != null) {
+        if (RunWaitSampler.cgroupVisible()) {
+            FunctionCounter.builder(CGROUP_THROTTLED, this, b -> ThreadTime.cgroupCpu().throttledNanos() / NS_PER_S)
+                    .baseUnit("seconds").description("Time the process's cgroup was held back by its CPU quota")
+                    .register(registry);
+            FunctionCounter.builder(CGROUP_THROTTLED_PERIODS, this, b -> ThreadTime.cgroupCpu().throttledPeriods())
+                    .description("Quota periods in which the process's cgroup ran out of CPU quota").register(registry);
+        }
+        if (sampler.pattern() != null || waits != null) {
             refresh();
             refresher = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "threadtime-meters");
@@ -137,6 +169,16 @@ public final class ThreadTimeMeterBinder implements MeterBinder, ObservationHand
     public synchronized void refresh() {
         if (registry == null) {
             throw new IllegalStateException("bindTo a registry first");
+        }
+        if (waits != null) {
+            for (String group : readWaits(true).keySet()) {
+                if (waitGroups.add(group)) {
+                    FunctionCounter.builder(THREAD_RUN_WAIT, this, b -> b.waitSeconds(group)).baseUnit("seconds")
+                            .tag("thread.name", group)
+                            .description("Time this process's threads waited for a CPU, by group of thread names")
+                            .register(registry);
+                }
+            }
         }
         List<ThreadSampler.ThreadCpu> live = sampler.threads();
         Set<Long> seen = new HashSet<>();
@@ -163,6 +205,20 @@ public final class ThreadTimeMeterBinder implements MeterBinder, ObservationHand
             FunctionCounter.builder(THREAD_CPU, this, b -> b.threadNanos(id, false) / NS_PER_S).baseUnit("seconds")
                     .tags(tags).tag("cpu.mode", "system").description("CPU time of a platform thread").register(registry),
         };
+    }
+
+    /** The groups' waits: read now if {@code now} or the last read is over a second old. */
+    private synchronized Map<String, Long> readWaits(boolean now) {
+        long t = System.nanoTime();
+        if (now || t - lastWaitsAt > WAIT_SAMPLE_NS) {
+            lastWaits = waits.waits();
+            lastWaitsAt = t;
+        }
+        return lastWaits;
+    }
+
+    private double waitSeconds(String group) {
+        return readWaits(false).getOrDefault(group, 0L) / NS_PER_S;
     }
 
     /** One thread's user or system ns now; NaN once it has ended (Micrometer skips NaN). */

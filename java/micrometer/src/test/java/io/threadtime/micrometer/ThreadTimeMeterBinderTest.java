@@ -6,12 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static io.threadtime.otel.Burn.burn;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
+import io.threadtime.KernelFiles;
 import io.threadtime.otel.Burn;
+import io.threadtime.otel.RunWaitSampler;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -123,6 +127,44 @@ class ThreadTimeMeterBinderTest {
         long ns = (long) cpu.totalTime(java.util.concurrent.TimeUnit.NANOSECONDS);
         assertTrue(ns >= burned - SPLIT_SLACK_NS, ns + " ns < burned " + burned);
         assertTrue(ns <= outer + SPLIT_SLACK_NS, ns + " ns > the thread's " + outer + " from before start to after stop");
+    }
+
+    /** A group's wait is the sum of its blocked threads' schedstat waits, read by the test around the read. */
+    @Test
+    void theWaitByGroupIsTheThreadsSchedstat() throws Exception {
+        assumeTrue(RunWaitSampler.available(), "no schedstat in this kernel");
+        binder = new ThreadTimeMeterBinder(null, Duration.ofHours(1));
+        binder.bindTo(registry);
+        try (Burn.Worker a = new Burn.Worker("tt-waiter-1", 20_000_000);
+                Burn.Worker b = new Burn.Worker("tt-waiter-2", 20_000_000)) {
+            long before = KernelFiles.schedstat(a.awaitBlocked())[1] + KernelFiles.schedstat(b.awaitBlocked())[1];
+            binder.refresh(); // registers the new group, and reads the waits
+            FunctionCounter c = registry.find(ThreadTimeMeterBinder.THREAD_RUN_WAIT).tags("thread.name", "tt-waiter")
+                    .functionCounter();
+            assertNotNull(c, "the group's counter");
+            assertEquals("seconds", c.getId().getBaseUnit());
+            long ns = Math.round(c.count() * 1e9);
+            long after = KernelFiles.schedstat(a.tid())[1] + KernelFiles.schedstat(b.tid())[1];
+            assertTrue(before <= ns && ns <= after, ns + " not within " + before + ".." + after);
+        }
+    }
+
+    /** The throttling counters lie between two reads of the group's cpu.stat by the test. */
+    @Test
+    void theCgroupsThrottlingIsItsCpuStat() {
+        Path stat = KernelFiles.cpuStatPath();
+        assumeTrue(stat != null, "no cpu.stat at /sys/fs/cgroup for this process's cgroup");
+        binder = new ThreadTimeMeterBinder();
+        binder.bindTo(registry);
+        FunctionCounter time = registry.find(ThreadTimeMeterBinder.CGROUP_THROTTLED).functionCounter();
+        FunctionCounter periods = registry.find(ThreadTimeMeterBinder.CGROUP_THROTTLED_PERIODS).functionCounter();
+        assertNotNull(time);
+        assertNotNull(periods);
+        long[] before = KernelFiles.cpuStat(stat);
+        long ns = Math.round(time.count() * 1e9), n = Math.round(periods.count());
+        long[] after = KernelFiles.cpuStat(stat);
+        assertTrue(before[1] <= ns && ns <= after[1], ns + " not within " + before[1] + ".." + after[1]);
+        assertTrue(before[0] <= n && n <= after[0], n + " not within " + before[0] + ".." + after[0]);
     }
 
     @Test

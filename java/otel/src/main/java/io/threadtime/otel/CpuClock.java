@@ -89,19 +89,52 @@ public final class CpuClock {
     /** The calling thread's CPU time now; never throws (a failure reads as
      * no figure, said once in the log). */
     public static Mark mark() {
+        return mark(-1);
+    }
+
+    /** The CPU mark, carrying a run-queue wait read before it (-1: none). */
+    private static Mark mark(long wait) {
         Thread self = Thread.currentThread();
         if (!ThreadTime.isVirtual(self)) {
             if (platformFailure == null) {
                 try {
                     CpuTimes t = ThreadTime.currentThreadTimes();
-                    return new Mark(self, false, t.userNanos(), t.systemNanos(), t.totalNanos());
+                    return new Mark(self, false, t.userNanos(), t.systemNanos(), t.totalNanos(), wait);
                 } catch (RuntimeException | LinkageError e) {
                     failed(e);
                 }
             }
-            return new Mark(self, false, -1, -1, -1);
+            return new Mark(self, false, -1, -1, -1, wait);
         }
-        return new Mark(self, true, -1, -1, virtualNanos());
+        return new Mark(self, true, -1, -1, virtualNanos(), -1);
+    }
+
+    /**
+     * As {@link #mark()}, with a platform thread's run-queue wait too
+     * ({@link ThreadTime#currentThreadRunWait()}), read before the CPU clock;
+     * {@link Mark#elapsed()} then reads it after. A virtual thread has no
+     * wait of its own here (-1).
+     */
+    public static Mark markWithRunWait() {
+        return mark(ThreadTime.isVirtual(Thread.currentThread()) ? -1 : runWait());
+    }
+
+    /** Set once a run-queue wait read failed (a kernel without schedstat): no read is tried again. */
+    private static volatile boolean noRunWait;
+
+    /** The calling platform thread's run-queue wait, ns; -1 once a read failed (said once in the log). */
+    private static long runWait() {
+        if (noRunWait) {
+            return -1;
+        }
+        try {
+            return ThreadTime.currentThreadRunWait();
+        } catch (RuntimeException | LinkageError e) {
+            noRunWait = true;
+            System.getLogger("io.threadtime.otel").log(System.Logger.Level.WARNING,
+                    "threadtime-otel: reading the run-queue wait failed; spans get no run-queue wait from now on", e);
+            return -1;
+        }
     }
 
     /** What made platform-thread reads fail (the native library did not load,
@@ -140,13 +173,16 @@ public final class CpuClock {
         final long user;
         final long system;
         final long total;
+        /** The run-queue wait, ns; -1 where not read or unknown. */
+        final long wait;
 
-        Mark(Thread thread, boolean virtual, long user, long system, long total) {
+        Mark(Thread thread, boolean virtual, long user, long system, long total, long wait) {
             this.thread = thread;
             this.virtual = virtual;
             this.user = user;
             this.system = system;
             this.total = total;
+            this.wait = wait;
         }
 
         /** Whether the calling thread is the one that took this mark. */
@@ -167,7 +203,8 @@ public final class CpuClock {
         /**
          * CPU time the calling thread spent since this mark, as a mark of
          * differences; null if the caller is not the thread that took this
-         * mark or either reading has no figure.
+         * mark or either reading has no figure. The run-queue wait is read
+         * again (after the CPU clock) when this mark has one.
          */
         public Mark elapsed() {
             if (Thread.currentThread() != thread || total < 0) {
@@ -177,9 +214,11 @@ public final class CpuClock {
             if (now.total < 0) {
                 return null;
             }
+            long waitNow = wait >= 0 ? runWait() : -1;
+            long waited = waitNow >= 0 ? waitNow - wait : -1;
             return virtual
-                    ? new Mark(thread, true, -1, -1, now.total - total)
-                    : new Mark(thread, false, now.user - user, now.system - system, now.total - total);
+                    ? new Mark(thread, true, -1, -1, now.total - total, -1)
+                    : new Mark(thread, false, now.user - user, now.system - system, now.total - total, waited);
         }
 
         /** Total ns (a difference when this is an {@link #elapsed()} result). */
@@ -195,6 +234,12 @@ public final class CpuClock {
         /** System ns; -1 on a virtual thread. */
         public long systemNanos() {
             return system;
+        }
+
+        /** Run-queue wait ns (a difference in an {@link #elapsed()} result);
+         *  -1 where it was not read ({@link #mark()}), on a virtual thread, or unknown. */
+        public long runWaitNanos() {
+            return wait;
         }
     }
 }

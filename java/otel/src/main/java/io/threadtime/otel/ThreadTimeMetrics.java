@@ -4,6 +4,7 @@ import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.metrics.Meter;
+import io.threadtime.ThreadTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -24,7 +25,19 @@ import java.util.regex.Pattern;
  *     scheduler's carrier threads (JDK 21+; see {@link ThreadSampler#carrierNanos()})</td></tr>
  * <tr><td>{@value #UNMEASURED}</td><td>{span}</td><td>{@code reason} = other_thread |
  *     no_clock | too_many_open</td><td>spans that got no CPU attribute</td></tr>
+ * <tr><td>{@value #THREAD_RUN_WAIT}</td><td>s</td><td>{@code thread.name}: a group of
+ *     names ({@link RunWaitSampler#groupThreadName})</td><td>time the process's threads
+ *     were runnable but waiting for a CPU (a busy host, or the cgroup's CPU quota), by group
+ *     of thread names, the JVM's own threads included ({@link RunWaitSampler}); absent where
+ *     the kernel keeps no schedstat</td></tr>
+ * <tr><td>{@value #CGROUP_THROTTLED}</td><td>s</td><td></td><td>time the process's cgroup was
+ *     held back by its CPU quota ({@link io.threadtime.ThreadTime#cgroupCpu()}: the whole
+ *     group's); absent where no CPU controller is visible</td></tr>
+ * <tr><td>{@value #CGROUP_THROTTLED_PERIODS}</td><td>{period}</td><td></td><td>quota periods
+ *     in which the cgroup ran out of quota</td></tr>
  * </table>
+ * The run-queue wait and the cgroup's throttling are the same series, by the
+ * same names, as threadtime's Python module registers.
  * The two without a pattern are always on. Their difference is the carriers'
  * CPU time spent outside spans: virtual threads' work outside any span, and
  * the scheduler's own.
@@ -35,6 +48,9 @@ public final class ThreadTimeMetrics implements AutoCloseable {
     public static final String VTHREAD_CPU = "threadtime.vthread.cpu.time";
     public static final String CARRIER_CPU = "threadtime.carrier.cpu.time";
     public static final String UNMEASURED = "threadtime.span.unmeasured";
+    public static final String THREAD_RUN_WAIT = RunWaitSampler.THREAD_RUN_WAIT;
+    public static final String CGROUP_THROTTLED = RunWaitSampler.CGROUP_THROTTLED;
+    public static final String CGROUP_THROTTLED_PERIODS = RunWaitSampler.CGROUP_THROTTLED_PERIODS;
 
     private static final AttributeKey<String> THREAD_NAME = AttributeKey.stringKey("thread.name");
     private static final AttributeKey<Long> THREAD_ID = AttributeKey.longKey("thread.id");
@@ -74,6 +90,21 @@ public final class ThreadTimeMetrics implements AutoCloseable {
             m.instruments.add(meter.counterBuilder(CARRIER_CPU).ofDoubles().setUnit("s")
                     .setDescription("CPU time of the virtual-thread scheduler's carrier threads")
                     .buildWithCallback(out -> out.record(sampler.carrierNanos() / NS_PER_S)));
+        }
+        if (RunWaitSampler.available()) {
+            RunWaitSampler waits = new RunWaitSampler();
+            m.instruments.add(meter.counterBuilder(THREAD_RUN_WAIT).ofDoubles().setUnit("s")
+                    .setDescription("Time this process's threads waited for a CPU, by group of thread names")
+                    .buildWithCallback(out -> waits.waits().forEach(
+                            (group, ns) -> out.record(ns / NS_PER_S, Attributes.of(THREAD_NAME, group)))));
+        }
+        if (RunWaitSampler.cgroupVisible()) {
+            m.instruments.add(meter.counterBuilder(CGROUP_THROTTLED).ofDoubles().setUnit("s")
+                    .setDescription("Time the process's cgroup was held back by its CPU quota")
+                    .buildWithCallback(out -> out.record(ThreadTime.cgroupCpu().throttledNanos() / NS_PER_S)));
+            m.instruments.add(meter.counterBuilder(CGROUP_THROTTLED_PERIODS).setUnit("{period}")
+                    .setDescription("Quota periods in which the process's cgroup ran out of CPU quota")
+                    .buildWithCallback(out -> out.record(ThreadTime.cgroupCpu().throttledPeriods())));
         }
         if (spans != null) {
             if (Runtime.version().feature() >= 21) {

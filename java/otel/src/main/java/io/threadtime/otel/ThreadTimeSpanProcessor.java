@@ -20,6 +20,11 @@ import java.util.concurrent.atomic.LongAdder;
  * <li>{@value #USER}, {@value #SYSTEM} (long, ns): its user/system split,
  *     on platform threads only (a consistent split, so
  *     {@code user_ns + system_ns == total_ns}; microsecond resolution);</li>
+ * <li>{@value #RUN_WAIT} (long, ns): the run-queue wait of a platform
+ *     thread over the span: time it was runnable but had no CPU (a busy
+ *     host, or the cgroup's CPU quota), from the kernel's schedstat
+ *     ({@link io.threadtime.ThreadTime#currentThreadRunWait()}); absent on
+ *     a virtual thread and where the kernel keeps no schedstat;</li>
  * <li>{@value #MOUNTED} (long, ns) instead of {@value #TOTAL} on a virtual
  *     thread when the accounting runs in {@code mode=mounted}: time mounted
  *     on a carrier, which is not CPU time.</li>
@@ -30,8 +35,11 @@ import java.util.concurrent.atomic.LongAdder;
  * counts both.
  * <p>
  * Cost per span: two CPU-clock reads (a platform thread: one
- * {@code getrusage()} each; a virtual thread: one account read each) and a
- * few stores into a small per-thread stack of open spans. The attributes are
+ * {@code getrusage()} each; a virtual thread: one account read each), on a
+ * platform thread two run-queue wait reads (each a figure kept under the
+ * fast clock's anchor, or one {@code pread} of schedstat when the thread was
+ * switched out since), and a few stores into a small per-thread stack of
+ * open spans. The attributes are
  * set in {@code onEnding}, the moment before the span becomes read-only, on
  * the thread that ends it.
  */
@@ -40,11 +48,13 @@ public final class ThreadTimeSpanProcessor implements ExtendedSpanProcessor {
     public static final String USER = "threadtime.cpu.user_ns";
     public static final String SYSTEM = "threadtime.cpu.system_ns";
     public static final String MOUNTED = "threadtime.vthread.mounted_ns";
+    public static final String RUN_WAIT = "threadtime.sched.run_wait_ns";
 
     static final AttributeKey<Long> TOTAL_KEY = AttributeKey.longKey(TOTAL);
     static final AttributeKey<Long> USER_KEY = AttributeKey.longKey(USER);
     static final AttributeKey<Long> SYSTEM_KEY = AttributeKey.longKey(SYSTEM);
     static final AttributeKey<Long> MOUNTED_KEY = AttributeKey.longKey(MOUNTED);
+    static final AttributeKey<Long> RUN_WAIT_KEY = AttributeKey.longKey(RUN_WAIT);
 
     /** Why a span got no CPU attribute. */
     public enum Reason {
@@ -111,7 +121,7 @@ public final class ThreadTimeSpanProcessor implements ExtendedSpanProcessor {
 
     @Override
     public void onStart(Context parentContext, ReadWriteSpan span) {
-        if (!open.get().push(span, CpuClock.mark())) {
+        if (!open.get().push(span, CpuClock.markWithRunWait())) {
             unmeasured[Reason.TOO_MANY_OPEN.ordinal()].increment();
         }
     }
@@ -138,6 +148,9 @@ public final class ThreadTimeSpanProcessor implements ExtendedSpanProcessor {
             span.setAttribute(TOTAL_KEY, spent.total);
             span.setAttribute(USER_KEY, spent.user);
             span.setAttribute(SYSTEM_KEY, spent.system);
+            if (spent.wait >= 0) {
+                span.setAttribute(RUN_WAIT_KEY, spent.wait);
+            }
         } else if (CpuClock.virtualIsMountedTime()) {
             span.setAttribute(MOUNTED_KEY, spent.total);
         } else {

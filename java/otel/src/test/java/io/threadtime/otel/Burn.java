@@ -35,10 +35,12 @@ public final class Burn {
         private final CountDownLatch release = new CountDownLatch(1);
         private final Thread thread;
         private volatile long spent;
+        private volatile int tid;
 
         public Worker(String name, long ns) {
             thread = new Thread(() -> {
                 spent = burn(ns);
+                tid = io.threadtime.KernelFiles.currentTid();
                 burned.countDown();
                 try {
                     release.await();
@@ -55,6 +57,18 @@ public final class Burn {
                 throw new AssertionError(thread.getName() + " did not burn within 60 s");
             }
             return spent;
+        }
+
+        /** Waits for the burn, then until the thread is blocked (its schedstat stops moving); its native id. */
+        public int awaitBlocked() throws InterruptedException {
+            awaitBurned();
+            io.threadtime.KernelFiles.awaitBlocked(tid);
+            return tid;
+        }
+
+        /** Its native id, once {@link #awaitBurned()} returned. */
+        public int tid() {
+            return tid;
         }
 
         public Thread thread() {

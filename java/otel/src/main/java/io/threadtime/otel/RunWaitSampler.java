@@ -1,0 +1,164 @@
+package io.threadtime.otel;
+
+import io.threadtime.ThreadTime;
+import io.threadtime.ThreadTimeException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * The run-queue wait of this process's threads by group of thread names, for
+ * a counter read at each collection: every thread the kernel lists in
+ * {@code /proc/self/task} (the JVM's own, such as its GC and compiler
+ * threads, included), its wait read with {@link ThreadTime#threadSched(int)}
+ * (two small {@code /proc} files, ~10 us a thread), grouped by
+ * {@link #groupThreadName}. Shared by the OpenTelemetry metrics and the
+ * Micrometer binder, so both report the same figures; so are the names of
+ * those meters and of the cgroup's throttling.
+ * <p>
+ * A thread is named by the kernel's name for it ({@code comm}), which
+ * HotSpot sets to the first 15 bytes of the Java name of every thread it
+ * starts; where those 15 bytes are the start of the names of live platform
+ * threads that all fall in one group, that group is the name (so
+ * {@code ForkJoinPool-1-worker-12}, whose kernel name is
+ * {@code ForkJoinPool-1-}, counts as {@code ForkJoinPool-1-worker}).
+ * <p>
+ * A thread that exits keeps the figure its group last saw of it, so a
+ * series never goes back; what it waited after that last collection is not
+ * counted.
+ */
+public final class RunWaitSampler {
+    /** The meters' names, the same in the OpenTelemetry and Micrometer forms and in threadtime's Python module. */
+    public static final String THREAD_RUN_WAIT = "threadtime.thread.run_wait.time";
+    public static final String CGROUP_THROTTLED = "threadtime.cgroup.cpu.throttled.time";
+    public static final String CGROUP_THROTTLED_PERIODS = "threadtime.cgroup.cpu.throttled.periods";
+
+    /** "pool-1-thread-3" -> "pool-1-thread": a number after the last - or _,
+     *  and what follows it in parentheses (a name Python's threading adds). */
+    private static final Pattern NUMBERED = Pattern.compile("^(.+?)[-_][0-9]+( \\(.*\\))?$");
+    /** The most bytes of a name the kernel keeps (TASK_COMM_LEN less its NUL). */
+    private static final int COMM_BYTES = 15;
+
+    /** tid -> {group, wait ns} at the last collection. */
+    private Map<Integer, Seen> live = new HashMap<>();
+    /** group -> wait of the threads of it that exited, ns. */
+    private final Map<String, Long> gone = new HashMap<>();
+    private final Map<String, Long> reported = new HashMap<>();
+
+    private record Seen(String group, long waitNanos) {}
+
+    /**
+     * The series a thread's figures are counted in: its name without the
+     * number that tells a pool's threads apart, as threadtime's Python
+     * module groups them ({@code threadtime.otel.group_thread_name}).
+     */
+    public static String groupThreadName(String name) {
+        Matcher m = NUMBERED.matcher(name);
+        return m.matches() ? m.group(1) + (m.group(2) == null ? "" : m.group(2)) : name;
+    }
+
+    /** Whether this kernel keeps a run-queue wait per thread (schedstat). */
+    public static boolean available() {
+        try {
+            ThreadTime.threadSched(0);
+            return true;
+        } catch (RuntimeException | LinkageError e) {
+            return false;
+        }
+    }
+
+    /** Whether this process's cgroup's CPU figures can be read
+     *  ({@link ThreadTime#cgroupCpu()}): where not, no series rather than zeros. */
+    public static boolean cgroupVisible() {
+        try {
+            ThreadTime.cgroupCpu();
+            return true;
+        } catch (RuntimeException | LinkageError e) {
+            return false;
+        }
+    }
+
+    /** {group: wait ns} now, sorted by group; each never below what it was at the last call. */
+    public synchronized Map<String, Long> waits() {
+        Map<Integer, Seen> now = sample();
+        for (Map.Entry<Integer, Seen> e : live.entrySet()) {
+            Seen before = e.getValue(), after = now.get(e.getKey());
+            // Gone, or its tid reused by a thread of another name or with less.
+            if (after == null || !after.group.equals(before.group) || after.waitNanos < before.waitNanos) {
+                gone.merge(before.group, before.waitNanos, Long::sum);
+            }
+        }
+        live = now;
+        Map<String, Long> sums = new TreeMap<>(gone);
+        for (Seen s : now.values()) {
+            sums.merge(s.group, s.waitNanos, Long::sum);
+        }
+        for (Map.Entry<String, Long> e : sums.entrySet()) {
+            e.setValue(Math.max(e.getValue(), reported.getOrDefault(e.getKey(), 0L)));
+            reported.put(e.getKey(), e.getValue());
+        }
+        return sums;
+    }
+
+    private static Map<Integer, Seen> sample() {
+        Map<String, String> groups = javaGroups();
+        Map<Integer, Seen> out = new HashMap<>();
+        List<Path> tasks;
+        try (Stream<Path> s = Files.list(Path.of("/proc/self/task"))) {
+            tasks = s.toList();
+        } catch (IOException e) {
+            return out;
+        }
+        for (Path task : tasks) {
+            int tid = Integer.parseInt(task.getFileName().toString());
+            String comm;
+            long wait;
+            try {
+                comm = new String(Files.readAllBytes(task.resolve("comm")), StandardCharsets.UTF_8).stripTrailing();
+                wait = ThreadTime.threadSched(tid).runWaitNanos();
+            } catch (NoSuchFileException e) {
+                continue; // exited since the listing
+            } catch (ThreadTimeException e) {
+                if (e.errno() == 3) {
+                    continue; // ESRCH: exited since the listing
+                }
+                throw e;
+            } catch (IOException e) {
+                continue;
+            }
+            String group = groups.get(comm);
+            out.put(tid, new Seen(group != null ? group : groupThreadName(comm), wait));
+        }
+        return out;
+    }
+
+    /** Kernel name -> group of the live platform threads whose names start
+     *  with it, where they all fall in one group. */
+    private static Map<String, String> javaGroups() {
+        Map<String, String> out = new HashMap<>();
+        Map<String, Boolean> clash = new HashMap<>();
+        for (Thread t : ThreadSampler.platformThreads()) {
+            String name = t.getName();
+            byte[] utf8 = name.getBytes(StandardCharsets.UTF_8);
+            String comm = utf8.length <= COMM_BYTES ? name
+                    : new String(Arrays.copyOf(utf8, COMM_BYTES), StandardCharsets.UTF_8);
+            String group = groupThreadName(name);
+            String had = out.putIfAbsent(comm, group);
+            if (had != null && !had.equals(group)) {
+                clash.put(comm, true);
+            }
+        }
+        clash.keySet().forEach(out::remove);
+        return out;
+    }
+}

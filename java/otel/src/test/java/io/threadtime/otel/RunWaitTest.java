@@ -1,0 +1,192 @@
+package io.threadtime.otel;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.metrics.SdkMeterProvider;
+import io.opentelemetry.sdk.metrics.data.DoublePointData;
+import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
+import io.threadtime.KernelFiles;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The run-queue wait per span and the process's wait and throttling as
+ * meters, on the real SDK (in-memory exporter and reader), held to the
+ * kernel's files read by the test (KernelFiles) and to physics: two threads
+ * on one CPU cannot both run.
+ */
+class RunWaitTest {
+    InMemorySpanExporter spans;
+    InMemoryMetricReader metrics;
+    OpenTelemetrySdk sdk;
+
+    @BeforeEach
+    void setUp() {
+        spans = InMemorySpanExporter.create();
+        metrics = InMemoryMetricReader.create();
+        sdk = OpenTelemetrySdk.builder()
+                .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(ThreadTimeSpanProcessor.create())
+                        .addSpanProcessor(SimpleSpanProcessor.create(spans)).build())
+                .setMeterProvider(SdkMeterProvider.builder().registerMetricReader(metrics).build())
+                .build();
+    }
+
+    @AfterEach
+    void tearDown() {
+        sdk.close();
+    }
+
+    /** A span's wait lies within what the thread's schedstat file says over a longer stretch around it. */
+    @Test
+    void aSpansWaitIsWithinItsThreadsSchedstat() throws Exception {
+        int tid = KernelFiles.currentTid();
+        for (int i = 0; i < 20; i++) {
+            long before = KernelFiles.schedstat(tid)[1];
+            Span span = sdk.getTracer("t").spanBuilder("work-" + i).startSpan();
+            Burn.burn(2_000_000);
+            Thread.sleep(1);
+            span.end();
+            long after = KernelFiles.schedstat(tid)[1];
+            String name = "work-" + i;
+            SpanData s = spans.getFinishedSpanItems().stream().filter(d -> d.getName().equals(name)).findFirst()
+                    .orElseThrow();
+            Long wait = s.getAttributes().get(ThreadTimeSpanProcessor.RUN_WAIT_KEY);
+            assertNotNull(wait, s.getAttributes().toString());
+            assertTrue(wait >= 0 && wait <= after - before, wait + " not within 0.." + (after - before));
+        }
+    }
+
+    /**
+     * Two spans on two threads of a child JVM pinned to one CPU, released
+     * together, each burning 100 ms: the span of the thread that finished
+     * second waited at least 90 % of the first one's CPU.
+     */
+    @Test
+    void twoSpansOnOneCpuWaitForEachOther() throws Exception {
+        List<String> cmd = KernelFiles.onOneCpu(List.of(ProcessHandle.current().info().command().orElseThrow(),
+                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+                PinnedSpansChild.class.getName()));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        Thread drain = new Thread(() -> {
+            try {
+                p.getInputStream().transferTo(out);
+            } catch (java.io.IOException e) {
+                // the child ended
+            }
+        });
+        drain.start();
+        if (!p.waitFor(180, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+        }
+        drain.join(30_000);
+        String text = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, p.exitValue(), text);
+        String[] lines = text.trim().split("\n");
+        String[] first = lines[lines.length - 2].split(" "), second = lines[lines.length - 1].split(" ");
+        System.out.println("twoSpansOnOneCpuWaitForEachOther: cpu, span wait: first " + lines[lines.length - 2]
+                + "; second " + lines[lines.length - 1]);
+        assertTrue(Long.parseLong(second[1]) * 10 >= Long.parseLong(first[0]) * 9, text);
+    }
+
+    @Test
+    void aVirtualThreadsSpanHasNoRunWaitOfItsOwn() throws Exception {
+        assumeTrue(Runtime.version().feature() >= 21, "virtual threads need JDK 21");
+        Thread v = (Thread) Thread.class.getMethod("startVirtualThread", Runnable.class).invoke(null,
+                (Runnable) () -> sdk.getTracer("t").spanBuilder("virtual").startSpan().end());
+        v.join();
+        SpanData s = spans.getFinishedSpanItems().get(0);
+        assertNull(s.getAttributes().get(ThreadTimeSpanProcessor.RUN_WAIT_KEY), s.getAttributes().toString());
+    }
+
+    @Test
+    void threadNamesGroupAsPythonsDo() {
+        assertEquals("pool-1-thread", RunWaitSampler.groupThreadName("pool-1-thread-3"));
+        assertEquals("ForkJoinPool-1-worker", RunWaitSampler.groupThreadName("ForkJoinPool-1-worker-12"));
+        assertEquals("Thread (work)", RunWaitSampler.groupThreadName("Thread-7 (work)"));
+        assertEquals("asyncio", RunWaitSampler.groupThreadName("asyncio_2"));
+        assertEquals("main", RunWaitSampler.groupThreadName("main"));
+        assertEquals("ForkJoinPool-1-", RunWaitSampler.groupThreadName("ForkJoinPool-1-"));
+    }
+
+    /**
+     * The group's counter is the sum of its threads' schedstat waits, read
+     * by the test before and after the collection while they are blocked;
+     * once one of them has exited, the group keeps what it last saw of it.
+     */
+    @Test
+    void theWaitByGroupIsTheThreadsSchedstat() throws Exception {
+        assumeTrue(RunWaitSampler.available(), "no schedstat in this kernel");
+        ThreadTimeMetrics.register(sdk, null, null);
+        try (Burn.Worker a = new Burn.Worker("tt-waiter-1", 20_000_000);
+                Burn.Worker b = new Burn.Worker("tt-waiter-2", 20_000_000)) {
+            long before = KernelFiles.schedstat(a.awaitBlocked())[1] + KernelFiles.schedstat(b.awaitBlocked())[1];
+            long ns = Math.round(waitOf("tt-waiter") * 1e9);
+            long aWait = KernelFiles.schedstat(a.tid())[1], bWait = KernelFiles.schedstat(b.tid())[1];
+            assertTrue(before <= ns && ns <= aWait + bWait, ns + " not within " + before + ".." + (aWait + bWait));
+            int gone = b.tid();
+            b.close();
+            Path task = Path.of("/proc/self/task/" + gone);
+            for (int tries = 0; Files.exists(task); tries++) {
+                assertTrue(tries < 6000, "the thread's native thread never exited");
+                Thread.sleep(10);
+            }
+            // a is still blocked: its wait as the file says, and b's as last collected (blocked until then).
+            long kept = Math.round(waitOf("tt-waiter") * 1e9);
+            assertEquals(KernelFiles.schedstat(a.tid())[1] + bWait, kept);
+        }
+    }
+
+    /** The throttling counters lie between two reads of the group's cpu.stat by the test. */
+    @Test
+    void theCgroupsThrottlingIsItsCpuStat() {
+        Path stat = KernelFiles.cpuStatPath();
+        assumeTrue(stat != null, "no cpu.stat at /sys/fs/cgroup for this process's cgroup");
+        ThreadTimeMetrics.register(sdk, null, null);
+        long[] before = KernelFiles.cpuStat(stat);
+        List<MetricData> all = new ArrayList<>(metrics.collectAllMetrics());
+        long[] after = KernelFiles.cpuStat(stat);
+        MetricData time = all.stream().filter(m -> m.getName().equals(ThreadTimeMetrics.CGROUP_THROTTLED)).findFirst()
+                .orElseThrow();
+        MetricData periods = all.stream().filter(m -> m.getName().equals(ThreadTimeMetrics.CGROUP_THROTTLED_PERIODS))
+                .findFirst().orElseThrow();
+        assertEquals("s", time.getUnit());
+        long ns = Math.round(time.getDoubleSumData().getPoints().iterator().next().getValue() * 1e9);
+        long n = periods.getLongSumData().getPoints().iterator().next().getValue();
+        assertTrue(before[1] <= ns && ns <= after[1], ns + " not within " + before[1] + ".." + after[1]);
+        assertTrue(before[0] <= n && n <= after[0], n + " not within " + before[0] + ".." + after[0]);
+    }
+
+    private double waitOf(String group) {
+        for (MetricData m : metrics.collectAllMetrics()) {
+            if (m.getName().equals(ThreadTimeMetrics.THREAD_RUN_WAIT)) {
+                assertEquals("s", m.getUnit());
+                for (DoublePointData p : m.getDoubleSumData().getPoints()) {
+                    if (group.equals(p.getAttributes().get(io.opentelemetry.api.common.AttributeKey.stringKey("thread.name")))) {
+                        return p.getValue();
+                    }
+                }
+            }
+        }
+        throw new AssertionError("no " + ThreadTimeMetrics.THREAD_RUN_WAIT + " point for " + group);
+    }
+}
