@@ -25,22 +25,30 @@
  * attributes: it files the figures under the span's context (the object
  * itself: the read-only span the SDK hands on carries the same one), and
  * the exporter's thread takes them with take(context) when the span is
- * exported. The table is two dicts: the newest takes the entries, and once
- * it holds pending of them it becomes the older one and the older one is
- * dropped; so at most 2 * pending entries wait, and the figures of a span
- * that is never exported (dropped by a full queue) go within 2 * pending
- * ends. An entry holds its context, whose address is the key: no other
- * context can take that address while the entry waits.
+ * exported. The table is C memory, so that filing allocates no object: a
+ * ring of the newest 2 * pending filings (the figures of a span that is
+ * never exported, dropped by a full queue, are overwritten 2 * pending
+ * ends later), and an index from a context's address to its slot (open
+ * addressing, linear probing, at most half full). An entry holds its
+ * context, whose address is the key: no other context can take that
+ * address while the entry waits.
  */
 #include "core.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <string.h>
 
 #include "internal.h" /* tt__fast_ns_run: the fast clock with its run of anchors */
 
 enum { OTHER_THREAD = 0, NO_CLOCK = 1, REASONS = 2 };
 enum { TOTAL = 0, USER = 1, SYSTEM = 2, WAIT = 3, NAMES = 4 };
+
+/* One filing of the deferred table. */
+struct entry {
+    PyObject *context;  /* a reference; NULL: free */
+    int64_t figures[4]; /* total, user, system, wait; -1: not read */
+};
 
 typedef struct {
     PyObject_HEAD
@@ -48,8 +56,12 @@ typedef struct {
     PyObject *get_running_loop; /* asyncio._get_running_loop */
     PyObject *current_task;     /* asyncio.current_task */
     int split, run_wait;
-    Py_ssize_t pending_max;     /* entries per generation; 0: not deferred */
-    PyObject *pending[2];       /* context address -> (context, total, user, system, wait); newest first */
+    struct entry *ring;         /* deferred: the newest filings; NULL: not deferred */
+    size_t ring_size;           /* 2 * pending */
+    size_t head;                /* filings so far: the next one goes to head % ring_size */
+    size_t live;                /* entries waiting */
+    uint32_t *index;            /* slot + 1 of the entry whose context hashes here, 0: empty */
+    size_t index_mask;          /* index size - 1 (a power of two, >= 2 * ring_size) */
     Py_ssize_t unmeasured[REASONS]; /* spans left without figures, by reason; atomic */
 } ClockObject;
 
@@ -73,7 +85,7 @@ typedef struct {
 } EndObject;
 
 static PyTypeObject *clock_type, *end_type;
-static PyObject *str_end, *str_self, *str_parent_context, *str_set_attribute, *str_context, *str_pop;
+static PyObject *str_end, *str_self, *str_parent_context, *str_set_attribute, *str_context;
 static PyTypeObject *method_type; /* types.MethodType */
 
 static void count(ClockObject *c, int reason) { __atomic_fetch_add(&c->unmeasured[reason], 1, __ATOMIC_RELAXED); }
@@ -153,12 +165,79 @@ static int own_end(PyObject *span, PyObject *end)
     return self == span;
 }
 
-/* A new reference to generation i of the pending table. */
-static PyObject *generation(ClockObject *c, int i)
+/* ---- the deferred table (callers hold the object's lock) ---- */
+
+static size_t home(const ClockObject *c, const PyObject *context)
 {
-    PyObject *d;
-    TTPY_LOCKED(c, d = Py_NewRef(c->pending[i]));
-    return d;
+    /* Objects are 16-byte aligned: the low bits say nothing. */
+    return (size_t)((((uintptr_t)context >> 4) * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & c->index_mask;
+}
+
+/* The index slot of context's entry, or -1. */
+static Py_ssize_t index_find(const ClockObject *c, const PyObject *context)
+{
+    for (size_t i = home(c, context);; i = (i + 1) & c->index_mask) {
+        uint32_t at = c->index[i];
+        if (at == 0)
+            return -1;
+        if (c->ring[at - 1].context == context)
+            return (Py_ssize_t)i;
+    }
+}
+
+/* Empties index slot i, moving back the entries after it that probing
+ * would no longer reach (no tombstones). */
+static void index_remove(ClockObject *c, size_t i)
+{
+    for (size_t j = (i + 1) & c->index_mask; c->index[j] != 0; j = (j + 1) & c->index_mask) {
+        size_t k = home(c, c->ring[c->index[j] - 1].context);
+        /* j's entry may fill the hole at i unless its home lies in (i, j]. */
+        int stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+        if (!stays) {
+            c->index[i] = c->index[j];
+            i = j;
+        }
+    }
+    c->index[i] = 0;
+}
+
+/* Files figures under context (a new reference taken); answers the
+ * context of the filing it overwrote (a reference for the caller to drop
+ * once unlocked), or NULL. */
+static PyObject *table_file(ClockObject *c, PyObject *context, const int64_t figures[4])
+{
+    size_t slot = c->head++ % c->ring_size;
+    struct entry *e = &c->ring[slot];
+    PyObject *old = e->context;
+    if (old != NULL) {
+        index_remove(c, (size_t)index_find(c, old));
+        c->live--;
+    }
+    e->context = Py_NewRef(context);
+    memcpy(e->figures, figures, sizeof e->figures);
+    size_t i = home(c, context);
+    while (c->index[i] != 0)
+        i = (i + 1) & c->index_mask;
+    c->index[i] = (uint32_t)slot + 1;
+    c->live++;
+    return old;
+}
+
+/* Takes context's figures off the table into figures; answers the entry's
+ * context (a reference for the caller to drop once unlocked), or NULL when
+ * none waits. */
+static PyObject *table_take(ClockObject *c, PyObject *context, int64_t figures[4])
+{
+    Py_ssize_t i = c->ring == NULL ? -1 : index_find(c, context);
+    if (i < 0)
+        return NULL;
+    struct entry *e = &c->ring[c->index[i] - 1];
+    memcpy(figures, e->figures, sizeof e->figures);
+    PyObject *old = e->context;
+    e->context = NULL;
+    index_remove(c, (size_t)i);
+    c->live--;
+    return old;
 }
 
 /* ---- SpanClock: the processor's on_start(span, parent_context=None) ---- */
@@ -247,13 +326,21 @@ static PyObject *clock_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     ClockObject *c = (ClockObject *)alloc(type, 0);
     if (c == NULL)
         return NULL;
-    c->pending_max = pending;
-    for (int i = 0; i < 2; i++) {
-        c->pending[i] = pending > 0 ? PyDict_New() : NULL;
-        if (pending > 0 && c->pending[i] == NULL) {
+    if (pending > 0) {
+        /* The index holds at least twice the ring: probes stay short. */
+        size_t ring = 2 * (size_t)pending, index = 4;
+        while (index < 2 * ring)
+            index *= 2;
+        c->ring = ring <= UINT32_MAX / 4 ? PyMem_Calloc(ring, sizeof *c->ring) : NULL;
+        c->index = c->ring != NULL ? PyMem_Calloc(index, sizeof *c->index) : NULL;
+        if (c->index == NULL) {
             Py_DECREF(c);
-            return NULL;
+            return ring <= UINT32_MAX / 4 ? PyErr_NoMemory()
+                                          : PyErr_Format(PyExc_ValueError, "SpanClock: pending %zd is too large",
+                                                         pending);
         }
+        c->ring_size = ring;
+        c->index_mask = index - 1;
     }
     for (int i = 0; i < NAMES; i++)
         c->names[i] = Py_NewRef(names[i]);
@@ -279,41 +366,26 @@ static PyObject *clock_unmeasured(PyObject *o, PyObject *unused)
 static PyObject *clock_take(PyObject *o, PyObject *context)
 {
     ClockObject *c = (ClockObject *)o;
-    if (c->pending_max == 0) {
+    if (c->ring_size == 0) {
         PyErr_SetString(PyExc_ValueError, "take(): this SpanClock is not deferred");
         return NULL;
     }
-    PyObject *key = PyLong_FromVoidPtr(context);
-    if (key == NULL)
-        return NULL;
-    PyObject *entry = Py_NewRef(Py_None);
-    for (int i = 0; i < 2 && entry == Py_None; i++) {
-        PyObject *d = generation(c, i);
-        Py_DECREF(entry);
-        entry = PyObject_CallMethodObjArgs(d, str_pop, key, Py_None, NULL);
-        Py_DECREF(d);
-        if (entry == NULL)
-            break;
-    }
-    Py_DECREF(key);
-    if (entry == NULL || entry == Py_None)
-        return entry;
-    PyObject *figures = PyTuple_GetSlice(entry, 1, 5);
-    Py_DECREF(entry);
-    return figures;
+    int64_t f[4];
+    PyObject *taken;
+    TTPY_LOCKED(c, taken = table_take(c, context, f));
+    if (taken == NULL)
+        Py_RETURN_NONE;
+    Py_DECREF(taken);
+    return Py_BuildValue("(LLLL)", (long long)f[0], (long long)f[1], (long long)f[2], (long long)f[3]);
 }
 
 /* pending(): the figures waiting for their span's export. */
 static PyObject *clock_pending(PyObject *o, PyObject *unused)
 {
     ClockObject *c = (ClockObject *)o;
-    Py_ssize_t n = 0;
-    for (int i = 0; i < 2 && c->pending_max > 0; i++) {
-        PyObject *d = generation(c, i);
-        n += PyDict_Size(d);
-        Py_DECREF(d);
-    }
-    return PyLong_FromSsize_t(n);
+    size_t n;
+    TTPY_LOCKED(c, n = c->live);
+    return PyLong_FromSize_t(n);
 }
 
 static int clock_traverse(PyObject *o, visitproc visit, void *arg)
@@ -323,8 +395,8 @@ static int clock_traverse(PyObject *o, visitproc visit, void *arg)
         Py_VISIT(c->names[i]);
     Py_VISIT(c->get_running_loop);
     Py_VISIT(c->current_task);
-    Py_VISIT(c->pending[0]);
-    Py_VISIT(c->pending[1]);
+    for (size_t i = 0; c->ring != NULL && i < c->ring_size; i++)
+        Py_VISIT(c->ring[i].context);
     Py_VISIT(Py_TYPE(o));
     return 0;
 }
@@ -336,8 +408,16 @@ static int clock_clear(PyObject *o)
         Py_CLEAR(c->names[i]);
     Py_CLEAR(c->get_running_loop);
     Py_CLEAR(c->current_task);
-    Py_CLEAR(c->pending[0]);
-    Py_CLEAR(c->pending[1]);
+    /* The table goes whole: a cleared clock files and finds nothing. */
+    struct entry *ring = c->ring;
+    size_t size = c->ring_size;
+    c->ring = NULL;
+    c->live = 0;
+    PyMem_Free(c->index);
+    c->index = NULL;
+    for (size_t i = 0; ring != NULL && i < size; i++)
+        Py_XDECREF(ring[i].context);
+    PyMem_Free(ring);
     return 0;
 }
 
@@ -414,39 +494,14 @@ static int defer(ClockObject *c, PyObject *span, const figures *f)
     PyObject *context = PyObject_GetAttr(span, str_context);
     if (context == NULL)
         return -1;
-    PyObject *key = PyLong_FromVoidPtr(context);
-    PyObject *value = key == NULL ? NULL
-                                  : Py_BuildValue("(OLLLL)", context, (long long)(f->cpu < 0 ? 0 : f->cpu),
-                                                  (long long)f->user, (long long)f->system,
-                                                  (long long)(f->wait >= 0 ? f->wait : -1));
-    Py_DECREF(context);
-    if (value == NULL) {
-        Py_XDECREF(key);
-        return -1;
-    }
-    PyObject *newest = generation(c, 0);
-    int rc = PyDict_SetItem(newest, key, value);
-    Py_ssize_t size = PyDict_Size(newest);
-    Py_DECREF(newest);
-    Py_DECREF(key);
-    Py_DECREF(value);
-    if (rc != 0 || size < c->pending_max)
-        return rc;
-    PyObject *fresh = PyDict_New(), *dropped = NULL;
-    if (fresh == NULL)
-        return -1;
-    /* Another thread may have turned the generations since: only a full
-     * newest one is turned. */
+    int64_t values[4] = {f->cpu < 0 ? 0 : f->cpu, f->user, f->system, f->wait >= 0 ? f->wait : -1};
+    PyObject *old = NULL;
     TTPY_LOCKED(c, {
-        if (PyDict_Size(c->pending[0]) >= c->pending_max) {
-            dropped = c->pending[1];
-            c->pending[1] = c->pending[0];
-            c->pending[0] = fresh;
-            fresh = NULL;
-        }
+        if (c->ring != NULL)
+            old = table_file(c, context, values);
     });
-    Py_XDECREF(fresh);
-    Py_XDECREF(dropped);
+    Py_XDECREF(old);
+    Py_DECREF(context);
     return 0;
 }
 
@@ -472,7 +527,7 @@ static int finish(EndObject *e)
     int reason = measure(e, &f) - 1, rc = 0;
     if (reason >= 0)
         count(c, reason);
-    else if (c->pending_max > 0)
+    else if (c->ring_size > 0)
         rc = defer(c, span, &f);
     else
         rc = set_attribute(span, c->names[TOTAL], f.cpu < 0 ? 0 : f.cpu) ||
@@ -570,9 +625,8 @@ int ttpy_spans_init(PyObject *mod)
         str_parent_context = PyUnicode_InternFromString("parent_context");
         str_set_attribute = PyUnicode_InternFromString("set_attribute");
         str_context = PyUnicode_InternFromString("context");
-        str_pop = PyUnicode_InternFromString("pop");
         if (method_type == NULL || clock_type == NULL || end_type == NULL || str_end == NULL || str_self == NULL ||
-            str_parent_context == NULL || str_set_attribute == NULL || str_context == NULL || str_pop == NULL)
+            str_parent_context == NULL || str_set_attribute == NULL || str_context == NULL)
             return -1;
     }
     return ttpy_add_type(mod, "SpanClock", clock_type) || ttpy_add_type(mod, "SpanEnd", end_type);

@@ -475,6 +475,45 @@ def test_deferred_figures_of_spans_never_exported_are_bounded():
     provider.shutdown()
 
 
+def test_deferred_table_keeps_the_newest_filings_whatever_order_they_are_taken_in():
+    """The deferred table against a model of it: after any mix of spans
+    ended and spans exported, in any order, a span's figures are found iff
+    it is among the newest 2 * pending spans ended and was not exported
+    since; pending() counts those. Many spans share the table's few index
+    slots here, so entries are found past others and taken out between
+    them."""
+    import random
+    rng = random.Random(7)
+    processor = otel.ThreadTimeSpanProcessor(deferred=True, pending=8)
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    ended = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(ended))
+    tracer = provider.get_tracer("test")
+    exported = InMemorySpanExporter()
+    exporter = processor.exporter(exported)
+    filed = []  # every span ended, oldest first
+    waiting = set()  # the model: the spans whose figures wait
+    for _ in range(400):
+        if rng.random() < 0.6:
+            with tracer.start_as_current_span(f"s{len(filed)}"):
+                pass
+            span = ended.get_finished_spans()[-1]
+            filed.append(span)
+            waiting.add(span.name)
+            if len(filed) > 16:
+                waiting.discard(filed[-17].name)  # overwritten
+        elif filed:
+            batch = rng.sample(filed, min(len(filed), rng.randint(1, 5)))
+            exported.clear()
+            exporter.export(batch)
+            for span, out in zip(batch, exported.get_finished_spans()):
+                assert (otel.TOTAL in out.attributes) == (span.name in waiting), span.name
+                waiting.discard(span.name)
+        assert processor.pending() == len(waiting)
+    provider.shutdown()
+
+
 def test_deferred_asks_for_its_exporter():
     with pytest.raises(ValueError, match="deferred=True"):
         otel.ThreadTimeSpanProcessor().exporter(InMemorySpanExporter())

@@ -126,9 +126,9 @@ class ThreadTimeSpanProcessor(SpanProcessor):
 
     A span is exported as a copy (ReadableSpan) with the attributes added
     as its own ``set_attribute`` would have added them. The figures wait
-    in a table of at most 2 * ``pending`` entries: those of a span that is
-    never exported (a full queue dropped it, or another processor's
-    exporter got it) are dropped once ``pending`` to 2 * ``pending`` more
+    in a table of the newest 2 * ``pending`` spans ended: those of a span
+    that is never exported (a full queue dropped it, or another
+    processor's exporter got it) are dropped once 2 * ``pending`` more
     spans ended, so ``pending`` must exceed the spans that can be queued
     for export at once (a BatchSpanProcessor's max_queue_size, 2048 by
     default, plus a batch).
