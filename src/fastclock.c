@@ -322,14 +322,14 @@ static const char *support_check(fast_state *s)
 }
 #endif
 
-/* Decides once per process. A caller that finds the decision under way
- * (another thread, or the very call a signal handler interrupted) does not
- * wait: it answers with a real read this time. */
-static void decide(void)
+int tt__fast_decide_claim(void)
 {
     int expect = DECIDE_NOT;
-    if (!atomic_compare_exchange_strong(&g_decided, &expect, DECIDE_RUNNING))
-        return;
+    return atomic_compare_exchange_strong(&g_decided, &expect, DECIDE_RUNNING);
+}
+
+void tt__fast_decide_claimed(void)
+{
 #if TT__FAST_POSSIBLE
     const char *why = support_check(&t_fast);
     if (why == RETRY) {
@@ -347,6 +347,15 @@ static void decide(void)
         atomic_store(&g_on, 0);
     /* Release: g_unsupported and the counter's scale before DONE. */
     atomic_store_explicit(&g_decided, DECIDE_DONE, memory_order_release);
+}
+
+/* Decides once per process. A caller that finds the decision under way
+ * (another thread, or the very call a signal handler interrupted) does not
+ * wait: it answers with a real read this time. */
+static void decide(void)
+{
+    if (tt__fast_decide_claim())
+        tt__fast_decide_claimed();
 }
 
 static int decided(void)

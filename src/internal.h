@@ -127,6 +127,15 @@ int64_t tt__fast_ns_run(uint64_t *run);
  * total and each part stays monotonic. 0 or -errno. */
 int tt__self_split_at(uint64_t counter, tt_times *out);
 
+/* The process's decision whether the fast clock can be used, made on a
+ * thread of the caller's choosing (the JVM's binding starts one, so that no
+ * Java thread spends the ~25 ms): tt__fast_decide_claim() returns 1 when it
+ * took the decision on, 0 when it was taken or made already; from then on
+ * every read is a real one, as while any caller decides, until the claimant
+ * calls tt__fast_decide_claimed() (once, on any thread), which decides. */
+int tt__fast_decide_claim(void);
+void tt__fast_decide_claimed(void);
+
 /* For the tests only: how long one anchor serves, in ns (default
  * TT_FAST_BOUND_NS). A longer span lets a test see a switch the mechanism
  * missed, which expiry would otherwise hide. Returns the previous span, or

@@ -12,11 +12,11 @@
 #include <jni.h>
 #include <errno.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "threadtime/threadtime.h"
+#include "internal.h"
 
 #define FN(name) JNICALL Java_io_threadtime_JniBackend_##name
 
@@ -56,39 +56,32 @@ JNIEXPORT jlong FN(fastRead)(JNIEnv *env, jclass cls)
  * be used: it calibrates the cycle counter (two 12.5 ms windows asleep) and
  * tests the kernel (three short sleeps), all on the calling thread. A caller
  * that finds the decision under way does not wait: it reads the kernel's
- * clock. So the first call is made here, on a thread of its own, and a
- * Java thread's first read costs one system call, not ~25 ms. */
-static void *decide_fast_clock(void *started)
+ * clock. So the decision is claimed here and made on a thread of its own,
+ * and a Java thread's first read costs one system call, not ~25 ms. */
+static void *decide_fast_clock(void *unused)
 {
-    /* The starter stops waiting once the decision is ours, give or take the
-     * few instructions before the core's compare-and-swap. */
-    sem_post(started);
-    (void)tt_self_fast_ns();
+    (void)unused;
+    tt__fast_decide_claimed();
     return NULL;
 }
 
 JNIEXPORT void JNICALL Java_io_threadtime_JniBackend_decideFastClock(JNIEnv *env, jclass cls)
 {
     (void)env, (void)cls;
-    static int once;
-    /* Static and never destroyed: the deciding thread may still be inside
-     * sem_post() when the waiter below returns. */
-    static sem_t started;
-    if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL) || sem_init(&started, 0, 0) != 0)
-        return;
+    /* Claimed before the thread exists, so the caller need not wait for it
+     * to be scheduled (a thread start on a loaded host took 0.1-12 ms). */
+    if (!tt__fast_decide_claim())
+        return; /* made, or under way */
     pthread_attr_t attr;
     pthread_t t;
-    if (pthread_attr_init(&attr) != 0)
-        return; /* then the first read decides, as it would without this */
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&t, &attr, decide_fast_clock, &started);
-    pthread_attr_destroy(&attr);
-    /* Until the thread runs (tens of microseconds; longer under load), a
-     * read here would take the decision itself. Asleep, not yielding: on a
-     * busy or single-CPU host a yield loop competes with the very thread it
-     * waits for. EINTR: a signal the JVM handles on this thread. */
-    while (rc == 0 && sem_wait(&started) != 0 && errno == EINTR)
-        ;
+    int rc = pthread_attr_init(&attr);
+    if (rc == 0) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        rc = pthread_create(&t, &attr, decide_fast_clock, NULL);
+        pthread_attr_destroy(&attr);
+    }
+    if (rc != 0)
+        tt__fast_decide_claimed(); /* here, then, as the first read would */
 }
 
 JNIEXPORT jstring FN(fastClockName)(JNIEnv *env, jobject self)

@@ -136,20 +136,37 @@ final class NativeLibrary {
                 if (reused != null) {
                     return reused;
                 }
-                byte[] bytes = bundled("lib" + NAME + ".so", otherwise);
-                // A class, not a lambda: the first lambda of a JVM spins classes of its own.
-                return extracting("lib" + NAME + ".so", otherwise, new Use<String>() {
-                    @Override
-                    public String in(ExtractionDirectory dir) throws IOException {
-                        Path extracted = putVersioned(dir, "lib" + NAME, ".so", bytes);
-                        System.load(extracted.toString());
-                        return dir.perJvm() ? extracted + " (removed once loaded: another user holds "
-                                + "the shared directory's name)" : extracted.toString();
-                    }
-                });
+                return Extract.load(otherwise);
             }
         } catch (IllegalCallerException denied) {
             throw new IllegalCallerException(NativeAccess.message(NativeLibrary.class.getModule()), denied);
+        }
+    }
+
+    /**
+     * Extracts the bundled library, then loads it. A class of its own, not
+     * code of this one: a class is verified whole, and verifying a call that
+     * hands over a {@link Use} loads that interface, one class more (~0.5 ms)
+     * for a first call that finds the library extracted already. A class,
+     * not a lambda: the first lambda of a JVM spins classes of its own.
+     */
+    private static final class Extract implements Use<String> {
+        private final byte[] bytes;
+
+        private Extract(byte[] bytes) {
+            this.bytes = bytes;
+        }
+
+        static String load(String otherwise) {
+            return extracting("lib" + NAME + ".so", otherwise, new Extract(bundled("lib" + NAME + ".so", otherwise)));
+        }
+
+        @Override
+        public String in(ExtractionDirectory dir) throws IOException {
+            Path extracted = putVersioned(dir, "lib" + NAME, ".so", bytes);
+            System.load(extracted.toString());
+            return dir.perJvm() ? extracted + " (removed once loaded: another user holds "
+                    + "the shared directory's name)" : extracted.toString();
         }
     }
 

@@ -4,8 +4,8 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.management.ManagementFactory;
-import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
+import java.lang.ref.ReferenceQueue;
 import java.lang.ref.WeakReference;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,9 +22,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * under its Java thread id. Until then another thread's times come from the
  * platform {@code ThreadMXBean}: correct, about 30 times slower.
  * <p>
- * The handle is closed by a {@link Cleaner} once the {@code Thread} object
- * is unreachable; every read holds the {@code Thread} reachable until the
- * native call returns, so no read can meet a closed handle. A read counts
+ * The handle is closed once the {@code Thread} object is unreachable: its
+ * entry's weak reference is queued then, and the next thread that maps
+ * itself closes the handles queued so far (no thread of threadtime's own: a
+ * {@code Cleaner} started one on the first call, which waited for it to be
+ * scheduled, 0.2-27 ms on a loaded host). What waits there is a few dozen
+ * bytes per thread that ended since. Every read holds the {@code Thread}
+ * reachable until the native call returns, so no read can meet a closed
+ * handle. A read counts
  * only if the thread is still alive after it (as a Java thread, which it
  * stops being before its native thread exits), so a terminated thread reads
  * -1 as it does through the platform bean.
@@ -32,19 +37,26 @@ import java.util.concurrent.ConcurrentHashMap;
  * Virtual threads are never mapped: they have no CPU clock of their own.
  */
 final class ThreadMap {
-    /** One mapped thread. */
-    static final class Entry {
-        final WeakReference<Thread> thread;
+    /**
+     * One mapped thread: a weak reference to it, queued on {@link #GONE}
+     * once it is unreachable (one class, not two: each class a first call
+     * loads from the JAR costs it ~0.5 ms of CPU on JDK 25 here).
+     */
+    static final class Entry extends WeakReference<Thread> {
+        final long id;
         final long handle;
         final int tid;
 
         Entry(Thread thread, long handle, int tid) {
-            this.thread = new WeakReference<>(thread);
+            super(thread, GONE);
+            this.id = thread == null ? 0 : thread.getId();
             this.handle = handle;
             this.tid = tid;
         }
     }
 
+    /** Entries of threads that became unreachable, for the next mapping to close. */
+    private static final ReferenceQueue<Thread> GONE = new ReferenceQueue<>();
     /** What a virtual thread's SELF slot holds. */
     private static final Entry VIRTUAL = new Entry(null, 0, 0);
 
@@ -63,7 +75,6 @@ final class ThreadMap {
     }
 
     private static final ConcurrentHashMap<Long, Entry> BY_ID = new ConcurrentHashMap<>();
-    private static final Cleaner CLEANER = Cleaner.create();
     /** Classes, not lambdas, on the first call's path: a JVM's first lambda spins classes of its own. */
     private static final ThreadLocal<Entry> SELF = new ThreadLocal<Entry>() {
         @Override
@@ -107,7 +118,7 @@ final class ThreadMap {
     /** The entry of a mapped thread, else null. */
     static Entry of(Thread t) {
         Entry e = BY_ID.get(t.getId());
-        return e != null && e.thread.get() == t ? e : null;
+        return e != null && e.get() == t ? e : null;
     }
 
     /** The entry filed under a thread id, else null. */
@@ -156,29 +167,15 @@ final class ThreadMap {
         if (isVirtual(t)) {
             return VIRTUAL;
         }
+        for (Reference<? extends Thread> r; (r = GONE.poll()) != null; ) {
+            Entry gone = (Entry) r;
+            BY_ID.remove(gone.id, gone);
+            Native.B.threadClose(gone.handle);
+        }
         long handle = ThreadTimeException.check(Native.B.threadOpenSelf());
         Entry e = new Entry(t, handle, Native.B.threadTid(handle));
-        long id = t.getId();
-        BY_ID.put(id, e);
-        CLEANER.register(t, new Unmap(id, e));
+        BY_ID.put(t.getId(), e);
         return e;
-    }
-
-    /** What the cleaner does once a mapped Thread is unreachable. */
-    private static final class Unmap implements Runnable {
-        private final long id;
-        private final Entry entry;
-
-        Unmap(long id, Entry entry) {
-            this.id = id;
-            this.entry = entry;
-        }
-
-        @Override
-        public void run() {
-            BY_ID.remove(id, entry);
-            Native.B.threadClose(entry.handle);
-        }
     }
 
     /** A public no-argument method that only newer JDKs have, else null. */

@@ -210,7 +210,7 @@ public final class ThreadTimeMXBean implements com.sun.management.ThreadMXBean {
         if (e == null) {
             return clock == ThreadMap.Clock.TOTAL ? platform.getThreadCpuTime(id) : platform.getThreadUserTime(id);
         }
-        Thread t = e.thread.get();
+        Thread t = e.get();
         return t == null ? -1 : ThreadMap.read(e, t, clock);
     }
 
