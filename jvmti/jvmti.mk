@@ -94,3 +94,13 @@ HELIDON_BENCH ?= 5 10 5 8
 .PHONY: bench-jvmti-helidon
 bench-jvmti-helidon: java-install
 	jvmti/bench/helidon/run.sh $(abspath $(JVMTI_JAR)) $(HELIDON_BENCH) "21 25"
+
+# Where a real server's time went: the same Helidon service in mode=exact,
+# idle, beside a busy loop per CPU, and in a cgroup held to half a CPU;
+# each request's CPU, carrier wait, parked, pinned and mounted-off-CPU time
+# against the carriers' own schedstat (jvmti/bench/helidon/where.sh;
+# WHERE_BENCH="runs seconds warmup clients").
+WHERE_BENCH ?= 3 10 5 8
+.PHONY: bench-where-helidon
+bench-where-helidon: java-install
+	jvmti/bench/helidon/where.sh $(abspath $(JVMTI_JAR)) $(WHERE_BENCH) "21 25"
