@@ -172,7 +172,10 @@ final class ThreadMap {
             BY_ID.remove(gone.id, gone);
             Native.B.threadClose(gone.handle);
         }
-        long handle = ThreadTimeException.check(Native.B.threadOpenSelf());
+        long handle = Native.B.threadOpenSelf();
+        if (handle < 0) { // checked here, not through check(): its class loads for an error only
+            ThreadTimeException.check(handle);
+        }
         Entry e = new Entry(t, handle, Native.B.threadTid(handle));
         BY_ID.put(t.getId(), e);
         return e;
