@@ -148,13 +148,28 @@ static ssize_t proc_read(pid_t pid, pid_t tid, const char *what, char *buf, size
     return n;
 }
 
-/* The parent of a running pid and its start (proc_start), or -1 when it
- * is gone or a zombie. */
-static pid_t parent_of(pid_t pid, uint64_t *start)
+/* The parent of a running pid and its key (proc_start, and proc_ino where
+ * there is pidfs), or -1 when it is gone or a zombie. The inode is a
+ * pidfd's, opened before the stat read: that read is of the same process
+ * when the pidfd's process was still there after it (its pid cannot have
+ * been given to another meanwhile). */
+static pid_t parent_of(pid_t pid, uint64_t *start, uint64_t *ino)
 {
     char buf[1024], state = 0;
     uint32_t ppid = 0;
-    if (proc_read(pid, 0, "stat", buf, sizeof buf) <= 0)
+    int pfd = -1;
+#ifdef SYS_pidfd_open
+    pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+    *ino = pfd >= 0 ? tt__run_pidfd_ino(pfd) : 0;
+    ssize_t n = proc_read(pid, 0, "stat", buf, sizeof buf);
+    int gone = 0;
+#ifdef SYS_pidfd_send_signal
+    gone = pfd >= 0 && syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0) != 0 && errno == ESRCH;
+#endif
+    if (pfd >= 0)
+        close(pfd);
+    if (n <= 0 || gone)
         return -1;
     *start = tt__run_stat_start(buf, &state, &ppid);
     if (!*start || state == 'Z' || state == 'X')
@@ -417,7 +432,7 @@ static uint64_t reap_before(const reap_list *l, uint32_t pid, uint64_t t)
  * nothing else shows: one FROM_PARENT row in its file (made here when it
  * left none), in place of its threads' last samples.
  *
- * Its files are those of one process (pid and proc_start): the latest of
+ * Its files are those of one process (pid and key): the latest of
  * this parent's children of that pid to start after the pid's previous
  * reap and before this one. A file of the pid from before (another
  * process, after a wrap of pids) is not this child's, even one that
@@ -427,7 +442,7 @@ static void settle_one(const pid_index *x, const reap_list *reaps, const tt__run
 {
     tt__run_set *s = x->s;
     uint32_t pid = child->tid;
-    uint64_t after = reap_before(reaps, pid, child->end_ns), latest = 0, key = 0;
+    uint64_t after = reap_before(reaps, pid, child->end_ns), latest = 0, key_start = 0, key_ino = 0;
     int found = 0;
     pid_walk w = walk_pid(x, pid);
     for (uint32_t i; (i = walk_next(x, &w)) != UINT32_MAX;) {
@@ -436,7 +451,8 @@ static void settle_one(const pid_index *x, const reap_list *reaps, const tt__run
             (!found || h->start_ns >= latest)) {
             found = 1;
             latest = h->start_ns;
-            key = h->proc_start;
+            key_start = h->proc_start;
+            key_ino = h->proc_ino;
         }
     }
     tt__run_file killed = {0};
@@ -444,9 +460,11 @@ static void settle_one(const pid_index *x, const reap_list *reaps, const tt__run
     w = walk_pid(x, pid);
     for (uint32_t i; found && (i = walk_next(x, &w)) != UINT32_MAX;) {
         tt__run_file f = view(&s->procs[i]);
-        /* Without a start (a file from before it was kept): the files in
-         * the window of time. */
-        if (key ? f.hdr->proc_start != key : f.hdr->start_ns <= after || f.hdr->start_ns > child->end_ns)
+        /* By the key both files have (tt__run_same_key); without one (a
+         * file from before it was kept): the files in the window of time. */
+        int ino = key_ino && f.hdr->proc_ino, start = key_start && f.hdr->proc_start;
+        if (ino || start ? !tt__run_same_key(key_start, key_ino, f.hdr->proc_start, f.hdr->proc_ino)
+                         : f.hdr->start_ns <= after || f.hdr->start_ns > child->end_ns)
             continue;
         if (f.hdr->state == TT_RUN_PROC_EXITED || f.hdr->state == TT_RUN_PROC_REAPED)
             return; /* its own exit record counts it (or this was done) */
@@ -529,7 +547,7 @@ static void each_number(const char *path, void (*fn)(void *ctx, uint32_t n), voi
 typedef struct proc_tree {
     struct proc_parent {
         uint32_t pid, ppid;
-        uint64_t start; /* proc_start */
+        uint64_t start, ino; /* its key: proc_start, proc_ino */
     } *v;
     uint32_t n, cap;
 } proc_tree;
@@ -537,8 +555,8 @@ typedef struct proc_tree {
 static void note_process(void *ctx, uint32_t pid)
 {
     proc_tree *t = ctx;
-    uint64_t start;
-    pid_t ppid = parent_of((pid_t)pid, &start);
+    uint64_t start, ino;
+    pid_t ppid = parent_of((pid_t)pid, &start, &ino);
     if (ppid < 0)
         return; /* gone, or a zombie */
     if (t->n == t->cap) {
@@ -549,7 +567,7 @@ static void note_process(void *ctx, uint32_t pid)
         t->v = v;
         t->cap = cap;
     }
-    t->v[t->n++] = (struct proc_parent){pid, (uint32_t)ppid, start};
+    t->v[t->n++] = (struct proc_parent){pid, (uint32_t)ppid, start, ino};
 }
 
 static int by_proc_pid(const void *a, const void *b)
@@ -567,16 +585,17 @@ static proc_tree running_now(void)
     return t;
 }
 
-/* 1 when pid was running below this process, and was the process that
- * started at start (when not 0: a file of the pid from before was another
- * process's). threadtime is the subreaper of every descendant, so a live
- * descendant's chain of parents ends here; a reused pid's ends elsewhere. */
-static int descendant(const proc_tree *t, uint32_t pid, uint64_t start)
+/* 1 when pid was running below this process, and was the process of file
+ * header h (when not NULL: a file of the pid from before was another
+ * process's, tt__run_same_key). threadtime is the subreaper of every
+ * descendant, so a live descendant's chain of parents ends here; a reused
+ * pid's ends elsewhere. */
+static int descendant(const proc_tree *t, uint32_t pid, const tt__run_header *h)
 {
     uint32_t self = (uint32_t)getpid();
     for (int depth = 0; depth < 64 && pid > 1; depth++) {
-        struct proc_parent key = {pid, 0, 0}, *at = t->n ? bsearch(&key, t->v, t->n, sizeof key, by_proc_pid) : NULL;
-        if (!at || (depth == 0 && start && at->start != start))
+        struct proc_parent key = {pid, 0, 0, 0}, *at = t->n ? bsearch(&key, t->v, t->n, sizeof key, by_proc_pid) : NULL;
+        if (!at || (depth == 0 && h && !tt__run_same_key(h->proc_start, h->proc_ino, at->start, at->ino)))
             return 0;
         if ((pid = at->ppid) == self)
             return 1;
@@ -592,11 +611,11 @@ static void add_survivor(const pid_index *x, const proc_tree *t, struct proc_par
     uint32_t pid = p.pid;
     pid_walk w = walk_pid(x, pid);
     for (uint32_t i; (i = walk_next(x, &w)) != UINT32_MAX;) {
-        uint64_t start = ((const tt__run_header *)s->procs[i].data)->proc_start;
-        if (!start || start == p.start)
+        const tt__run_header *h = (const tt__run_header *)s->procs[i].data;
+        if (tt__run_same_key(h->proc_start, h->proc_ino, p.start, p.ino))
             return; /* its own file (or one that cannot say it is not) */
     }
-    if (!descendant(t, pid, 0))
+    if (!descendant(t, pid, NULL))
         return;
     char path[64], exe[256] = "?";
     snprintf(path, sizeof path, "/proc/%u/exe", pid);
@@ -609,6 +628,7 @@ static void add_survivor(const pid_index *x, const proc_tree *t, struct proc_par
     if (made_file(s, pid, p.ppid, exe, threads + 8, &f) != 0)
         return;
     f.hdr->proc_start = p.start;
+    f.hdr->proc_ino = p.ino;
     f.hdr->start_ns = tt__run_now(); /* its start is not known (wall 0): its figures are */
     outside_round(&f, (pid_t)pid, 1, 0);
     f.hdr->state = TT_RUN_PROC_ALIVE;
@@ -642,7 +662,7 @@ static void settle(tt__run_set *s, int running)
         for (uint32_t k = 0; k < records(&f); k++)
             if (f.threads[k].kind == TT_RUN_KIND_CHILD)
                 f.threads[k].state = TT_RUN_EMPTY;
-        if (f.hdr->state == TT_RUN_PROC_RUNNING && descendant(&t, f.hdr->pid, f.hdr->proc_start)) {
+        if (f.hdr->state == TT_RUN_PROC_RUNNING && descendant(&t, f.hdr->pid, f.hdr)) {
             outside_round(&f, (pid_t)f.hdr->pid, UINT32_MAX, 0);
             f.hdr->state = TT_RUN_PROC_ALIVE;
         }

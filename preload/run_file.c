@@ -9,7 +9,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+/* statfs's f_type of pidfs (include/uapi/linux/magic.h; older headers
+ * lack it). */
+#define TT_PIDFS_MAGIC 0x50494446
 
 /* Blocks reserved at creation: the header and the records that fill the
  * page after it, in one call, so a process with up to this many threads (a
@@ -92,24 +98,68 @@ uint64_t tt__run_proc_start(pid_t pid)
     return tt__run_stat_start(buf, NULL, NULL);
 }
 
+uint64_t tt__run_pidfd_ino(int pidfd)
+{
+    /* 64-bit only: a 32-bit kernel gives pidfs inodes of 32 bits, unique
+     * only with their generation. */
+#if UINTPTR_MAX > 0xffffffffu
+    struct statfs fs;
+    struct stat st;
+    if (fstatfs(pidfd, &fs) == 0 && fs.f_type == TT_PIDFS_MAGIC && fstat(pidfd, &st) == 0)
+        return (uint64_t)st.st_ino;
+#else
+    (void)pidfd;
+#endif
+    return 0;
+}
+
+uint64_t tt__run_proc_ino(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (fd < 0)
+        return 0;
+    uint64_t ino = tt__run_pidfd_ino(fd);
+    close(fd);
+    return ino;
+#else
+    (void)pid;
+    return 0;
+#endif
+}
+
+int tt__run_same_key(uint64_t start_a, uint64_t ino_a, uint64_t start_b, uint64_t ino_b)
+{
+    if (ino_a && ino_b)
+        return ino_a == ino_b;
+    return !start_a || !start_b || start_a == start_b;
+}
+
 /* The file of an image that exec replaced stays as its image left it; this
  * says why it stopped, when the file is this process's (its pid, which the
  * name says, and its start): a file of an earlier process that had the pid
  * (pids are reused, after a wrap at pid_max) and was killed stays RUNNING.
  * A plain pwrite: the old mapping died with the image. Only into a regular
  * file of ours: a link is not followed, and no FIFO is opened. */
-static void mark_execed(int dfd, const char *name, uint64_t proc_start)
+static void mark_execed(int dfd, const char *name, tt__run_header *own)
 {
     int fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return;
     struct stat st;
     uint32_t st_execed = TT_RUN_PROC_EXECED, cur = 0;
-    uint64_t start = 0;
+    uint64_t start = 0, ino = 0;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
         pread(fd, &cur, sizeof cur, offsetof(tt__run_header, state)) == sizeof cur && cur == TT_RUN_PROC_RUNNING &&
-        pread(fd, &start, sizeof start, offsetof(tt__run_header, proc_start)) == sizeof start && start == proc_start)
-        (void)!pwrite(fd, &st_execed, sizeof st_execed, offsetof(tt__run_header, state));
+        pread(fd, &start, sizeof start, offsetof(tt__run_header, proc_start)) == sizeof start &&
+        pread(fd, &ino, sizeof ino, offsetof(tt__run_header, proc_ino)) == sizeof ino) {
+        /* An image whose key is only its start (it had no pidfs: a sandbox
+         * refused pidfd_open) is compared by start: this one's is read. */
+        if (!ino && start && own->proc_ino && !own->proc_start)
+            own->proc_start = tt__run_proc_start((pid_t)own->pid);
+        if (tt__run_same_key(start, ino, own->proc_start, own->proc_ino))
+            (void)!pwrite(fd, &st_execed, sizeof st_execed, offsetof(tt__run_header, state));
+    }
     close(fd);
 }
 
@@ -142,7 +192,13 @@ int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_
     memcpy(path, dir, dlen);
     path[dlen] = '/';
     char *name = path + dlen + 1;
-    uint64_t proc_start = tt__run_proc_start(init->pid);
+    tt__run_header *h = &out->head;
+    memset(h, 0, sizeof *h);
+    h->pid = (uint32_t)init->pid;
+    /* The key: the pidfd's inode, or the start from /proc without pidfs. */
+    h->proc_ino = tt__run_proc_ino(init->pid);
+    if (!h->proc_ino)
+        h->proc_start = tt__run_proc_start(init->pid);
     int fd = -1;
     for (uint32_t n = 0; n < 1000 && fd < 0; n++) {
         char *p = put_u32(name, (uint32_t)init->pid);
@@ -162,14 +218,12 @@ int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_
             return -e;
         }
         if (fd < 0)
-            mark_execed(dfd, name, proc_start);
+            mark_execed(dfd, name, h);
     }
     if (fd < 0) {
         close(dfd);
         return -EEXIST;
     }
-    tt__run_header *h = &out->head;
-    memset(h, 0, sizeof *h);
     memcpy(h->magic, TT_RUN_MAGIC, TT_RUN_MAGIC_LEN);
     h->version = TT_RUN_VERSION;
     h->header_size = TT_RUN_HEADER_SIZE;
@@ -177,11 +231,9 @@ int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_
     h->sample_size = TT_RUN_SAMPLE_SIZE;
     h->thread_cap = init->thread_cap;
     h->sample_cap = init->sample_cap;
-    h->pid = (uint32_t)init->pid;
     h->ppid = (uint32_t)init->ppid;
     h->flags = init->flags;
     h->interval_ns = init->interval_ns;
-    h->proc_start = proc_start;
     h->start_ns = init->start_ns ? init->start_ns : tt__run_now();
     h->start_real_ns = tt__run_now_real();
     if (init->exe)

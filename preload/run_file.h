@@ -124,6 +124,11 @@ typedef struct tt__run_header {
                                     process given the same pid. pid and proc_start name a process */
     _Atomic uint32_t children_dropped; /* children reaped that found no record (the file was full):
                                           counted in threads_used too, but they are not threads */
+    uint64_t proc_ino;           /* the process's pidfs inode number (a pidfd's st_ino, Linux 6.9 and
+                                    later on 64-bit): unique per process for the boot and kept by
+                                    exec, so it names a process as proc_start does, without a read
+                                    of /proc; 0 where the kernel has no pidfs (proc_start is read
+                                    then). A process's key is the two: tt__run_same_key */
 } tt__run_header;
 
 typedef struct tt__run_thread {
@@ -191,8 +196,9 @@ typedef struct tt__run_file_init {
 size_t tt__run_file_bytes(uint32_t thread_cap, uint32_t sample_cap);
 
 /* Creates dir/<pid>-<n>.ttrun with the first free n, sparse at its full
- * size, and writes its header (from init, proc_start read from /proc) with
- * one pwrite; not mapped. A file of the same process (pid and proc_start)
+ * size, and writes its header (from init, its key: proc_ino, or proc_start
+ * from /proc where there is no pidfs) with one pwrite; not mapped. A file
+ * of the same process (pid and key, tt__run_same_key)
  * found on the way is marked EXECED: this process's earlier image is gone;
  * one of another process that had the pid before (killed: still RUNNING)
  * is left as it is. Only system calls and no allocation, so a fork child
@@ -220,6 +226,23 @@ uint64_t tt__run_stat_start(const char *buf, char *state, uint32_t *ppid);
 /* proc_start of a running pid (its /proc stat file read), or 0 when it
  * cannot be read. Only system calls: a fork child may call it. */
 uint64_t tt__run_proc_start(pid_t pid);
+
+/* proc_ino of a running pid: the inode number of a pidfd of it, where the
+ * pidfd is pidfs's (statfs says so: before Linux 6.9 every pidfd shares
+ * one anonymous inode) and the number is 64-bit; 0 otherwise (an older
+ * kernel, a sandbox that refuses pidfd_open, a 32-bit build, the pid
+ * gone). ~3 system calls that, unlike the stat read, make no /proc entry
+ * for the process (that read was ~27 us of a fresh process's start). Only
+ * system calls: a fork child may call it. */
+uint64_t tt__run_proc_ino(pid_t pid);
+
+/* The same from a pidfd already open (0: not pidfs's, or a 32-bit build). */
+uint64_t tt__run_pidfd_ino(int pidfd);
+
+/* 1 when two processes' keys (proc_start, proc_ino; either 0: unknown) can
+ * be one process: the inodes equal where both have one, else the starts
+ * where both have one, else 1 (nothing says they differ). */
+int tt__run_same_key(uint64_t start_a, uint64_t ino_a, uint64_t start_b, uint64_t ino_b);
 
 /* Unmaps and forgets the file (hdr NULL); NULL or a file not mapped is
  * accepted. */

@@ -579,6 +579,31 @@ def test_lone_clone_at_exit():
           f"lone: the clone()d thread {tid} (CPU {cpu} ns before exit) read at exit: {t} ({err})")
 
 
+SPAWN_TRUE = """\
+import os
+pid = os.posix_spawn("/bin/true", ["/bin/true"], os.environ)
+print(pid, os.waitpid(pid, 0)[1])
+"""
+
+
+def test_seccomp_at_exit():
+    # The exit handler asks the kernel whether the process has one thread
+    # without /proc, through unshare(CLONE_THREAD), only where the process
+    # has no seccomp filter: a filter may kill it for a call it does not
+    # expect. Here python and the /bin/true it starts run under a filter
+    # that kills on unshare: both end as they would (the truth: their exit
+    # statuses, and that the kernel did not kill either), and each is read
+    # at its exit all the same (through /proc).
+    rc, out, err, rep = run([sys.executable, "-c", "SECCOMP_DENY = {'unshare': 'kill'}\n" + SECCOMP + SPAWN_TRUE])
+    child, status = (int(x) for x in out.split()) if len(out.split()) == 2 else (-1, -1)
+    check(rc == 0 and status == 0, f"seccomp: python exit status {rc}, /bin/true's wait status {status}: {err[-300:]}")
+    procs = {p["pid"]: p for p in rep["processes"]}
+    for pid, what in ((child, "/bin/true"), (rep["processes"][0]["pid"], "python")):
+        p = procs.get(pid, {})
+        at_exit = [t for t in p.get("threads", []) if t["how"] == "at exit" and t["total_ns"] > 0]
+        check(p.get("exited") and len(at_exit) == 1, f"seccomp: {what} ({pid}) read at its exit: {p}")
+
+
 def test_crowd_at_exit():
     # Every thread alive when the process calls exit() is read by the exit
     # handler, however many: 5 (listed into the handler's map on its stack)
@@ -804,6 +829,30 @@ def test_kill():
           f"kill: a cut recording is refused: {d.returncode} {d.stderr}")
 
 
+# A seccomp filter for the scripts below, which they install on themselves
+# (their children inherit it): SECCOMP_DENY = {syscall name: "kill" (the
+# process dies of SIGSYS) or "enosys" (the call fails)}, every other call
+# allowed. Python alone, through ctypes: prctl(PR_SET_NO_NEW_PRIVS) and
+# prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER) with a classic BPF program.
+SECCOMP = """\
+import ctypes, os, platform, struct
+def seccomp_deny(rules):
+    arch, nrs = {"x86_64": (0xC000003E, {"unshare": 272, "pidfd_open": 434}),
+                 "aarch64": (0xC00000B7, {"unshare": 97, "pidfd_open": 434})}[platform.machine()]
+    ret = lambda k: (0x06, 0, 0, k)
+    prog = [(0x20, 0, 0, 4), (0x15, 1, 0, arch), ret(0x7FFF0000), (0x20, 0, 0, 0)]
+    for name, what in rules.items():
+        prog += [(0x15, 0, 1, nrs[name]), ret(0x80000000 if what == "kill" else 0x00050000 | 38)]
+    prog.append(ret(0x7FFF0000))
+    code = b"".join(struct.pack("HBBI", *i) for i in prog)
+    buf = ctypes.create_string_buffer(code)
+    fprog = struct.pack("HxxxxxxP", len(prog), ctypes.addressof(buf))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.c_char_p(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "seccomp")
+seccomp_deny(SECCOMP_DENY)
+"""
+
 REUSED_PID = """\
 import json, os, sys
 burn = "x = 0\\nfor i in range(1_000_000):\\n    x += i\\n"
@@ -828,29 +877,38 @@ def test_reused_pid():
     # read by their parent. A's CPU is its parent's figure (nothing of its
     # own was recorded), so it matches to the microsecond; B read itself
     # before its end, so python's teardown after that read (~0.3 ms) is
-    # missing: 2 ms bounds it, as in every_process_counted.
+    # missing: 2 ms bounds it, as in every_process_counted. Each process's
+    # key is its pidfd's inode where the kernel has pidfs (a key that were
+    # the pid alone would merge A and B: B would take A's file for its own
+    # earlier image), and its start from /proc where pidfd_open is refused:
+    # the second run denies it to A and B with a seccomp filter.
+    reused_pid("")
+    reused_pid("SECCOMP_DENY = {'pidfd_open': 'enosys'}\n" + SECCOMP, " (no pidfd_open)")
+
+
+def reused_pid(prelude, what=""):
     wrap = ("unshare", "-p", "-f", "--mount-proc")
     if os.geteuid() != 0 or not shutil.which("unshare") or \
             subprocess.run([*wrap, "true"], stderr=subprocess.DEVNULL).returncode != 0:
         print("  SKIP reused pid: needs root and unshare -p (a pid namespace whose next pid can be set)")
         return
-    rc, out, err, rep = run([sys.executable, "-c", REUSED_PID], wrap=wrap)
-    check(rc == 0, f"reused pid: exit status {rc}: {err[-300:]}")
+    rc, out, err, rep = run([sys.executable, "-c", prelude + REUSED_PID], wrap=wrap)
+    check(rc == 0, f"reused pid{what}: exit status {rc}: {err[-300:]}")
     got = json.loads(out)
     if got["a"] != got["b"]:
         print(f"  SKIP reused pid: the namespace gave {got['b']}, not {got['a']} again")
         return
-    check(got["killed"], "reused pid: A died of its SIGKILL")
+    check(got["killed"], f"reused pid{what}: A died of its SIGKILL")
     procs = [p for p in rep["processes"] if p["pid"] == got["a"]]
     cpu = sorted((sum(t["total_ns"] for t in p["threads"] if t["total_ns"] > 0), p["exited"], p["state"]) for p in procs)
-    print(f"  reused pid {got['a']}: wait4 A {got['ru_a'] / 1e6:.3f} ms, B {got['ru_b'] / 1e6:.3f} ms; report {cpu}")
+    print(f"  reused pid{what} {got['a']}: wait4 A {got['ru_a'] / 1e6:.3f} ms, B {got['ru_b'] / 1e6:.3f} ms; report {cpu}")
     killed = [c for c in cpu if not c[1]]
     exited = [c for c in cpu if c[1]]
     check(len(killed) == 1 and abs(killed[0][0] - got["ru_a"]) <= 1000,
-          f"reused pid: A (killed) counted from its parent's wait4: {killed} against {got['ru_a']}")
+          f"reused pid{what}: A (killed) counted from its parent's wait4: {killed} against {got['ru_a']}")
     check(len(exited) == 1 and 0 <= got["ru_b"] - exited[0][0] <= 2_000_000,
-          f"reused pid: B (exited) counted by itself: {exited} against {got['ru_b']}")
-    check(not any("exec" in c[2] for c in cpu), f"reused pid: neither is taken for an exec: {cpu}")
+          f"reused pid{what}: B (exited) counted by itself: {exited} against {got['ru_b']}")
+    check(not any("exec" in c[2] for c in cpu), f"reused pid{what}: neither is taken for an exec: {cpu}")
 
 
 REAPER = """\
