@@ -333,7 +333,8 @@ int tt__run_file_put_alone(tt__run_file *f, const tt__run_thread *rec)
     if (fd < 0)
         return fd;
     /* The record before the header that counts it and says EXITED. */
-    int rc = write_at(fd, rec, sizeof *rec, TT_RUN_HEADER_SIZE);
+    f->head.flags |= TT_RUN_FLAG_ALONE;
+    int rc = write_at(fd, rec, sizeof *rec, TT_RUN_ALONE_AT);
     if (!rc)
         rc = write_at(fd, &f->head, sizeof f->head, 0);
     close(fd);
@@ -588,6 +589,13 @@ unsigned char *tt__run_file_read(int fd, off_t size, size_t *len, const char **w
      * then the rest of the records. */
     size_t want = TT_RUN_HEADER_SIZE + (size_t)used * tsize, have = got < want ? got : want;
     memcpy(b, first.b, have);
+    if ((h.flags & TT_RUN_FLAG_ALONE) && tsize == TT_RUN_THREAD_SIZE) {
+        /* The lone record, written in the header's page, to record 0. */
+        c.flags &= ~TT_RUN_FLAG_ALONE;
+        if (used == 1 && got >= TT_RUN_ALONE_AT + TT_RUN_THREAD_SIZE)
+            memcpy(b + TT_RUN_HEADER_SIZE, first.b + TT_RUN_ALONE_AT, TT_RUN_THREAD_SIZE);
+        memset(b + TT_RUN_ALONE_AT, 0, TT_RUN_THREAD_SIZE);
+    }
     memcpy(b, &c, sizeof c);
     int rc = have < want ? read_at(fd, b + have, want - have, (off_t)have) : 0;
     /* The ring's last `kept` samples, each at its index modulo the new

@@ -65,6 +65,11 @@ enum {
 
 /* header.flags */
 #define TT_RUN_FLAG_OUTSIDE 1u /* sampled from outside through /proc (no preload) */
+#define TT_RUN_FLAG_ALONE 2u   /* the process's one record (threads_used 1) is in the header's
+                                  page, at TT_RUN_ALONE_AT, not at record 0: the exit record of a
+                                  file never mapped (tt__run_file_put_alone). Only in a file a
+                                  process wrote: tt__run_file_read moves it to record 0 */
+#define TT_RUN_ALONE_AT 1024
 
 /* Thread record states. */
 enum {
@@ -156,7 +161,8 @@ typedef struct tt__run_sample {
     uint64_t spare;
 } tt__run_sample;
 
-_Static_assert(sizeof(tt__run_header) <= TT_RUN_HEADER_SIZE, "header fits");
+_Static_assert(sizeof(tt__run_header) <= TT_RUN_ALONE_AT, "header fits before a lone record");
+_Static_assert(TT_RUN_ALONE_AT + TT_RUN_THREAD_SIZE <= TT_RUN_HEADER_SIZE, "a lone record fits in the header's page");
 _Static_assert(sizeof(tt__run_thread) == TT_RUN_THREAD_SIZE, "thread record size");
 _Static_assert(sizeof(tt__run_sample) == TT_RUN_SAMPLE_SIZE, "sample size");
 
@@ -211,10 +217,13 @@ int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_
  * 0 (also when mapped already) or -errno, f unchanged. Only system calls. */
 int tt__run_file_map(tt__run_file *f);
 
-/* Writes, into a file not mapped, its one thread record rec (index 0) and
- * then its header, f->head (whose threads_used, end_ns and state the caller
- * set): the exit record of a process that never took a record before.
- * 0 or -errno. Only system calls: _exit() in a signal handler calls it. */
+/* Writes, into a file not mapped, its one thread record rec and then its
+ * header, f->head (whose threads_used, end_ns and state the caller set),
+ * both in the header's page (the record at TT_RUN_ALONE_AT, the header
+ * flagged TT_RUN_FLAG_ALONE): the exit record of a process that never took
+ * a record before, in one page of the file, not two (a page less to make
+ * and free per process on tmpfs, and to read back). 0 or -errno. Only
+ * system calls: _exit() in a signal handler calls it. */
 int tt__run_file_put_alone(tt__run_file *f, const tt__run_thread *rec);
 
 /* The start of a process as its stat line says (field 22, clock ticks

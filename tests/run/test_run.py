@@ -532,6 +532,23 @@ def test_sizes():
     check(d.returncode == 0 and json.loads(d.stdout)["processes"] == rep["processes"], "sizes: dump reads it back the same")
 
 
+def test_lone_process_one_page():
+    # A process that never took a record before its exit (a shell's child
+    # that runs and ends) writes its one record into its header's page: its
+    # file holds one page of the file system, not two. The truth is the file
+    # system's count of the file's blocks (stat), read by the shell after
+    # the child ended; and the report still has that child's one thread,
+    # read at its exit.
+    rc, out, err, rep = run(["/bin/sh", "-c", '/bin/true & wait $!; echo $! '
+                             '$(stat -c "%b %B" "$THREADTIME_RUN_DIR/$!-0.ttrun")'])
+    pid, blocks, unit = (int(x) for x in out.split()) if len(out.split()) == 3 else (-1, -1, -1)
+    check(rc == 0 and blocks * unit == 4096, f"one page: the lone process's file holds {blocks} blocks of {unit} bytes ({err[-200:]})")
+    p = [p for p in rep["processes"] if p["pid"] == pid]
+    t = p[0]["threads"] if len(p) == 1 else []
+    check(len(t) == 1 and t[0]["how"] == "at exit" and t[0]["tid"] == pid and t[0]["total_ns"] > 0,
+          f"one page: its thread read at its exit: {p}")
+
+
 def test_sample_ring_read_back():
     # The sampler's ring, far smaller than the samples written (7 against
     # ~2 a round at 1 ms), read back from the run directory in runs that
