@@ -27,14 +27,14 @@
  *                         empty name) and ends; prints its tid.
  *   run_threads kill      ends 10 threads, starts 2 that keep burning and,
  *                         once both have burned 1 ms and the sampler has
- *                         run three more times, kills the whole process
+ *                         finished two more rounds, kills the whole process
  *                         with SIGKILL.
  *   run_threads clone     starts and joins a pthread (which starts the
  *                         sampler), then a thread with clone() directly (as Go's
  *                         runtime does), prints its tid, and keeps it
- *                         burning until threadtime's sampler thread has run
- *                         three more times (its schedstat count of
- *                         timeslices), so a round must have seen it.
+ *                         burning until threadtime's sampler has finished
+ *                         two more rounds (its file's header counts them),
+ *                         so a whole round has seen it.
  *   run_threads pinned MS two threads pinned to one CPU (the first this
  *                         process may use), released together by a
  *                         barrier, each burning MS ms of CPU; each prints
@@ -64,13 +64,17 @@
  *                         process's threads) and calls exit() with all of
  *                         them alive.
  */
+#include "run_file.h"
+
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,48 +247,46 @@ static int clone_body(void *arg)
     return 0;
 }
 
-/* Timeslices threadtime's sampler has run (schedstat's third field), or -1
- * when there is no sampler (not under threadtime run). */
-static long sampler_slices(void)
+/* Rounds threadtime's sampler has finished, as the header of this
+ * process's file counts them (the file is mapped shared, so a read sees
+ * each round's count), or -1 while there is no sampler (its tid is not in
+ * the header yet) or no file. The file is the latest image's of this pid. */
+static long sampler_rounds(void)
 {
-    DIR *d = opendir("/proc/self/task");
+    const char *dir = getenv("THREADTIME_RUN_DIR");
     long n = -1;
-    struct dirent *e;
-    while (d && n < 0 && (e = readdir(d)) != NULL) {
-        char path[300], comm[32] = "";
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        int ok = fgets(comm, sizeof comm, f) && strcmp(comm, "tt-sampler\n") == 0;
-        fclose(f);
-        snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
-        if (ok && (f = fopen(path, "r")) != NULL) {
-            unsigned long long run, wait, slices;
-            if (fscanf(f, "%llu %llu %llu", &run, &wait, &slices) == 3)
-                n = (long)slices;
-            fclose(f);
-        }
+    for (int i = 0; dir && i < 100; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%d-%d.ttrun", dir, (int)getpid(), i);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            break;
+        uint32_t tid = 0;
+        uint64_t rounds = 0;
+        n = pread(fd, &tid, sizeof tid, offsetof(tt__run_header, sampler_tid)) == sizeof tid && tid &&
+                    pread(fd, &rounds, sizeof rounds, offsetof(tt__run_header, sampler_rounds)) == sizeof rounds
+                ? (long)rounds
+                : -1;
+        close(fd);
     }
-    if (d)
-        closedir(d);
     return n;
 }
 
-/* Waits until threadtime's sampler has run three more times (its schedstat
- * count of timeslices), so a round that began after the call has read
- * every thread alive now. -1 at once when there is no sampler. */
+/* Waits until threadtime's sampler has finished two more rounds, so a
+ * whole round that began after the call has read every thread alive now:
+ * rounds, not the sampler's timeslices, which a loaded host can give it
+ * several of within one round. -1 at once when there is no sampler. */
 static int wait_sampled(void)
 {
     const char *interval = getenv("THREADTIME_RUN_INTERVAL_NS");
     if (!getenv("THREADTIME_RUN_DIR") || !interval || strcmp(interval, "0") == 0)
         return -1;
     long start;
-    while ((start = sampler_slices()) < 0) { /* the sampler names itself once it runs */
+    while ((start = sampler_rounds()) < 0) { /* the sampler is started, its tid written */
         struct timespec d = {0, 10 * 1000000L};
         nanosleep(&d, NULL);
     }
-    while (sampler_slices() < start + 3) {
+    while (sampler_rounds() < start + 2) {
         struct timespec d = {0, 10 * 1000000L};
         nanosleep(&d, NULL);
     }

@@ -572,7 +572,7 @@ def test_sample_ring_read_back():
 
 def test_clone_thread():
     # A thread started with clone() directly: only the sampler can find it.
-    # The program keeps it alive until the sampler ran three more times.
+    # The program keeps it alive until the sampler finished two more rounds.
     rc, out, err, rep = run([RUN_THREADS, "clone"])
     check(rc == 0, f"clone: exit status {rc}: {err}")
     tid = int(out.split()[0]) if out.split() else -1
