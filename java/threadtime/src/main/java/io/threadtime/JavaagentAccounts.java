@@ -6,7 +6,7 @@ import java.lang.invoke.MethodHandle;
 /**
  * The {@code -javaagent}'s accounts, read through the hook classes that
  * keep them (the package {@value AgentHooks#VIRTUAL_THREADS}, on the boot
- * class path): {@code ContinuationAccounts}, nine fields of each virtual
+ * class path): {@code ContinuationAccounts}, ten fields of each virtual
  * thread's continuation, or {@code TableAccounts}, a table keyed by thread
  * id where those fields could not be added or {@code accounts=table} was
  * given. Each of those classes writes its accounts (from the hooks in

@@ -239,7 +239,7 @@ public final class VirtualThreadCpu {
 
     /**
      * True when the {@code -javaagent} keeps each virtual thread's account in
-     * the thread itself: nine fields it adds to the thread's continuation as
+     * the thread itself: ten fields it adds to the thread's continuation as
      * that class loads, so that a mount or unmount stores into an object the
      * carrier already holds, and an ended thread's account goes with it. False
      * with the JVMTI agent, and with the {@code -javaagent} when it was given

@@ -12,7 +12,7 @@ import org.objectweb.asm.Opcodes;
 /**
  * Gives each virtual thread's continuation
  * ({@code java.lang.VirtualThread$VThreadContinuation}, one per virtual
- * thread, made with it) nine {@code long} fields for its account, so that the
+ * thread, made with it) ten {@code long} fields for its account, so that the
  * hooks reach the account through an object they are handed, with no lookup.
  * <p>
  * {@code VirtualThread} itself is loaded before any agent runs, and a
@@ -35,7 +35,7 @@ final class ContinuationFields implements ClassFileTransformer {
     /** The names the fields get; {@code hooks.ContinuationAccounts} writes and reads them. */
     static final String[] FIELDS = {HookConfig.TOTAL_FIELD, HookConfig.MARK_FIELD, HookConfig.CARRIER_FIELD,
         HookConfig.SEQ_FIELD, HookConfig.READY_FIELD, HookConfig.SINCE_FIELD, HookConfig.WAIT_FIELD,
-        HookConfig.PINNED_FIELD, HookConfig.PARKED_FIELD};
+        HookConfig.PINNED_FIELD, HookConfig.PARKED_FIELD, HookConfig.MOUNTED_FIELD};
     private static final String NAME = HookConfig.CONTINUATION_CLASS;
 
     private volatile String mismatch = NAME + " was loaded before threadtime's premain (an agent before it "

@@ -4,7 +4,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * The virtual threads' accounts kept in each thread's own continuation: nine
+ * The virtual threads' accounts kept in each thread's own continuation: ten
  * {@code long} fields the agent adds to
  * {@code java.lang.VirtualThread$VThreadContinuation} as it loads
  * ({@code io.threadtime.agent.vthreads.ContinuationFields}). A mount or unmount writes the
@@ -18,7 +18,8 @@ import java.lang.invoke.VarHandle;
  * writes, so that another thread reads a consistent figure. Then where its
  * time off a CPU went, on the wall clock ({@link VirtualThreadHooks#wall}):
  * when it last became runnable (0 while it is not), when it last left its
- * carrier or began a park on it, and three totals: waiting for a carrier
+ * carrier or began a park on it, when it was mounted (moved on by its pinned
+ * parks: see {@link #yieldedAt}), and three totals: waiting for a carrier
  * (runnable to mounted), pinned (parked on its carrier, which blocks) and
  * parked (unmounted and not runnable). A wait or a park is booked when it
  * ends, at the mount (a pinned park when it returns), so a reader sees the
@@ -32,7 +33,7 @@ public final class ContinuationAccounts {
     /** The carrier field of a thread that has ended. */
     static final long ENDED = -1;
     private static final Class<?> VIRTUAL_THREAD;
-    private static final VarHandle CONT, TOTAL, MARK, CARRIER, SEQ, READY, SINCE, WAIT, PINNED, PARKED;
+    private static final VarHandle CONT, TOTAL, MARK, CARRIER, SEQ, READY, SINCE, WAIT, PINNED, PARKED, MOUNTED;
 
     static {
         try {
@@ -52,6 +53,7 @@ public final class ContinuationAccounts {
             WAIT = l.findVarHandle(cont, HookConfig.WAIT_FIELD, long.class);
             PINNED = l.findVarHandle(cont, HookConfig.PINNED_FIELD, long.class);
             PARKED = l.findVarHandle(cont, HookConfig.PARKED_FIELD, long.class);
+            MOUNTED = l.findVarHandle(cont, HookConfig.MOUNTED_FIELD, long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -85,7 +87,22 @@ public final class ContinuationAccounts {
         }
         READY.set(c, 0L);
         SINCE.set(c, 0L);
+        MOUNTED.set(c, wall);
         SEQ.setRelease(c, seq + 2);
+    }
+
+    /**
+     * In exact mode, the wall-clock time of a Thread.yield()'s unmount, from
+     * the clock reads already made rather than one more: the mount's wall
+     * time, plus the CPU time charged since ({@code now} minus the mark, in
+     * ns, made wall-clock units by {@code ticksPerNs}), plus the pinned parks
+     * since (added to the mount's time as they end). Early by the time the
+     * carrier was off its CPU otherwise during the stretch (preempted, or
+     * blocked without parking); that time counts as waiting for a carrier.
+     * -1 without an open stretch (the mount's clock read failed).
+     */
+    static long yieldedAt(Object c, long now, double ticksPerNs) {
+        return (long) CARRIER.get(c) <= 0 ? -1 : (long) MOUNTED.get(c) + (long) ((now - (long) MARK.get(c)) * ticksPerNs);
     }
 
     /** The thread has been handed to its scheduler: if it was not runnable
@@ -114,7 +131,9 @@ public final class ContinuationAccounts {
         long seq = (long) SEQ.get(c);
         SEQ.set(c, seq + 1);
         VarHandle.storeStoreFence();
-        PINNED.set(c, (long) PINNED.get(c) + positive(wall - since));
+        long pinned = positive(wall - since);
+        PINNED.set(c, (long) PINNED.get(c) + pinned);
+        MOUNTED.set(c, (long) MOUNTED.get(c) + pinned);
         SINCE.set(c, 0L);
         SEQ.setRelease(c, seq + 2);
     }

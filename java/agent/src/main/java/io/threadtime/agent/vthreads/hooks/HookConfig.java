@@ -16,7 +16,7 @@ public final class HookConfig {
     public static final String TOTAL_FIELD = "threadtime$total", MARK_FIELD = "threadtime$mark",
             CARRIER_FIELD = "threadtime$carrier", SEQ_FIELD = "threadtime$seq", READY_FIELD = "threadtime$ready",
             SINCE_FIELD = "threadtime$since", WAIT_FIELD = "threadtime$wait", PINNED_FIELD = "threadtime$pinned",
-            PARKED_FIELD = "threadtime$parked";
+            PARKED_FIELD = "threadtime$parked", MOUNTED_FIELD = "threadtime$mounted";
 
     static MethodHandle clock;        // ()J, the clock stretches are measured with
     static MethodHandle carrierClock; // (J)J, that clock read for a carrier by thread id

@@ -20,14 +20,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * calls {@link #ready}, the start and the returns of
  * {@code parkOnCarrierThread} (a park while pinned) {@link #pinned} and
  * {@link #unpinned}; mount and unmount stamp too, and a yield is marked
- * runnable at its unmount, so its resubmission reads no clock. When the event log's markers are on,
+ * runnable at its unmount, so its resubmission reads no clock (in exact mode
+ * its unmount reads none either: {@code ContinuationAccounts.yieldedAt}). When the event log's markers are on,
  * mount and unmount also write one into the carrier's ring (one counter read
  * each), so that a trace gives every stretch to its virtual thread. A hook
  * never throws: a failure is
  * counted ({@link #failures()}), reported once on stderr, and the thread's
  * figure misses at most that stretch.
  * <p>
- * A thread's account is nine fields of its continuation, which the hooks
+ * A thread's account is ten fields of its continuation, which the hooks
  * are handed ({@link ContinuationAccounts}); where the agent could not add
  * those, an entry in a table keyed by thread id ({@link TableAccounts}).
  * Which one is fixed before the hooks go in; each of the two classes writes
@@ -41,6 +42,7 @@ public final class VirtualThreadHooks {
     /** The wall clock of the waits where it is not {@link #CLOCK} (exact mode). */
     private static final MethodHandle WALL = HookConfig.wall;
     private static final double WALL_NS_PER_TICK = HookConfig.wallNsPerTick;
+    private static final double WALL_TICKS_PER_NS = 1 / WALL_NS_PER_TICK;
     private static final boolean ACCOUNT = HookConfig.account;
     private static final boolean FIELDS = HookConfig.fields;
     private static final MethodHandle MOUNT_MARK = HookConfig.mountMark;
@@ -99,7 +101,17 @@ public final class VirtualThreadHooks {
             // left open, a reader would charge the carrier's later work to it.
             long now = (long) CLOCK.invokeExact();
             if (FIELDS) {
-                ContinuationAccounts.close(cont, now, WALL == null ? now : (long) WALL.invokeExact(), state == yielding);
+                // Mounted mode's clock is the wall clock; exact mode reads it
+                // for a park, and puts a yield's time together from the reads
+                // made (see ContinuationAccounts.yieldedAt): a yield then costs
+                // one wall-clock read, at the mount.
+                boolean yield = state == yielding;
+                long wall = WALL == null ? now
+                        : yield && now >= 0 ? ContinuationAccounts.yieldedAt(cont, now, WALL_TICKS_PER_NS) : -1;
+                if (wall < 0 && WALL != null) {
+                    wall = (long) WALL.invokeExact();
+                }
+                ContinuationAccounts.close(cont, now, wall, yield);
             } else {
                 long id = vthread.getId();
                 int a = TableAccounts.find(id);
