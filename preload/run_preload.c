@@ -504,8 +504,10 @@ static void start_sampler(void)
 
 static int make_file(void)
 {
-    /* A fork child's file is made late: its start is when it was forked. */
-    tt__run_file_init init = {getpid(), getppid(), g_thread_cap, g_sample_cap, 0, g_interval_ns, g_fork_ns,
+    /* A fork child's file is made late: its start is when it was forked.
+     * g_owner is this process's pid: set by run_init and fork_child before
+     * any file is made, so no second getpid() here. */
+    tt__run_file_init init = {g_owner, getppid(), g_thread_cap, g_sample_cap, 0, g_interval_ns, g_fork_ns,
                               program_invocation_name};
     return tt__run_file_create(g_dir, &init, &g_file) == 0;
 }
@@ -803,9 +805,13 @@ static void at_exit(void)
      * system call, never a cached value. */
     if (g_owner != getpid() || atomic_exchange(&g_exit_done, 1) || !have_file())
         return;
-    uint32_t self = (uint32_t)tt__gettid();
     uint64_t now = tt__run_now();
     int alone = only_thread();
+    /* The only thread of a process is its leader, whose tid is the pid:
+     * unshare(CLONE_THREAD) succeeds only for a leader with no other thread
+     * (thread_group_empty), and the link count counts a leader that ended
+     * before the others (a zombie until they end) as a thread. */
+    uint32_t self = alone ? (uint32_t)g_owner : (uint32_t)tt__gettid();
     if (alone && !__atomic_load_n(&g_file.threads, __ATOMIC_ACQUIRE)) {
         exit_alone(self, now);
         return;
