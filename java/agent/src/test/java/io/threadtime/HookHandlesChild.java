@@ -14,7 +14,7 @@ public final class HookHandlesChild {
 
     public static void main(String[] args) throws Exception {
         System.out.println("backend " + ThreadTime.backend());
-        Class<?> config = Class.forName("io.threadtime.agent.vthreads.hooks.HookConfig", false, null);
+        Class<?> config = Class.forName("io.threadtime.agent.vthreads.hooks.VirtualThreadHooks", false, null);
         for (String name : new String[] {"clock", "mountMark", "unmountMark", "mountName"}) {
             print(name, field(config, name, null));
         }

@@ -12,11 +12,10 @@ import java.lang.invoke.MethodHandle;
  * given. Each of those classes writes its accounts (from the hooks in
  * {@code VirtualThread}) and reads them; which one is fixed before the hooks
  * go in, and read here once, into static finals, so a call through here is
- * a direct call into it once compiled. {@code HookConfig} there says what
+ * a direct call into it once compiled. {@code VirtualThreadHooks} there says what
  * the hooks do.
  */
 final class JavaagentAccounts implements VirtualThreadAccounts {
-    static final String CONFIG = AgentHooks.VIRTUAL_THREADS + "HookConfig";
     static final String HOOKS = AgentHooks.VIRTUAL_THREADS + "VirtualThreadHooks";
     private final Mode mode;
 
@@ -27,7 +26,7 @@ final class JavaagentAccounts implements VirtualThreadAccounts {
     /** The hooks' mode; {@link Mode#ABSENT} when the agent did not put them
      * on the boot class path, or put them there without setting them up. */
     static Mode probe() {
-        if (AgentHooks.find(CONFIG) == null) {
+        if (AgentHooks.find(HOOKS) == null) {
             return Mode.ABSENT;
         }
         String name;
@@ -50,9 +49,9 @@ final class JavaagentAccounts implements VirtualThreadAccounts {
 
     /** What the agent set up, looked up once it is known to be there. */
     private static final class Config {
-        static final MethodHandle MODE = AgentHooks.method(CONFIG, "mode", String.class);
-        static final MethodHandle IN_THREADS = AgentHooks.method(CONFIG, "accountsInThreads", boolean.class);
-        static final MethodHandle CLOCK = AgentHooks.method(CONFIG, "clockName", String.class);
+        static final MethodHandle MODE = AgentHooks.method(HOOKS, "mode", String.class);
+        static final MethodHandle IN_THREADS = AgentHooks.method(HOOKS, "accountsInThreads", boolean.class);
+        static final MethodHandle CLOCK = AgentHooks.method(HOOKS, "clockName", String.class);
         static final MethodHandle FAILURES = AgentHooks.method(HOOKS, "failures", long.class);
     }
 

@@ -3,7 +3,7 @@ package io.threadtime.agent;
 import io.threadtime.AgentAccess;
 import io.threadtime.agent.probes.hooks.ProbeConfig;
 import io.threadtime.agent.probes.hooks.Probes;
-import io.threadtime.agent.vthreads.hooks.HookConfig;
+import io.threadtime.agent.vthreads.hooks.VirtualThreadHooks;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
@@ -20,7 +20,7 @@ import java.util.jar.JarOutputStream;
 
 /**
  * Puts the hook packages (the classes that instrumented {@code java.base}
- * code calls: {@link HookConfig}'s for virtual threads, {@link Probes}' for the
+ * code calls: {@link VirtualThreadHooks}'s for virtual threads, {@link Probes}' for the
  * probes) on the boot class path, once per JVM.
  */
 public final class HookClassPath {
@@ -96,7 +96,7 @@ public final class HookClassPath {
         // JDK classes can call the hooks. Other named modules are let read
         // it by the probe transformer, as it reaches their classes.
         Module base = Object.class.getModule();
-        Module hooksModule = HookConfig.class.getModule();
+        Module hooksModule = VirtualThreadHooks.class.getModule();
         if (!base.canRead(hooksModule)) {
             inst.redefineModule(base, Set.of(hooksModule), Map.of(), Map.of(), Set.of(), Map.of());
         }

@@ -1,6 +1,6 @@
 package io.threadtime.agent.vthreads;
 
-import io.threadtime.agent.vthreads.hooks.HookConfig;
+import io.threadtime.agent.vthreads.hooks.VirtualThreadHooks;
 import java.lang.instrument.ClassFileTransformer;
 import java.security.ProtectionDomain;
 import org.objectweb.asm.ClassReader;
@@ -30,13 +30,13 @@ import org.objectweb.asm.Opcodes;
  * retransformation from what load-time-only transformers produced.
  */
 final class ContinuationFields implements ClassFileTransformer {
-    static final String TARGET = HookConfig.CONTINUATION_CLASS.replace('.', '/');
+    static final String TARGET = VirtualThreadHooks.CONTINUATION_CLASS.replace('.', '/');
     static final String SUPER = "jdk/internal/vm/Continuation";
     /** The names the fields get; {@code hooks.ContinuationAccounts} writes and reads them. */
-    static final String[] FIELDS = {HookConfig.TOTAL_FIELD, HookConfig.MARK_FIELD, HookConfig.CARRIER_FIELD,
-        HookConfig.SEQ_FIELD, HookConfig.READY_FIELD, HookConfig.SINCE_FIELD, HookConfig.WAIT_FIELD,
-        HookConfig.PINNED_FIELD, HookConfig.PARKED_FIELD, HookConfig.MOUNTED_FIELD};
-    private static final String NAME = HookConfig.CONTINUATION_CLASS;
+    static final String[] FIELDS = {VirtualThreadHooks.TOTAL_FIELD, VirtualThreadHooks.MARK_FIELD, VirtualThreadHooks.CARRIER_FIELD,
+        VirtualThreadHooks.SEQ_FIELD, VirtualThreadHooks.READY_FIELD, VirtualThreadHooks.SINCE_FIELD, VirtualThreadHooks.WAIT_FIELD,
+        VirtualThreadHooks.PINNED_FIELD, VirtualThreadHooks.PARKED_FIELD, VirtualThreadHooks.MOUNTED_FIELD};
+    private static final String NAME = VirtualThreadHooks.CONTINUATION_CLASS;
 
     private volatile String mismatch = NAME + " was loaded before threadtime's premain (an agent before it "
             + "started a virtual thread or retransformed VirtualThread): put -javaagent:threadtime.jar first";

@@ -7,7 +7,6 @@ import io.threadtime.VirtualThreadCpu.Mode;
 import io.threadtime.agent.AgentLog;
 import io.threadtime.agent.AgentOptions;
 import io.threadtime.agent.HookClassPath;
-import io.threadtime.agent.vthreads.hooks.HookConfig;
 import io.threadtime.agent.vthreads.hooks.VirtualThreadHooks;
 import java.lang.instrument.Instrumentation;
 import java.lang.invoke.MethodHandle;
@@ -51,7 +50,7 @@ public final class VirtualThreadSetup {
             return;
         }
         try {
-            if (Class.forName(HookConfig.class.getName(), false, null) != HookConfig.class) {
+            if (Class.forName(VirtualThreadHooks.class.getName(), false, null) != VirtualThreadHooks.class) {
                 AgentLog.warn("the VirtualThread hooks were already loaded from the class path; they stay out");
                 return;
             }
@@ -84,8 +83,8 @@ public final class VirtualThreadSetup {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             if (o.runsLog()) {
                 MethodType mark = MethodType.methodType(void.class, long.class);
-                HookConfig.names(AgentAccess.mountedNames());
-                HookConfig.markers(AgentAccess.backend("eventMount", mark),
+                VirtualThreadHooks.names(AgentAccess.mountedNames());
+                VirtualThreadHooks.markers(AgentAccess.backend("eventMount", mark),
                         AgentAccess.backend("eventUnmount", mark));
             }
             Object warmUp = null; // a continuation for the warm-up, when the accounts are in them
@@ -105,7 +104,7 @@ public final class VirtualThreadSetup {
                     }
                 }
             }
-            Class.forName(VirtualThreadHooks.class.getName(), true, null); // its constants, before any hook runs
+            VirtualThreadHooks.settle(); // its constants, before any hook runs
             // Nothing may be loaded, initialized or linked for the first time
             // inside a hook: a carrier runs them in the middle of a mount, and
             // with HotSpot's transition path on, a class being initialized by a
@@ -145,7 +144,7 @@ public final class VirtualThreadSetup {
      * mode's name and whether it charges, which the hook classes cannot ask
      * the mode itself (they cannot see its type). */
     private static void report(Mode mode) {
-        HookConfig.mode(mode.name(), mode.charging());
+        VirtualThreadHooks.mode(mode.name(), mode.charging());
     }
 
     /**
@@ -164,12 +163,12 @@ public final class VirtualThreadSetup {
         String why;
         Object warmUp = null;
         try {
-            Class<?> cont = Class.forName(HookConfig.CONTINUATION_CLASS, false, null);
+            Class<?> cont = Class.forName(VirtualThreadHooks.CONTINUATION_CLASS, false, null);
             why = fields.mismatch();
             if (why == null) {
                 warmUp = instance(cont);
                 openJavaLang(inst);
-                why = HookConfig.useFields();
+                why = VirtualThreadHooks.useFields();
             }
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             Throwable cause = e;
@@ -194,7 +193,7 @@ public final class VirtualThreadSetup {
      * for their handles on {@code VirtualThread}'s and its continuation's fields. */
     private static void openJavaLang(Instrumentation inst) {
         inst.redefineModule(Object.class.getModule(), Set.of(), Map.of(),
-                Map.of("java.lang", Set.of(HookConfig.class.getModule())), Set.of(), Map.of());
+                Map.of("java.lang", Set.of(VirtualThreadHooks.class.getModule())), Set.of(), Map.of());
     }
 
     /**
@@ -253,7 +252,7 @@ public final class VirtualThreadSetup {
         }
         MethodHandle current = lookup.findStatic(VirtualThreadCpu.class, "currentThreadCpuTime",
                 MethodType.methodType(long.class));
-        HookConfig.install(clock, carrierClock, current, clockName, nsPerTick, wall, wallNsPerTick);
+        VirtualThreadHooks.install(clock, carrierClock, current, clockName, nsPerTick, wall, wallNsPerTick);
     }
 
     /** The transformer in, VirtualThread retransformed, the mode reported. */

@@ -24,7 +24,7 @@ import java.lang.invoke.VarHandle;
  * parked (unmounted and not runnable). A wait or a park is booked when it
  * ends, at the mount (a pinned park when it returns), so a reader sees the
  * ones that have ended. Used only when
- * {@link HookConfig#fields} is set: the agent opens {@code java.lang} to this
+ * {@code VirtualThreadHooks.fields} is set: the agent opens {@code java.lang} to this
  * module first, which these handles need. {@link #self} and {@link #other}
  * read the figures ({@code io.threadtime.VirtualThreadCpu} reads through them when
  * the accounts are here).
@@ -39,21 +39,21 @@ public final class ContinuationAccounts {
         try {
             MethodHandles.Lookup here = MethodHandles.lookup();
             Class<?> vthread = Class.forName("java.lang.VirtualThread", false, null);
-            Class<?> cont = Class.forName(HookConfig.CONTINUATION_CLASS, false, null);
+            Class<?> cont = Class.forName(VirtualThreadHooks.CONTINUATION_CLASS, false, null);
             Class<?> base = Class.forName("jdk.internal.vm.Continuation", false, null);
             VIRTUAL_THREAD = vthread;
             CONT = MethodHandles.privateLookupIn(vthread, here).findVarHandle(vthread, "cont", base);
             MethodHandles.Lookup l = MethodHandles.privateLookupIn(cont, here);
-            TOTAL = l.findVarHandle(cont, HookConfig.TOTAL_FIELD, long.class);
-            MARK = l.findVarHandle(cont, HookConfig.MARK_FIELD, long.class);
-            CARRIER = l.findVarHandle(cont, HookConfig.CARRIER_FIELD, long.class);
-            SEQ = l.findVarHandle(cont, HookConfig.SEQ_FIELD, long.class);
-            READY = l.findVarHandle(cont, HookConfig.READY_FIELD, long.class);
-            SINCE = l.findVarHandle(cont, HookConfig.SINCE_FIELD, long.class);
-            WAIT = l.findVarHandle(cont, HookConfig.WAIT_FIELD, long.class);
-            PINNED = l.findVarHandle(cont, HookConfig.PINNED_FIELD, long.class);
-            PARKED = l.findVarHandle(cont, HookConfig.PARKED_FIELD, long.class);
-            MOUNTED = l.findVarHandle(cont, HookConfig.MOUNTED_FIELD, long.class);
+            TOTAL = l.findVarHandle(cont, VirtualThreadHooks.TOTAL_FIELD, long.class);
+            MARK = l.findVarHandle(cont, VirtualThreadHooks.MARK_FIELD, long.class);
+            CARRIER = l.findVarHandle(cont, VirtualThreadHooks.CARRIER_FIELD, long.class);
+            SEQ = l.findVarHandle(cont, VirtualThreadHooks.SEQ_FIELD, long.class);
+            READY = l.findVarHandle(cont, VirtualThreadHooks.READY_FIELD, long.class);
+            SINCE = l.findVarHandle(cont, VirtualThreadHooks.SINCE_FIELD, long.class);
+            WAIT = l.findVarHandle(cont, VirtualThreadHooks.WAIT_FIELD, long.class);
+            PINNED = l.findVarHandle(cont, VirtualThreadHooks.PINNED_FIELD, long.class);
+            PARKED = l.findVarHandle(cont, VirtualThreadHooks.PARKED_FIELD, long.class);
+            MOUNTED = l.findVarHandle(cont, VirtualThreadHooks.MOUNTED_FIELD, long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

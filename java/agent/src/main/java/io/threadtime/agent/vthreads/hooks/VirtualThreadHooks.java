@@ -20,35 +20,151 @@ import java.util.concurrent.atomic.AtomicLong;
  * calls {@link #ready}, the start and the returns of
  * {@code parkOnCarrierThread} (a park while pinned) {@link #pinned} and
  * {@link #unpinned}; mount and unmount stamp too, and a yield is marked
- * runnable at its unmount, so its resubmission reads no clock (in exact mode
- * its unmount reads none either: {@code ContinuationAccounts.yieldedAt}). When the event log's markers are on,
- * mount and unmount also write one into the carrier's ring (one counter read
- * each), so that a trace gives every stretch to its virtual thread. A hook
- * never throws: a failure is
- * counted ({@link #failures()}), reported once on stderr, and the thread's
- * figure misses at most that stretch.
+ * runnable at its unmount, so its resubmission reads no clock (in exact
+ * mode its unmount reads none either: {@code ContinuationAccounts.yieldedAt}).
+ * When the event log's markers are on, mount and unmount also write one into
+ * the carrier's ring (one counter read each), so that a trace gives every
+ * stretch to its virtual thread. A hook never throws: a failure is counted
+ * ({@link #failures()}), reported once on stderr, and the thread's figure
+ * misses at most that stretch.
  * <p>
  * A thread's account is ten fields of its continuation, which the hooks
  * are handed ({@link ContinuationAccounts}); where the agent could not add
  * those, an entry in a table keyed by thread id ({@link TableAccounts}).
  * Which one is fixed before the hooks go in; each of the two classes writes
  * and reads its own accounts, with the clock held here.
+ * <p>
+ * The agent hands this class its settings (the clocks, where the accounts
+ * are, the markers, the mode) before the hooks go in; the hooks read them as
+ * constants of a nested class made from them at the agent's warm-up
+ * ({@link #settle}). Any class loader's copy of the API reads the mode here.
  */
 public final class VirtualThreadHooks {
-    private static final MethodHandle CLOCK = HookConfig.clock;
-    private static final MethodHandle CARRIER_CLOCK = HookConfig.carrierClock;
-    private static final MethodHandle CURRENT = HookConfig.current;
-    private static final double NS_PER_TICK = HookConfig.nsPerTick;
-    /** The wall clock of the waits where it is not {@link #CLOCK} (exact mode). */
-    private static final MethodHandle WALL = HookConfig.wall;
-    private static final double WALL_NS_PER_TICK = HookConfig.wallNsPerTick;
-    private static final double WALL_TICKS_PER_NS = 1 / WALL_NS_PER_TICK;
-    private static final boolean ACCOUNT = HookConfig.account;
-    private static final boolean FIELDS = HookConfig.fields;
-    private static final MethodHandle MOUNT_MARK = HookConfig.mountMark;
-    private static final MethodHandle UNMOUNT_MARK = HookConfig.unmountMark;
-    private static final MethodHandle MOUNT_NAME = HookConfig.mountName;
-    private static final boolean MARK = MOUNT_MARK != null;
+    /** The class whose instances get the account fields: one per virtual thread. */
+    public static final String CONTINUATION_CLASS = "java.lang.VirtualThread$VThreadContinuation";
+    /** The account fields' names, as {@code io.threadtime.agent.vthreads.ContinuationFields} adds them:
+     * the CPU account, then where the time off a CPU went (see {@link ContinuationAccounts}). */
+    public static final String TOTAL_FIELD = "threadtime$total", MARK_FIELD = "threadtime$mark",
+            CARRIER_FIELD = "threadtime$carrier", SEQ_FIELD = "threadtime$seq", READY_FIELD = "threadtime$ready",
+            SINCE_FIELD = "threadtime$since", WAIT_FIELD = "threadtime$wait", PINNED_FIELD = "threadtime$pinned",
+            PARKED_FIELD = "threadtime$parked", MOUNTED_FIELD = "threadtime$mounted";
+
+    static MethodHandle clock;        // ()J, the clock stretches are measured with
+    static MethodHandle carrierClock; // (J)J, that clock read for a carrier by thread id
+    static MethodHandle current;      // ()J, the threadtime API's current-thread CPU time
+    static String clockName = "none";
+    static double nsPerTick = 1;      // the clock's unit, in ns
+    static MethodHandle wall;         // ()J, the wall clock of the waits; null: the clock above is one (mounted mode)
+    static double wallNsPerTick = 1;  // its unit, in ns
+    static boolean account;           // whether the hooks charge (install() was called)
+    static boolean fields;            // accounts in the continuations (ContinuationAccounts), not the table
+    static MethodHandle mountMark;    // (J)V, tt_event_mount, or null: no markers
+    static MethodHandle unmountMark;  // (J)V, tt_event_unmount
+    static MethodHandle mountName;    // (Thread, Thread)V: names a virtual thread and its carrier, once
+    // What the hooks do: set by the agent before they go in, read by any
+    // class loader's copy of the API (io.threadtime.JavaagentAccounts).
+    private static volatile String mode;        // a VirtualThreadCpu.Mode constant's name; null: not set up
+    private static volatile boolean charging;   // whether that mode charges (Mode.charging())
+
+    /** Called once by the agent, before the hooks are put in. */
+    public static void install(MethodHandle clock, MethodHandle carrierClock, MethodHandle current, String clockName,
+            double nsPerTick, MethodHandle wall, double wallNsPerTick) {
+        VirtualThreadHooks.nsPerTick = nsPerTick;
+        VirtualThreadHooks.wall = wall;
+        VirtualThreadHooks.wallNsPerTick = wall == null ? nsPerTick : wallNsPerTick;
+        VirtualThreadHooks.clock = clock;
+        VirtualThreadHooks.carrierClock = carrierClock;
+        VirtualThreadHooks.current = current;
+        VirtualThreadHooks.clockName = clockName;
+        VirtualThreadHooks.account = true;
+    }
+
+    /**
+     * Called by the agent before the hooks are put in, once it has added the
+     * account fields to the virtual threads' continuation class and opened
+     * {@code java.lang} to this module: the hooks keep the accounts there.
+     * Null then; else why the fields cannot be reached, and the table is used.
+     */
+    public static String useFields() {
+        try {
+            Class.forName(ContinuationAccounts.class.getName(), true, null);
+        } catch (ClassNotFoundException | LinkageError e) {
+            Throwable cause = e instanceof ExceptionInInitializerError && e.getCause() != null ? e.getCause() : e;
+            return "its fields could not be reached: " + cause;
+        }
+        fields = true;
+        return null;
+    }
+
+    /**
+     * Called by the agent before the hooks are put in when the event log is
+     * to get a marker into the carrier's ring at every mount and unmount,
+     * carrying the virtual thread's id.
+     */
+    public static void markers(MethodHandle mount, MethodHandle unmount) {
+        VirtualThreadHooks.mountMark = mount;
+        VirtualThreadHooks.unmountMark = unmount;
+    }
+
+    /**
+     * Called by the agent with {@link #markers}: what the mount hook calls
+     * after the marker with the virtual thread and its carrier, so that the
+     * trace names both (once each: the handle's own business).
+     */
+    public static void names(MethodHandle mountName) {
+        VirtualThreadHooks.mountName = mountName;
+    }
+
+    /** Set by the agent once it knows whether the hooks are in: the name of
+     * the {@code io.threadtime.VirtualThreadCpu.Mode} they are in, and
+     * whether that mode charges. This class, on the boot class path, cannot
+     * see that type: the agent hands both over. */
+    public static void mode(String name, boolean charges) {
+        charging = charges;
+        mode = name;
+    }
+
+    /** The mode's name; null until the agent has set the hooks up. */
+    public static String mode() {
+        return mode;
+    }
+
+    /** Whether the hooks keep the accounts in the threads' continuations
+     * ({@link ContinuationAccounts}), not in the table ({@link TableAccounts}). */
+    public static boolean accountsInThreads() {
+        return fields;
+    }
+
+    /** The clock's name: "thread-cpu-fast (rseq+tsc)", "thread-cpu (syscall: why)", "tsc", "monotonic",
+     * or "none". */
+    public static String clockName() {
+        return charging ? clockName : "none";
+    }
+
+    /**
+     * What the hooks read, as constants (so that the JIT compiles the clock
+     * read into them): copied from the settings above when the first hook
+     * runs, which the agent makes sure is after it has set them (its warm-up).
+     */
+    private static final class Hot {
+        static final MethodHandle CLOCK = clock;
+        static final MethodHandle CARRIER_CLOCK = carrierClock;
+        static final MethodHandle CURRENT = current;
+        static final double NS_PER_TICK = nsPerTick;
+        /** The wall clock of the waits where it is not {@code CLOCK} (exact mode). */
+        static final MethodHandle WALL = wall;
+        static final double WALL_NS_PER_TICK = wallNsPerTick;
+        static final double WALL_TICKS_PER_NS = 1 / WALL_NS_PER_TICK;
+        static final boolean ACCOUNT = account;
+        static final boolean FIELDS = fields;
+        static final MethodHandle MOUNT_MARK = mountMark;
+        static final MethodHandle UNMOUNT_MARK = unmountMark;
+        static final MethodHandle MOUNT_NAME = mountName;
+        static final boolean MARK = MOUNT_MARK != null;
+
+        private Hot() {}
+    }
+
     private static final AtomicLong FAILURES = new AtomicLong();
     /** Made before any hook runs: a hook builds no string and links nothing. */
     private static final IllegalStateException CLOCK_FAILED =
@@ -59,26 +175,26 @@ public final class VirtualThreadHooks {
     /**
      * End of {@code mount()}: {@code vthread} is mounted on {@code carrier};
      * {@code cont} is its continuation, where its account is when
-     * {@link HookConfig#fields} is set.
+     * {@link #fields} is set.
      */
     public static void mount(Thread vthread, Thread carrier, Object cont) {
         try {
-            if (MARK) {
-                MOUNT_MARK.invokeExact(vthread.getId());
-                MOUNT_NAME.invokeExact(vthread, carrier);
+            if (Hot.MARK) {
+                Hot.MOUNT_MARK.invokeExact(vthread.getId());
+                Hot.MOUNT_NAME.invokeExact(vthread, carrier);
             }
-            if (!ACCOUNT) {
+            if (!Hot.ACCOUNT) {
                 return;
             }
             // The table's account is found (or made) before the clock is read,
             // so that a first mount's insertion is not charged to the thread.
             long id = vthread.getId();
-            int a = FIELDS ? 0 : TableAccounts.account(id);
-            long now = (long) CLOCK.invokeExact();
+            int a = Hot.FIELDS ? 0 : TableAccounts.account(id);
+            long now = (long) Hot.CLOCK.invokeExact();
             if (now < 0) {
                 failed(CLOCK_FAILED);
-            } else if (FIELDS) {
-                ContinuationAccounts.open(cont, now, carrier.getId(), WALL == null ? now : (long) WALL.invokeExact());
+            } else if (Hot.FIELDS) {
+                ContinuationAccounts.open(cont, now, carrier.getId(), Hot.WALL == null ? now : (long) Hot.WALL.invokeExact());
             } else {
                 TableAccounts.open(TableAccounts.chunk(id, a), TableAccounts.offset(a), now, carrier.getId());
             }
@@ -91,25 +207,25 @@ public final class VirtualThreadHooks {
      * carrier; its {@code state} is {@code yielding} in a Thread.yield(). */
     public static void unmount(Thread vthread, Object cont, int state, int yielding) {
         try {
-            if (MARK) {
-                UNMOUNT_MARK.invokeExact(vthread.getId());
+            if (Hot.MARK) {
+                Hot.UNMOUNT_MARK.invokeExact(vthread.getId());
             }
-            if (!ACCOUNT) {
+            if (!Hot.ACCOUNT) {
                 return;
             }
             // A failed read still closes the stretch, charging nothing for it:
             // left open, a reader would charge the carrier's later work to it.
-            long now = (long) CLOCK.invokeExact();
-            if (FIELDS) {
+            long now = (long) Hot.CLOCK.invokeExact();
+            if (Hot.FIELDS) {
                 // Mounted mode's clock is the wall clock; exact mode reads it
                 // for a park, and puts a yield's time together from the reads
                 // made (see ContinuationAccounts.yieldedAt): a yield then costs
                 // one wall-clock read, at the mount.
                 boolean yield = state == yielding;
-                long wall = WALL == null ? now
-                        : yield && now >= 0 ? ContinuationAccounts.yieldedAt(cont, now, WALL_TICKS_PER_NS) : -1;
-                if (wall < 0 && WALL != null) {
-                    wall = (long) WALL.invokeExact();
+                long wall = Hot.WALL == null ? now
+                        : yield && now >= 0 ? ContinuationAccounts.yieldedAt(cont, now, Hot.WALL_TICKS_PER_NS) : -1;
+                if (wall < 0 && Hot.WALL != null) {
+                    wall = (long) Hot.WALL.invokeExact();
                 }
                 ContinuationAccounts.close(cont, now, wall, yield);
             } else {
@@ -131,7 +247,7 @@ public final class VirtualThreadHooks {
      * to its scheduler starts: it is runnable from now, unless it already was. */
     public static void ready(Object cont) {
         try {
-            if (ACCOUNT && FIELDS && ContinuationAccounts.unready(cont)) {
+            if (Hot.ACCOUNT && Hot.FIELDS && ContinuationAccounts.unready(cont)) {
                 ContinuationAccounts.ready(cont, wall());
             }
         } catch (Throwable t) {
@@ -142,7 +258,7 @@ public final class VirtualThreadHooks {
     /** Start of {@code parkOnCarrierThread}: the mounted thread parks, holding its carrier. */
     public static void pinned(Object cont) {
         try {
-            if (ACCOUNT && FIELDS) {
+            if (Hot.ACCOUNT && Hot.FIELDS) {
                 ContinuationAccounts.pin(cont, wall());
             }
         } catch (Throwable t) {
@@ -153,7 +269,7 @@ public final class VirtualThreadHooks {
     /** A return from {@code parkOnCarrierThread}: that park has ended. */
     public static void unpinned(Object cont) {
         try {
-            if (ACCOUNT && FIELDS) {
+            if (Hot.ACCOUNT && Hot.FIELDS) {
                 ContinuationAccounts.unpin(cont, wall());
             }
         } catch (Throwable t) {
@@ -165,17 +281,17 @@ public final class VirtualThreadHooks {
      * counter (System.nanoTime() where it is not trusted), which mounted mode
      * reads anyway; never negative. */
     private static long wall() throws Throwable {
-        return WALL == null ? (long) CLOCK.invokeExact() : (long) WALL.invokeExact();
+        return Hot.WALL == null ? (long) Hot.CLOCK.invokeExact() : (long) Hot.WALL.invokeExact();
     }
 
     /** Start of {@code afterDone}: {@code vthread} has ended; readers answer -1 for it
      * from now on, and a table's account is recycled. */
     public static void end(Thread vthread, Object cont) {
         try {
-            if (!ACCOUNT) {
+            if (!Hot.ACCOUNT) {
                 return;
             }
-            if (FIELDS) {
+            if (Hot.FIELDS) {
                 ContinuationAccounts.end(cont);
             } else {
                 TableAccounts.release(vthread.getId());
@@ -183,6 +299,12 @@ public final class VirtualThreadHooks {
         } catch (Throwable t) {
             failed(t);
         }
+    }
+
+    /** Called by the agent once the settings are made, before any hook runs:
+     * makes the hooks' constants from them. */
+    public static void settle() throws ClassNotFoundException {
+        Class.forName(Hot.class.getName(), true, null);
     }
 
     /**
@@ -214,7 +336,7 @@ public final class VirtualThreadHooks {
      */
     public static long currentThreadCpuTime() {
         try {
-            return CURRENT == null ? -1 : (long) CURRENT.invokeExact();
+            return Hot.CURRENT == null ? -1 : (long) Hot.CURRENT.invokeExact();
         } catch (Throwable t) {
             return -1;
         }
@@ -223,7 +345,7 @@ public final class VirtualThreadHooks {
     /** The clock stretches are measured with, now, in its units; -1 if the read failed. */
     static long now() {
         try {
-            return (long) CLOCK.invokeExact();
+            return (long) Hot.CLOCK.invokeExact();
         } catch (Throwable t) {
             return -1;
         }
@@ -232,7 +354,7 @@ public final class VirtualThreadHooks {
     /** The clock of the carrier with thread id {@code carrier}; -1 if it failed. */
     static long carrierNow(long carrier) {
         try {
-            return (long) CARRIER_CLOCK.invokeExact(carrier);
+            return (long) Hot.CARRIER_CLOCK.invokeExact(carrier);
         } catch (Throwable t) {
             return -1;
         }
@@ -257,11 +379,11 @@ public final class VirtualThreadHooks {
 
     /** Wall clock units to ns. */
     static long wallNs(long units) {
-        return WALL_NS_PER_TICK == 1 ? units : (long) (units * WALL_NS_PER_TICK);
+        return Hot.WALL_NS_PER_TICK == 1 ? units : (long) (units * Hot.WALL_NS_PER_TICK);
     }
 
     /** Clock units to ns (the cycle counter's ticks; other clocks are in ns). */
     private static long ns(long units) {
-        return NS_PER_TICK == 1 ? units : (long) (units * NS_PER_TICK);
+        return Hot.NS_PER_TICK == 1 ? units : (long) (units * Hot.NS_PER_TICK);
     }
 }
