@@ -101,6 +101,17 @@ bench-otel: otel-bench-build
 	agent=$$($$java25 -cp $$cp io.threadtime.VirtualThreadCpu) && for t in virtual platform; do \
 		$$java25 -agentpath:$$agent=mode=exact --enable-native-access=ALL-UNNAMED -cp $$cp io.threadtime.otel.SpanCostBench 5 200000 $$t || exit 1; done
 
+# What a span's run-queue wait costs (docs/where-time-went.md): SpanCostBench on a
+# platform thread, JDK $(JDK_NEW), the processor with and without the wait beside one
+# pread of schedstat from Java, with the fast clock (the wait kept under its anchor)
+# and without it (THREADTIME_FAST_CLOCK=0: a pread at every read). SPAN_BENCH="rounds spans".
+SPAN_BENCH ?= 9 200000
+.PHONY: bench-otel-spans
+bench-otel-spans: otel-bench-build
+	@java25="$$($(JAVA_DIR)/jdks.sh home $(JDK_NEW))/bin/java"; cp=$(OTEL_BENCH_CP); \
+	for fast in 1 0; do THREADTIME_FAST_CLOCK=$$fast $$java25 --enable-native-access=ALL-UNNAMED -cp $$cp \
+		io.threadtime.otel.SpanCostBench $(SPAN_BENCH) platform || exit 1; done
+
 # The screenshot in docs/cpu-per-request.md: a trace from test-otel's JDK 25
 # run (the extension with the JVMTI agent), as an HTML page, in headless Chromium.
 OTEL_TRACE_RUN := $(OTEL_DIR)/target/service-runs/jdk$(JDK_NEW)/vthreads-jvmti.stderr

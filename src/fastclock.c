@@ -635,6 +635,12 @@ int64_t tt__fast_ns(uint64_t *anchor) { return fast_read(NULL, anchor, NULL); }
 
 int64_t tt__fast_ns_at(uint64_t counter, uint64_t *anchor) { return fast_read(&counter, anchor, NULL); }
 
+int tt__fast_known_off(void)
+{
+    return atomic_load_explicit(&g_decided, memory_order_acquire) == DECIDE_DONE
+           && !atomic_load_explicit(&g_on, memory_order_relaxed);
+}
+
 int64_t tt__fast_ns_run(uint64_t *run)
 {
     uint64_t anchor;

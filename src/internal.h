@@ -119,6 +119,10 @@ int64_t tt__fast_ns_at(uint64_t counter, uint64_t *anchor);
  * A figure that moves only while the thread is off its CPU (schedstat's
  * run_delay) read under one run holds for the whole run. */
 int64_t tt__fast_ns_run(uint64_t *run);
+/* 1 once the fast clock is decided and answers from no anchor (off, or
+ * unsupported): every read is then a real one, and a caller that wants
+ * only its run of anchors can skip it. 0 while undecided or on. */
+int tt__fast_known_off(void);
 /* The calling thread's consistent split with the fast clock's total at a
  * counter value the caller has just read (tt__fast_ns_at): the event log's
  * CPU records. The system share is proportioned by raw tick counts read

@@ -59,12 +59,11 @@ TT_API int tt_self_sched(tt_sched *out);
 /* The calling thread's run-queue wait alone (tt_sched's run_wait_ns), ns,
  * or -errno as tt_self_sched: for figures taken often, such as at a span's
  * start and end. The wait grows only while the thread is off its CPU, which
- * ends the fast clock's anchor (docs/fast-clock.md): a figure read under an
- * anchor is kept and answered again, with no system call, for as long as
- * that anchor lasts (at most TT_FAST_BOUND_NS of running). Otherwise one
- * pread of the descriptor tt_self_sched keeps, and no getrusage. Where the
- * fast clock reads from no anchor (turned off, or unsupported), every call
- * reads schedstat. */
+ * ends the fast clock's run of anchors (docs/fast-clock.md): a figure read
+ * under a run is kept and answered again, with no system call, for as long
+ * as the thread stays on its CPU. Otherwise one pread of the descriptor
+ * tt_self_sched keeps, and no getrusage. Where the fast clock reads from
+ * no anchor (turned off, or unsupported), every call is that pread. */
 TT_API int64_t tt_self_run_wait_ns(void);
 
 /* The same for thread tid of this process (0: the calling thread, read as

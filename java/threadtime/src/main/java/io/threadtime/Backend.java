@@ -143,8 +143,8 @@ interface Backend {
     @Calls("int tt_tid_sched(pid_t tid, tt_sched *out)")
     int tidSched(int tid, long[] out);
 
-    /** The calling thread's run-queue wait alone: a figure kept under the fast
-     *  clock's anchor, else one pread. Critical: short, and never blocks (a
+    /** The calling thread's run-queue wait alone: a figure kept while the
+     *  thread stays on its CPU (the fast clock's run of anchors), else one pread. Critical: short, and never blocks (a
      *  thread's first call also opens its schedstat file, ~40 us once). */
     @Calls(value = "int64_t tt_self_run_wait_ns(void)", ffm = Ffm.CRITICAL)
     long selfRunWait();

@@ -259,9 +259,10 @@ public final class ThreadTime {
      * The calling platform thread's run-queue wait so far, ns
      * ({@link Sched#runWaitNanos()} alone); -1 on a virtual thread. Made to
      * be read often, at a span's start and end: the wait grows only while
-     * the thread is off its CPU, which ends the fast clock's anchor, so a
-     * figure read under an anchor is answered again with no system call
-     * while that anchor lasts; otherwise one {@code pread} and no
+     * the thread is off its CPU, which ends the fast clock's run of
+     * anchors, so a figure read under a run is answered again with no
+     * system call while the thread stays on its CPU; otherwise one
+     * {@code pread} and no
      * {@code getrusage} (docs/where-time-went.md has the costs).
      *
      * @throws ThreadTimeException where the kernel keeps no schedstat (ENOTSUP)

@@ -3,6 +3,7 @@ package io.threadtime.otel;
 import io.threadtime.CpuTimes;
 import io.threadtime.ThreadTime;
 import io.threadtime.VirtualThreadCpu;
+import io.threadtime.VirtualThreadTimes;
 
 /**
  * The calling thread's CPU time, as a span or an observation needs it: a
@@ -89,34 +90,44 @@ public final class CpuClock {
     /** The calling thread's CPU time now; never throws (a failure reads as
      * no figure, said once in the log). */
     public static Mark mark() {
-        return mark(-1);
-    }
-
-    /** The CPU mark, carrying a run-queue wait read before it (-1: none). */
-    private static Mark mark(long wait) {
         Thread self = Thread.currentThread();
-        if (!ThreadTime.isVirtual(self)) {
-            if (platformFailure == null) {
-                try {
-                    CpuTimes t = ThreadTime.currentThreadTimes();
-                    return new Mark(self, false, t.userNanos(), t.systemNanos(), t.totalNanos(), wait);
-                } catch (RuntimeException | LinkageError e) {
-                    failed(e);
-                }
-            }
-            return new Mark(self, false, -1, -1, -1, wait);
-        }
-        return new Mark(self, true, -1, -1, virtualNanos(), -1);
+        return ThreadTime.isVirtual(self) ? new Mark(self, true, -1, -1, virtualNanos(), -1, -1, -1)
+                : platformMark(self, -1);
     }
 
     /**
-     * As {@link #mark()}, with a platform thread's run-queue wait too
-     * ({@link ThreadTime#currentThreadRunWait()}), read before the CPU clock;
-     * {@link Mark#elapsed()} then reads it after. A virtual thread has no
-     * wait of its own here (-1).
+     * As {@link #mark()}, with where the thread's time off a CPU went too:
+     * a platform thread's run-queue wait
+     * ({@link ThreadTime#currentThreadRunWait()}), read before the CPU clock
+     * here and after it in {@link Mark#elapsed()}; a virtual thread's time
+     * waiting for a carrier and pinned, where its accounting keeps them
+     * ({@link VirtualThreadCpu#currentThreadTimes()}: the {@code -javaagent}).
      */
-    public static Mark markWithRunWait() {
-        return mark(ThreadTime.isVirtual(Thread.currentThread()) ? -1 : runWait());
+    public static Mark markWithWaits() {
+        Thread self = Thread.currentThread();
+        return ThreadTime.isVirtual(self) ? virtualMark(self) : platformMark(self, runWait());
+    }
+
+    /** A platform thread's CPU split, with a run-queue wait read before it (-1: none). */
+    private static Mark platformMark(Thread self, long wait) {
+        if (platformFailure == null) {
+            try {
+                CpuTimes t = ThreadTime.currentThreadTimes();
+                return new Mark(self, false, t.userNanos(), t.systemNanos(), t.totalNanos(), wait, -1, -1);
+            } catch (RuntimeException | LinkageError e) {
+                failed(e);
+            }
+        }
+        return new Mark(self, false, -1, -1, -1, wait, -1, -1);
+    }
+
+    /** A virtual thread's CPU figure with its carrier wait and pinned time (-1 where not kept). */
+    private static Mark virtualMark(Thread self) {
+        if (SOURCE == VirtualSource.NONE) {
+            return new Mark(self, true, -1, -1, -1, -1, -1, -1);
+        }
+        VirtualThreadTimes t = VirtualThreadCpu.currentThreadTimes();
+        return new Mark(self, true, -1, -1, t.cpuNanos(), -1, t.carrierWaitNanos(), t.pinnedNanos());
     }
 
     /** Set once a run-queue wait read failed (a kernel without schedstat): no read is tried again. */
@@ -175,14 +186,20 @@ public final class CpuClock {
         final long total;
         /** The run-queue wait, ns; -1 where not read or unknown. */
         final long wait;
+        /** A virtual thread's time waiting for a carrier and pinned, ns; -1 where not read or unknown. */
+        final long carrierWait;
+        final long pinned;
 
-        Mark(Thread thread, boolean virtual, long user, long system, long total, long wait) {
+        Mark(Thread thread, boolean virtual, long user, long system, long total, long wait, long carrierWait,
+                long pinned) {
             this.thread = thread;
             this.virtual = virtual;
             this.user = user;
             this.system = system;
             this.total = total;
             this.wait = wait;
+            this.carrierWait = carrierWait;
+            this.pinned = pinned;
         }
 
         /** Whether the calling thread is the one that took this mark. */
@@ -203,22 +220,28 @@ public final class CpuClock {
         /**
          * CPU time the calling thread spent since this mark, as a mark of
          * differences; null if the caller is not the thread that took this
-         * mark or either reading has no figure. The run-queue wait is read
-         * again (after the CPU clock) when this mark has one.
+         * mark or either reading has no figure. The waits are read again
+         * (a run-queue wait after the CPU clock) where this mark has them.
          */
         public Mark elapsed() {
             if (Thread.currentThread() != thread || total < 0) {
                 return null;
             }
-            Mark now = mark();
+            if (virtual) {
+                Mark now = carrierWait >= 0 || pinned >= 0 ? virtualMark(thread) : mark();
+                return now.total < 0 ? null : new Mark(thread, true, -1, -1, now.total - total, -1,
+                        diff(now.carrierWait, carrierWait), diff(now.pinned, pinned));
+            }
+            Mark now = platformMark(thread, -1);
             if (now.total < 0) {
                 return null;
             }
-            long waitNow = wait >= 0 ? runWait() : -1;
-            long waited = waitNow >= 0 ? waitNow - wait : -1;
-            return virtual
-                    ? new Mark(thread, true, -1, -1, now.total - total, -1)
-                    : new Mark(thread, false, now.user - user, now.system - system, now.total - total, waited);
+            long waited = wait >= 0 ? diff(runWait(), wait) : -1;
+            return new Mark(thread, false, now.user - user, now.system - system, now.total - total, waited, -1, -1);
+        }
+
+        private static long diff(long now, long then) {
+            return now < 0 || then < 0 ? -1 : now - then;
         }
 
         /** Total ns (a difference when this is an {@link #elapsed()} result). */
@@ -240,6 +263,16 @@ public final class CpuClock {
          *  -1 where it was not read ({@link #mark()}), on a virtual thread, or unknown. */
         public long runWaitNanos() {
             return wait;
+        }
+
+        /** A virtual thread's time waiting for a carrier, ns (as {@link #runWaitNanos()}); -1 where not known. */
+        public long carrierWaitNanos() {
+            return carrierWait;
+        }
+
+        /** A virtual thread's time pinned (parked holding its carrier), ns; -1 where not known. */
+        public long pinnedNanos() {
+            return pinned;
         }
     }
 }

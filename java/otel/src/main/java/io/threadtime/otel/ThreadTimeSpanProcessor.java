@@ -25,6 +25,11 @@ import java.util.concurrent.atomic.LongAdder;
  *     host, or the cgroup's CPU quota), from the kernel's schedstat
  *     ({@link io.threadtime.ThreadTime#currentThreadRunWait()}); absent on
  *     a virtual thread and where the kernel keeps no schedstat;</li>
+ * <li>{@value #CARRIER_WAIT}, {@value #PINNED} (long, ns): on a virtual
+ *     thread, its time runnable but waiting for a carrier, and its time
+ *     parked while holding its carrier (pinned), over the span
+ *     ({@link io.threadtime.VirtualThreadTimes}); where its accounting keeps
+ *     them (the {@code -javaagent}'s hooks), absent otherwise;</li>
  * <li>{@value #MOUNTED} (long, ns) instead of {@value #TOTAL} on a virtual
  *     thread when the accounting runs in {@code mode=mounted}: time mounted
  *     on a carrier, which is not CPU time.</li>
@@ -37,7 +42,7 @@ import java.util.concurrent.atomic.LongAdder;
  * Cost per span: two CPU-clock reads (a platform thread: one
  * {@code getrusage()} each; a virtual thread: one account read each), on a
  * platform thread two run-queue wait reads (each a figure kept under the
- * fast clock's anchor, or one {@code pread} of schedstat when the thread was
+ * fast clock's run of anchors, or one {@code pread} of schedstat when the thread was
  * switched out since), and a few stores into a small per-thread stack of
  * open spans. The attributes are
  * set in {@code onEnding}, the moment before the span becomes read-only, on
@@ -49,12 +54,16 @@ public final class ThreadTimeSpanProcessor implements ExtendedSpanProcessor {
     public static final String SYSTEM = "threadtime.cpu.system_ns";
     public static final String MOUNTED = "threadtime.vthread.mounted_ns";
     public static final String RUN_WAIT = "threadtime.sched.run_wait_ns";
+    public static final String CARRIER_WAIT = "threadtime.vthread.carrier_wait_ns";
+    public static final String PINNED = "threadtime.vthread.pinned_ns";
 
     static final AttributeKey<Long> TOTAL_KEY = AttributeKey.longKey(TOTAL);
     static final AttributeKey<Long> USER_KEY = AttributeKey.longKey(USER);
     static final AttributeKey<Long> SYSTEM_KEY = AttributeKey.longKey(SYSTEM);
     static final AttributeKey<Long> MOUNTED_KEY = AttributeKey.longKey(MOUNTED);
     static final AttributeKey<Long> RUN_WAIT_KEY = AttributeKey.longKey(RUN_WAIT);
+    static final AttributeKey<Long> CARRIER_WAIT_KEY = AttributeKey.longKey(CARRIER_WAIT);
+    static final AttributeKey<Long> PINNED_KEY = AttributeKey.longKey(PINNED);
 
     /** Why a span got no CPU attribute. */
     public enum Reason {
@@ -77,7 +86,11 @@ public final class ThreadTimeSpanProcessor implements ExtendedSpanProcessor {
     private final LongAdder[] unmeasured = new LongAdder[Reason.values().length];
     private final LongAdder virtualNanos = new LongAdder();
 
-    private ThreadTimeSpanProcessor() {
+    /** Whether spans get where their thread's time off a CPU went (the run-queue wait, a carrier's). */
+    private final boolean waits;
+
+    private ThreadTimeSpanProcessor(boolean waits) {
+        this.waits = waits;
         for (int i = 0; i < unmeasured.length; i++) {
             unmeasured[i] = new LongAdder();
         }
@@ -92,16 +105,25 @@ public final class ThreadTimeSpanProcessor implements ExtendedSpanProcessor {
      * "io.threadtime.otel", level INFO).
      */
     public static ThreadTimeSpanProcessor create() {
+        return create(true);
+    }
+
+    /**
+     * As {@link #create()}; {@code waits} false leaves out
+     * {@value #RUN_WAIT}, {@value #CARRIER_WAIT} and {@value #PINNED}, and
+     * their reads.
+     */
+    public static ThreadTimeSpanProcessor create(boolean waits) {
         String limitation = CpuClock.limitation();
         if (limitation != null && REPORTED.compareAndSet(false, true)) {
             System.getLogger("io.threadtime.otel").log(System.Logger.Level.INFO, "threadtime-otel: " + limitation);
         }
-        return createQuietly();
+        return new ThreadTimeSpanProcessor(waits);
     }
 
     /** As {@link #create()}, leaving it to the caller to report {@link CpuClock#limitation()}. */
     static ThreadTimeSpanProcessor createQuietly() {
-        return new ThreadTimeSpanProcessor();
+        return new ThreadTimeSpanProcessor(true);
     }
 
     /** Spans that got no CPU attribute for this reason, since creation. */
@@ -121,7 +143,7 @@ public final class ThreadTimeSpanProcessor implements ExtendedSpanProcessor {
 
     @Override
     public void onStart(Context parentContext, ReadWriteSpan span) {
-        if (!open.get().push(span, CpuClock.markWithRunWait())) {
+        if (!open.get().push(span, waits ? CpuClock.markWithWaits() : CpuClock.mark())) {
             unmeasured[Reason.TOO_MANY_OPEN.ordinal()].increment();
         }
     }
@@ -151,12 +173,20 @@ public final class ThreadTimeSpanProcessor implements ExtendedSpanProcessor {
             if (spent.wait >= 0) {
                 span.setAttribute(RUN_WAIT_KEY, spent.wait);
             }
-        } else if (CpuClock.virtualIsMountedTime()) {
-            span.setAttribute(MOUNTED_KEY, spent.total);
         } else {
-            span.setAttribute(TOTAL_KEY, spent.total);
-            if (spans.isEmpty()) {
-                virtualNanos.add(spent.total);
+            if (CpuClock.virtualIsMountedTime()) {
+                span.setAttribute(MOUNTED_KEY, spent.total);
+            } else {
+                span.setAttribute(TOTAL_KEY, spent.total);
+                if (spans.isEmpty()) {
+                    virtualNanos.add(spent.total);
+                }
+            }
+            if (spent.carrierWait >= 0) {
+                span.setAttribute(CARRIER_WAIT_KEY, spent.carrierWait);
+            }
+            if (spent.pinned >= 0) {
+                span.setAttribute(PINNED_KEY, spent.pinned);
             }
         }
     }

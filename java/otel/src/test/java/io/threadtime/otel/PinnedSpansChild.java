@@ -22,12 +22,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class PinnedSpansChild {
     private PinnedSpansChild() {}
 
+    /** A provider with the span processor, exporting to spans as each span ends. */
+    static SdkTracerProvider provider(InMemorySpanExporter spans) {
+        return SdkTracerProvider.builder().addSpanProcessor(ThreadTimeSpanProcessor.create())
+                .addSpanProcessor(SimpleSpanProcessor.create(spans)).build();
+    }
+
     public static void main(String[] args) throws Exception {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         InMemorySpanExporter spans = InMemorySpanExporter.create();
-        try (SdkTracerProvider provider = SdkTracerProvider.builder()
-                .addSpanProcessor(ThreadTimeSpanProcessor.create())
-                .addSpanProcessor(SimpleSpanProcessor.create(spans)).build()) {
+        try (SdkTracerProvider provider = PinnedSpansChild.provider(spans)) {
             Tracer tracer = provider.get("pinned");
             CyclicBarrier go = new CyclicBarrier(2);
             AtomicInteger finished = new AtomicInteger();

@@ -85,6 +85,62 @@ class RunWaitTest {
         List<String> cmd = KernelFiles.onOneCpu(List.of(ProcessHandle.current().info().command().orElseThrow(),
                 "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
                 PinnedSpansChild.class.getName()));
+        String text = runChild(cmd);
+        String[] lines = text.trim().split("\n");
+        String[] first = lines[lines.length - 2].split(" "), second = lines[lines.length - 1].split(" ");
+        System.out.println("twoSpansOnOneCpuWaitForEachOther: cpu, span wait: first " + lines[lines.length - 2]
+                + "; second " + lines[lines.length - 1]);
+        assertTrue(Long.parseLong(second[1]) * 10 >= Long.parseLong(first[0]) * 9, text);
+    }
+
+    @Test
+    void aVirtualThreadsSpanHasNoRunWaitOfItsOwn() throws Exception {
+        assumeTrue(Runtime.version().feature() >= 21, "virtual threads need JDK 21");
+        Thread v = (Thread) Thread.class.getMethod("startVirtualThread", Runnable.class).invoke(null,
+                (Runnable) () -> sdk.getTracer("t").spanBuilder("virtual").startSpan().end());
+        v.join();
+        SpanData s = spans.getFinishedSpanItems().get(0);
+        assertNull(s.getAttributes().get(ThreadTimeSpanProcessor.RUN_WAIT_KEY), s.getAttributes().toString());
+    }
+
+    /**
+     * Under the {@code -javaagent} with one carrier (a child JVM), two
+     * always-runnable virtual threads released together: while the carrier
+     * runs one, the other waits for it, so their spans' carrier waits add up
+     * to at least 90 % of the carrier's CPU (the JDK bean) from the release
+     * to the first one's end. A 100 ms sleep inside {@code synchronized} is
+     * pinned on JDK 21 (at least 90 % of the sleep, at most the sleep as
+     * System.nanoTime() measured it) and not at all on JDK 24+, where it
+     * unmounts.
+     */
+    @Test
+    void virtualThreadSpansCarryTheirCarrierWaitAndPinnedTime() throws Exception {
+        assumeTrue(Runtime.version().feature() >= 21, "virtual threads need JDK 21");
+        Path jar = Path.of(io.threadtime.agent.ThreadTimeAgent.class.getProtectionDomain().getCodeSource().getLocation()
+                .toURI());
+        String text = runChild(List.of(ProcessHandle.current().info().command().orElseThrow(),
+                "-javaagent:" + jar + "=mode=exact", "-Djdk.virtualThreadScheduler.parallelism=1",
+                "-Djdk.virtualThreadScheduler.maxPoolSize=1", "--enable-native-access=ALL-UNNAMED", "-cp",
+                System.getProperty("java.class.path"), VirtualSpansChild.class.getName()));
+        System.out.println("virtualThreadSpansCarryTheirCarrierWaitAndPinnedTime: " + text);
+        String[] carrier = line(text, "carrier "), pinned = line(text, "pinned ");
+        long cpu = Long.parseLong(carrier[1]), w0 = Long.parseLong(carrier[2]), w1 = Long.parseLong(carrier[3]);
+        assertTrue(w0 >= 0 && w1 >= 0 && (w0 + w1) * 10 >= cpu * 9, text);
+        long p = Long.parseLong(pinned[1]), slept = Long.parseLong(pinned[2]);
+        if (Runtime.version().feature() == 21) {
+            assertTrue(p * 10 >= 100_000_000L * 9 && p <= slept + 1_000_000, text);
+        } else {
+            assertEquals(0, p, text);
+        }
+    }
+
+    private static String[] line(String text, String start) {
+        return text.lines().filter(l -> l.startsWith(start)).findFirst().orElseThrow(() -> new AssertionError(text))
+                .split(" ");
+    }
+
+    /** A child process's output (stdout and stderr) once it ended with status 0. */
+    private static String runChild(List<String> cmd) throws Exception {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         Thread drain = new Thread(() -> {
@@ -101,21 +157,7 @@ class RunWaitTest {
         drain.join(30_000);
         String text = out.toString(StandardCharsets.UTF_8);
         assertEquals(0, p.exitValue(), text);
-        String[] lines = text.trim().split("\n");
-        String[] first = lines[lines.length - 2].split(" "), second = lines[lines.length - 1].split(" ");
-        System.out.println("twoSpansOnOneCpuWaitForEachOther: cpu, span wait: first " + lines[lines.length - 2]
-                + "; second " + lines[lines.length - 1]);
-        assertTrue(Long.parseLong(second[1]) * 10 >= Long.parseLong(first[0]) * 9, text);
-    }
-
-    @Test
-    void aVirtualThreadsSpanHasNoRunWaitOfItsOwn() throws Exception {
-        assumeTrue(Runtime.version().feature() >= 21, "virtual threads need JDK 21");
-        Thread v = (Thread) Thread.class.getMethod("startVirtualThread", Runnable.class).invoke(null,
-                (Runnable) () -> sdk.getTracer("t").spanBuilder("virtual").startSpan().end());
-        v.join();
-        SpanData s = spans.getFinishedSpanItems().get(0);
-        assertNull(s.getAttributes().get(ThreadTimeSpanProcessor.RUN_WAIT_KEY), s.getAttributes().toString());
+        return text;
     }
 
     @Test
