@@ -583,12 +583,14 @@ static int self_split_now(tt_times *out)
     return tt_getrusage_thread(out);
 }
 
-/* The calling thread's switch counts alone (its wait for a CPU unknown):
- * one getrusage, for a thread too short to pay a read of its /proc. */
-static int own_switches(tt_sched *s)
+/* self_split_now with the switch counts of its getrusage (its wait for a
+ * CPU unknown), for a thread too short to pay a read of its /proc: one
+ * system call fewer than reading them apart. */
+static int self_split_brief(tt_times *out, tt_sched *s)
 {
     *s = (tt_sched){.run_wait_ns = -1, .timeslices = -1};
-    return tt__own_switches(s);
+    tt_self_total_ns();
+    return tt__own_split_switches(out, s);
 }
 
 static void thread_end(void *p)
@@ -600,11 +602,16 @@ static void thread_end(void *p)
      * read last, holds the cost of this read too (~40 us for the first
      * read of a thread's /proc file): a pread of the thread's schedstat
      * and a getrusage (its switch counts); for a thread shorter than
-     * TT_RUN_WAIT_MIN_NS the getrusage alone. */
+     * TT_RUN_WAIT_MIN_NS the split's getrusage alone. */
     tt_sched s;
-    int src = tt__run_now() - l->rec->start_ns >= TT_RUN_WAIT_MIN_NS ? tt_self_sched(&s) : own_switches(&s);
     tt_times t;
-    int rc = self_split_now(&t);
+    int src, rc;
+    if (tt__run_now() - l->rec->start_ns >= TT_RUN_WAIT_MIN_NS) {
+        src = tt_self_sched(&s);
+        rc = self_split_now(&t);
+    } else {
+        src = rc = self_split_brief(&t, &s);
+    }
     char name[TT_RUN_NAME];
     int renamed = atomic_load_explicit(&g_renames, memory_order_relaxed) != l->renames;
     if (renamed)
@@ -689,22 +696,22 @@ static int read_alive(tt__run_thread *r, uint32_t tid, int self, uint64_t now)
      * calling thread reads them as at a thread's end: before its CPU time,
      * so that holds their cost, and, when it is known to be shorter than
      * TT_RUN_WAIT_MIN_NS (a short process's main thread), its switch
-     * counts alone (a /proc read is ~10-40 us, a third of all the preload
+     * counts alone, from the split's own getrusage (a /proc read is ~10-40 us, a third of all the preload
      * costs such a process here). */
     tt_sched s;
-    int src;
-    if (!self)
-        src = tt__task_sched(0, (pid_t)tid, &s, g_exit_scratch, sizeof g_exit_scratch);
-    else if (r->start_ns && now - r->start_ns < TT_RUN_WAIT_MIN_NS)
-        src = own_switches(&s);
-    else
-        src = tt__own_sched(&s);
     tt_times t;
-    if (self) {
+    int src;
+    if (self && r->start_ns && now - r->start_ns < TT_RUN_WAIT_MIN_NS) {
+        src = self_split_brief(&t, &s);
+        if (src)
+            return src;
+    } else if (self) {
+        src = tt__own_sched(&s);
         int rc = self_split_now(&t);
         if (rc)
             return rc;
     } else {
+        src = tt__task_sched(0, (pid_t)tid, &s, g_exit_scratch, sizeof g_exit_scratch);
         int64_t virt = tt_tid_user_raw_ns((pid_t)tid), prof = tt_tid_prof_raw_ns((pid_t)tid);
         int64_t sched = tt_tid_total_ns((pid_t)tid);
         if (virt < 0 || prof < 0 || sched < 0)

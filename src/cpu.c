@@ -368,8 +368,9 @@ void tt__fork_child_reset(void)
 
 __attribute__((constructor)) static void cpu_load(void) { pthread_atfork(NULL, NULL, tt__fork_child_reset); }
 
-/* getrusage() for RUSAGE_THREAD or RUSAGE_SELF, as a split in ns. */
-static int rusage_times(int who, tt_times *out)
+/* getrusage() for RUSAGE_THREAD or RUSAGE_SELF, as a split in ns, and the
+ * same call's switch counts into sw unless it is NULL. */
+static int rusage_times(int who, tt_times *out, tt_sched *sw)
 {
     struct rusage ru;
     if (out == NULL)
@@ -379,10 +380,16 @@ static int rusage_times(int who, tt_times *out)
     out->user_ns = (int64_t)ru.ru_utime.tv_sec * TT__NS_PER_SEC + (int64_t)ru.ru_utime.tv_usec * 1000;
     out->system_ns = (int64_t)ru.ru_stime.tv_sec * TT__NS_PER_SEC + (int64_t)ru.ru_stime.tv_usec * 1000;
     out->total_ns = out->user_ns + out->system_ns;
+    if (sw) {
+        sw->voluntary_switches = ru.ru_nvcsw;
+        sw->involuntary_switches = ru.ru_nivcsw;
+    }
     return 0;
 }
 
-int tt_getrusage_thread(tt_times *out) { return rusage_times(RUSAGE_THREAD, out); }
+int tt_getrusage_thread(tt_times *out) { return rusage_times(RUSAGE_THREAD, out, NULL); }
+
+int tt__own_split_switches(tt_times *out, tt_sched *sw) { return rusage_times(RUSAGE_THREAD, out, sw); }
 
 /* The caller's own thread (RUSAGE_THREAD) or process (RUSAGE_SELF) without
  * clockids, cheapest source first: getrusage() (one call, us), then /proc
@@ -392,7 +399,7 @@ int tt__own_times(int who, tt_times *out)
 {
     int forced = tt__forced_method();
     if (forced != TT_METHOD_PROCFS) {
-        int rc = rusage_times(who, out);
+        int rc = rusage_times(who, out, NULL);
         if (rc == 0 || forced == TT_METHOD_GETRUSAGE)
             return rc;
     }
@@ -499,7 +506,7 @@ static inline int self_kernel_times(tt_times *out)
             with_share(user, sys, total > user + sys ? total : user + sys, t_self.kernel_share, out);
             return 0;
         }
-        rc = rusage_times(RUSAGE_THREAD, out);
+        rc = rusage_times(RUSAGE_THREAD, out, NULL);
     }
     if (rc != 0)
         rc = tt__own_times(RUSAGE_THREAD, out);
@@ -637,7 +644,7 @@ int tt_process_times(pid_t pid, tt_times *out)
         return -EINVAL;
     if (pid == 0 || pid == getpid()) {
         tt_times t;
-        int rc = rusage_times(RUSAGE_SELF, &t);
+        int rc = rusage_times(RUSAGE_SELF, &t, NULL);
         if (rc != 0)
             return rc;
         /* getrusage() truncates each part to us; the process clock read

@@ -220,6 +220,10 @@ int tt__own_sched(tt_sched *out);
 /* The calling thread's voluntary and involuntary switches alone, into out
  * (one getrusage); 0 or -errno. */
 int tt__own_switches(tt_sched *out);
+/* The calling thread's getrusage(RUSAGE_THREAD): its split into out and,
+ * from the same call, its switch counts into sw (NULL: not wanted); 0 or
+ * -errno. */
+int tt__own_split_switches(tt_times *out, tt_sched *sw);
 
 /* Thread tid's struct taskstats, as tt_tid_delays reads it but without its
  * checks: no look at kernel.task_delayacct (its figures are zeros while that

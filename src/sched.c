@@ -211,12 +211,8 @@ int64_t tt_self_run_wait_ns(void)
 
 int tt__own_switches(tt_sched *out)
 {
-    struct rusage ru;
-    if (getrusage(RUSAGE_THREAD, &ru) != 0)
-        return -errno;
-    out->voluntary_switches = ru.ru_nvcsw;
-    out->involuntary_switches = ru.ru_nivcsw;
-    return 0;
+    tt_times t;
+    return tt__own_split_switches(&t, out);
 }
 
 /* ---- another thread of this process ---- */
