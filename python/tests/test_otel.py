@@ -304,6 +304,56 @@ def test_span_in_a_task_gets_the_tasks_own_cpu(traced):
     assert processor.unmeasured(otel.NO_CLOCK) == 0
 
 
+def test_tasks_and_spans_on_loops_in_several_threads_at_once(traced):
+    """Four threads, each with its own counted loop and three interleaved
+    tasks, each task making spans around two burns and an await. Every task
+    is charged its own burns (the loop thread's clock read around each one),
+    never more than its thread's CPU less its neighbours' burns; every span
+    gets its own task's CPU between its start and end. On a free-threaded
+    build the four loops step, file and (deferred) the exporter's thread
+    takes at once; under the GIL they take turns."""
+    tracer, exporter, processor = traced
+    loops, tasks, spans = 4, 3, 4
+    truth = {}  # span name -> (inner, outer), as in assert_between
+    start = threading.Barrier(loops)
+
+    async def spanned(name: str, burns: list[int]) -> None:
+        for i in range(spans):
+            t0 = time.thread_time_ns()
+            with tracer.start_as_current_span(f"{name}.{i}"):
+                t1 = time.thread_time_ns()
+                burns.append(burn(MS))
+                t2 = time.thread_time_ns()
+                await asyncio.sleep(0)  # the loop's other tasks step here
+                t3 = time.thread_time_ns()
+                burns.append(burn(MS))
+                t4 = time.thread_time_ns()
+            t5 = time.thread_time_ns()
+            truth[f"{name}.{i}"] = ((t2 - t1) + (t4 - t3), (t2 - t0) + (t5 - t3))
+
+    async def main(loop_no: int):
+        start.wait()  # before any task: the loops' steps overlap
+        thread0 = time.thread_time_ns()
+        burns = [[] for _ in range(tasks)]
+        counted = [asyncio.create_task(spanned(f"{loop_no}.{k}", burns[k])) for k in range(tasks)]
+        await asyncio.gather(*counted)
+        thread = time.thread_time_ns() - thread0
+        return thread, [(sum(b), tta.task_cpu_ns(t)) for b, t in zip(burns, counted)]
+
+    with ThreadPoolExecutor(loops) as pool:
+        results = list(pool.map(lambda n: run(lambda: main(n)), range(loops)))
+    steps = spans + 1  # a task's steps: up to its first await, and one after each
+    for thread, figures in results:
+        all_burns = sum(burned for burned, _ in figures)
+        for burned, charged in figures:
+            assert burned - steps * BOUND <= charged <= thread - (all_burns - burned) + steps * BOUND, \
+                (burned, charged, thread, all_burns)
+    assert len(truth) == loops * tasks * spans
+    for name, (inner, outer) in truth.items():
+        assert_between(finished(exporter, name), inner, outer, split=False)
+    assert processor.unmeasured(otel.NO_CLOCK) == processor.unmeasured(otel.OTHER_THREAD) == 0
+
+
 def test_span_in_an_uncounted_task_gets_no_figure(traced):
     """Without threadtime.asyncio on the loop a task's CPU is unknown: no
     attribute (the loop thread's figure would hold the neighbours' work)."""
