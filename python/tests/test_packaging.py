@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import zipfile
 from importlib import metadata
@@ -99,9 +100,14 @@ def test_sdist_is_self_contained_and_builds_an_abi3_wheel(tmp_path):
         cwd=tmp_path, capture_output=True, text=True, check=True,
     )
     (wheel,) = (tmp_path / "wheels").glob("*.whl")
-    assert "-cp310-abi3-linux_" in wheel.name
+    # A free-threaded CPython has no limited API: its wheel is for that
+    # interpreter alone (cp313t), with a version-tagged extension.
+    free = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+    tag = "-cp{0}{1}-cp{0}{1}t-linux_".format(*sys.version_info[:2]) if free else "-cp310-abi3-linux_"
+    assert tag in wheel.name
     files = zipfile.ZipFile(wheel).namelist()
-    for needed in ("threadtime/_core.abi3.so", "threadtime/_core.pyi", "threadtime/py.typed",
+    core = sysconfig.get_config_var("EXT_SUFFIX") if free else ".abi3.so"
+    for needed in (f"threadtime/_core{core}", "threadtime/_core.pyi", "threadtime/py.typed",
                    "threadtime/__init__.py", "threadtime/chart.py"):
         assert needed in files
 
