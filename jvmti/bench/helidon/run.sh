@@ -12,27 +12,14 @@
 #   run.sh THREADTIME_JAR [RUNS=5] [SECONDS=10] [WARMUP=5] [CLIENTS=8] [JDKS="21 25"]
 # Needs Maven (Helidon 4.5.0 from Maven Central; MVN overrides the command).
 set -euo pipefail
-jar=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-runs=${2:-5} seconds=${3:-10} warmup=${4:-5} clients=${5:-8}
-read -r -a jdks <<<"${6:-21 25}"
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../../.." && pwd)
-. "$root/scripts/bench-lib.sh"
-work=$(mktemp -d)
+default_runs=5
+. "$(dirname "$0")/common.sh"
 server=""
 cleanup() {
   if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
-tools=$("$root/java/jdks.sh" home 25)
-(cd "$here" && JAVA_HOME=$tools ${MVN:-mvn} -B -q -DbuildDirectory="$work/target" \
-  -Dproject.build.directory="$work/target" dependency:copy-dependencies -DoutputDirectory="$work/libs" \
-  -DincludeScope=runtime >"$work/mvn.log" 2>&1) || { cat "$work/mvn.log" >&2; exit 1; }
-cp="$work/libs/*:$jar"
-"$tools/bin/javac" --release 21 -d "$work/classes" -cp "$cp" "$here/src/main/java/HelidonBench.java"
-cp="$work/classes:$cp"
-flag="-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions"
 configs=(none mounted exact)
 declare -A res
 for ((r = 1; r <= runs; r++)); do

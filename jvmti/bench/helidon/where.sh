@@ -14,13 +14,8 @@
 # Prints each run's line to stderr and a Markdown table of medians.
 #   where.sh THREADTIME_AGENT_JAR [RUNS=3] [SECONDS=10] [WARMUP=5] [CLIENTS=8] [JDKS="21 25"]
 set -euo pipefail
-jar=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-runs=${2:-3} seconds=${3:-10} warmup=${4:-5} clients=${5:-8}
-read -r -a jdks <<<"${6:-21 25}"
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../../.." && pwd)
-. "$root/scripts/bench-lib.sh"
-work=$(mktemp -d)
+default_runs=3
+. "$(dirname "$0")/common.sh"
 server="" group="" loops=()
 stop_loops() {
   if [ ${#loops[@]} -gt 0 ]; then kill "${loops[@]}" 2>/dev/null || true; wait "${loops[@]}" 2>/dev/null || true; loops=(); fi
@@ -52,14 +47,6 @@ throttled_ns() {
 group=$(make_group || true)
 conditions=(idle busy)
 if [ -n "$group" ]; then conditions+=(quota); else echo "where.sh: no cgroup could be made here: quota skipped" >&2; fi
-tools=$("$root/java/jdks.sh" home 25)
-(cd "$here" && JAVA_HOME=$tools ${MVN:-mvn} -B -q -DbuildDirectory="$work/target" \
-  -Dproject.build.directory="$work/target" dependency:copy-dependencies -DoutputDirectory="$work/libs" \
-  -DincludeScope=runtime >"$work/mvn.log" 2>&1) || { cat "$work/mvn.log" >&2; exit 1; }
-cp="$work/libs/*:$jar"
-"$tools/bin/javac" --release 21 -d "$work/classes" -cp "$cp" "$here/src/main/java/HelidonBench.java"
-cp="$work/classes:$cp"
-flag="-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions"
 keys="rps requests wall_p50_us wall_p99_us"
 parts="cpu carrier_wait parked pinned off_cpu"
 for p in $parts; do keys+=" ${p}_p50_us ${p}_p99_us ${p}_sum_ms ${p}_tail_pct"; done
