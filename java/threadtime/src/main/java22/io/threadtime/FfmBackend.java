@@ -2,8 +2,7 @@ package io.threadtime;
 
 import java.lang.invoke.MethodHandle;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Arrays;
 
 /**
  * The FFM backend (JDK 22+, the default there): the calls {@link Backend}
@@ -30,49 +29,6 @@ final class FfmBackend extends JniBackend {
         return "ffm";
     }
 
-    /** One call this backend links. */
-    private static final class Link {
-        final String method;
-        /** The holder's simple name: a class literal would load it with this class. */
-        final String holder;
-        /** Set once the holder's handle is linked; plain: a reader that sees
-         *  it late answers through JNI a little longer, and the holder's
-         *  initialization orders its handle before any use. */
-        boolean ready;
-        /** Set once a link was asked for (guarded by the class's lock; read unlocked first). */
-        boolean requested;
-
-        Link(String method, String holder) {
-            this.method = method;
-            this.holder = holder;
-            ALL.add(this);
-        }
-
-        /** Calls answered through JNI so far (racy: a lost count only delays the link). */
-        int calls;
-
-        /** Whether the handle is linked; if not, asks for it (once) at the {@value FfmBackend#LINK_AFTER}th call. */
-        boolean ready() {
-            if (ready) {
-                return true;
-            }
-            if (!requested && ++calls >= LINK_AFTER) {
-                request(this);
-            }
-            return false;
-        }
-
-        /** Links on the calling thread (initializes the holder); a failure leaves the call on JNI. */
-        void link() {
-            try {
-                Class.forName(FfmBackend.class.getName() + "$" + holder, true, FfmBackend.class.getClassLoader());
-                ready = true;
-            } catch (ClassNotFoundException | LinkageError e) {
-                unlinked(this, e instanceof ExceptionInInitializerError && e.getCause() != null ? e.getCause() : e);
-            }
-        }
-    }
-
     /**
      * Calls through JNI before a call's handle is asked for: a call made a
      * few times (a first read, at start-up) costs no linking at all, and the
@@ -81,18 +37,52 @@ final class FfmBackend extends JniBackend {
      */
     static final int LINK_AFTER = 100;
 
-    private static final List<Link> ALL = new ArrayList<>();
-    private static final ArrayDeque<Link> PENDING = new ArrayDeque<>();
+    /**
+     * The calls this backend links, by the indexes below; each one's holder
+     * is the class named as the call, capitalized. Arrays, not an object per
+     * call: every first call on JDK 22+ makes this class, and a class more
+     * would cost it ~0.5 ms to load from the JAR.
+     */
+    private static final String[] METHODS = {
+        "selfTotal", "selfFast", "selfUser", "selfSystem", "tidSystem", "threadTotal", "threadUser", "threadTimes",
+        "processTotal", "processUser", "selfRunWait", "event", "eventText", "eventValue", "eventBegin", "eventEnd",
+        "eventMount", "eventUnmount", "probeBegin", "probeEnd", "probeBeginCpu", "probeEndCpu", "probeEndMeasured"
+    };
+    private static final int SELF_TOTAL = 0, SELF_FAST = 1, SELF_USER = 2, SELF_SYSTEM = 3, TID_SYSTEM = 4,
+            THREAD_TOTAL = 5, THREAD_USER = 6, THREAD_TIMES = 7, PROCESS_TOTAL = 8, PROCESS_USER = 9,
+            SELF_RUN_WAIT = 10, EVENT = 11, EVENT_TEXT = 12, EVENT_VALUE = 13, EVENT_BEGIN = 14, EVENT_END = 15,
+            EVENT_MOUNT = 16, EVENT_UNMOUNT = 17, PROBE_BEGIN = 18, PROBE_END = 19, PROBE_BEGIN_CPU = 20,
+            PROBE_END_CPU = 21, PROBE_END_MEASURED = 22;
+    /** Set once a call's holder is linked; plain: a reader that sees it late
+     *  answers through JNI a little longer, and the holder's initialization
+     *  orders its handle before any use. */
+    private static final boolean[] READY = new boolean[METHODS.length];
+    /** Set once a call's link was asked for (guarded by the class's lock; read unlocked first). */
+    private static final boolean[] REQUESTED = new boolean[METHODS.length];
+    /** Calls answered through JNI so far, per call (racy: a lost count only delays the link). */
+    private static final int[] CALLS = new int[METHODS.length];
+    private static final ArrayDeque<Integer> PENDING = new ArrayDeque<>();
     /** Whether a linker thread runs (guarded by the class's lock). */
     private static boolean linking;
     private static boolean warned;
 
-    private static synchronized void request(Link l) {
-        if (l.requested) {
+    /** Whether call i's handle is linked; if not, asks for it (once) at the {@value #LINK_AFTER}th call. */
+    private static boolean ready(int i) {
+        if (READY[i]) {
+            return true;
+        }
+        if (!REQUESTED[i] && ++CALLS[i] >= LINK_AFTER) {
+            request(i);
+        }
+        return false;
+    }
+
+    private static synchronized void request(int i) {
+        if (REQUESTED[i]) {
             return;
         }
-        l.requested = true;
-        PENDING.add(l);
+        REQUESTED[i] = true;
+        PENDING.add(i);
         if (!linking) {
             linking = true;
             Thread t = new Thread(new Linking(), "threadtime-ffm-link");
@@ -101,23 +91,36 @@ final class FfmBackend extends JniBackend {
         }
     }
 
-    private static synchronized Link next() {
-        Link l = PENDING.poll();
-        linking = l != null;
-        return l;
+    /** The next call to link, or -1 when none is left (and the linker thread ends). */
+    private static synchronized int next() {
+        Integer i = PENDING.poll();
+        linking = i != null;
+        return i == null ? -1 : i;
     }
 
     /** The linker thread's work: every link asked for, then it ends (the next request starts another). */
     private static final class Linking implements Runnable {
         @Override
         public void run() {
-            for (Link l = next(); l != null; l = next()) {
-                l.link();
+            for (int i = next(); i >= 0; i = next()) {
+                link(i);
             }
         }
     }
 
-    private static void unlinked(Link l, Throwable why) {
+    /** Links call i on the calling thread (initializes its holder); a failure leaves the call on JNI. */
+    private static void link(int i) {
+        String m = METHODS[i];
+        try {
+            Class.forName(FfmBackend.class.getName() + "$" + Character.toUpperCase(m.charAt(0)) + m.substring(1), true,
+                    FfmBackend.class.getClassLoader());
+            READY[i] = true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            unlinked(m, e instanceof ExceptionInInitializerError && e.getCause() != null ? e.getCause() : e);
+        }
+    }
+
+    private static void unlinked(String method, Throwable why) {
         synchronized (FfmBackend.class) {
             if (warned) {
                 return;
@@ -125,23 +128,19 @@ final class FfmBackend extends JniBackend {
             warned = true;
         }
         System.getLogger("io.threadtime").log(System.Logger.Level.WARNING, "threadtime: FFM could not link "
-                + l.method + " (" + why + ")" + NativeLibrary.archGiven()
+                + method + " (" + why + ")" + NativeLibrary.archGiven()
                 + "; it and any other call FFM cannot link stay on JNI, which works (-Dthreadtime.backend=jni says so"
                 + " from the start)");
     }
 
     @Override
     public void linkNow() {
-        List<Link> all;
         synchronized (FfmBackend.class) {
-            for (Link l : ALL) {
-                l.requested = true;
-            }
+            Arrays.fill(REQUESTED, true);
             PENDING.clear();
-            all = List.copyOf(ALL);
         }
-        for (Link l : all) {
-            l.link();
+        for (int i = 0; i < METHODS.length; i++) {
+            link(i);
         }
     }
 
@@ -150,7 +149,7 @@ final class FfmBackend extends JniBackend {
         return new AssertionError("threadtime: a native call threw", t);
     }
 
-    // ---- the linked calls: a Link and a holder each ----
+    // ---- the linked calls: an index and a holder each ----
 
     private static final class SelfTotal { static final MethodHandle H = FfmLinker.handle("selfTotal"); }
     private static final class SelfFast { static final MethodHandle H = FfmLinker.handle("selfFast"); }
@@ -176,33 +175,10 @@ final class FfmBackend extends JniBackend {
     private static final class ProbeEndCpu { static final MethodHandle H = FfmLinker.handle("probeEndCpu"); }
     private static final class ProbeEndMeasured { static final MethodHandle H = FfmLinker.handle("probeEndMeasured"); }
 
-    private static final Link SELF_TOTAL = new Link("selfTotal", "SelfTotal");
-    private static final Link SELF_FAST = new Link("selfFast", "SelfFast");
-    private static final Link SELF_USER = new Link("selfUser", "SelfUser");
-    private static final Link SELF_SYSTEM = new Link("selfSystem", "SelfSystem");
-    private static final Link TID_SYSTEM = new Link("tidSystem", "TidSystem");
-    private static final Link THREAD_TOTAL = new Link("threadTotal", "ThreadTotal");
-    private static final Link THREAD_USER = new Link("threadUser", "ThreadUser");
-    private static final Link THREAD_TIMES = new Link("threadTimes", "ThreadTimes");
-    private static final Link PROCESS_TOTAL = new Link("processTotal", "ProcessTotal");
-    private static final Link PROCESS_USER = new Link("processUser", "ProcessUser");
-    private static final Link SELF_RUN_WAIT = new Link("selfRunWait", "SelfRunWait");
-    private static final Link EVENT = new Link("event", "Event");
-    private static final Link EVENT_TEXT = new Link("eventText", "EventText");
-    private static final Link EVENT_VALUE = new Link("eventValue", "EventValue");
-    private static final Link EVENT_BEGIN = new Link("eventBegin", "EventBegin");
-    private static final Link EVENT_END = new Link("eventEnd", "EventEnd");
-    private static final Link EVENT_MOUNT = new Link("eventMount", "EventMount");
-    private static final Link EVENT_UNMOUNT = new Link("eventUnmount", "EventUnmount");
-    private static final Link PROBE_BEGIN = new Link("probeBegin", "ProbeBegin");
-    private static final Link PROBE_END = new Link("probeEnd", "ProbeEnd");
-    private static final Link PROBE_BEGIN_CPU = new Link("probeBeginCpu", "ProbeBeginCpu");
-    private static final Link PROBE_END_CPU = new Link("probeEndCpu", "ProbeEndCpu");
-    private static final Link PROBE_END_MEASURED = new Link("probeEndMeasured", "ProbeEndMeasured");
 
     @Override
     public long selfTotal() {
-        if (!SELF_TOTAL.ready()) {
+        if (!ready(SELF_TOTAL)) {
             return super.selfTotal();
         }
         try {
@@ -214,7 +190,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public long selfFast() {
-        if (!SELF_FAST.ready()) {
+        if (!ready(SELF_FAST)) {
             return super.selfFast();
         }
         try {
@@ -227,14 +203,14 @@ final class FfmBackend extends JniBackend {
     /** The downcall handle itself, linked now: the hooks read it at every mount. */
     @Override
     public MethodHandle selfFastHandle() {
-        SELF_FAST.requested = true;
-        SELF_FAST.link();
+        REQUESTED[SELF_FAST] = true;
+        link(SELF_FAST);
         return SelfFast.H;
     }
 
     @Override
     public long selfUser() {
-        if (!SELF_USER.ready()) {
+        if (!ready(SELF_USER)) {
             return super.selfUser();
         }
         try {
@@ -246,7 +222,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public long selfSystem() {
-        if (!SELF_SYSTEM.ready()) {
+        if (!ready(SELF_SYSTEM)) {
             return super.selfSystem();
         }
         try {
@@ -258,7 +234,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public long tidSystem(int tid) {
-        if (!TID_SYSTEM.ready()) {
+        if (!ready(TID_SYSTEM)) {
             return super.tidSystem(tid);
         }
         try {
@@ -270,7 +246,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public long threadTotal(long handle) {
-        if (!THREAD_TOTAL.ready()) {
+        if (!ready(THREAD_TOTAL)) {
             return super.threadTotal(handle);
         }
         try {
@@ -282,7 +258,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public long threadUser(long handle) {
-        if (!THREAD_USER.ready()) {
+        if (!ready(THREAD_USER)) {
             return super.threadUser(handle);
         }
         try {
@@ -294,7 +270,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public int threadTimes(long handle, long[] out) {
-        if (!THREAD_TIMES.ready()) {
+        if (!ready(THREAD_TIMES)) {
             return super.threadTimes(handle, out);
         }
         try {
@@ -306,7 +282,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public long processTotal() {
-        if (!PROCESS_TOTAL.ready()) {
+        if (!ready(PROCESS_TOTAL)) {
             return super.processTotal();
         }
         try {
@@ -318,7 +294,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public long processUser() {
-        if (!PROCESS_USER.ready()) {
+        if (!ready(PROCESS_USER)) {
             return super.processUser();
         }
         try {
@@ -330,7 +306,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public long selfRunWait() {
-        if (!SELF_RUN_WAIT.ready()) {
+        if (!ready(SELF_RUN_WAIT)) {
             return super.selfRunWait();
         }
         try {
@@ -342,7 +318,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public void event(int id) {
-        if (!EVENT.ready()) {
+        if (!ready(EVENT)) {
             super.event(id);
             return;
         }
@@ -355,7 +331,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public void eventText(int id, byte[] text) {
-        if (!EVENT_TEXT.ready()) {
+        if (!ready(EVENT_TEXT)) {
             super.eventText(id, text);
             return;
         }
@@ -368,7 +344,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public void eventValue(int id, long value) {
-        if (!EVENT_VALUE.ready()) {
+        if (!ready(EVENT_VALUE)) {
             super.eventValue(id, value);
             return;
         }
@@ -381,7 +357,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public void eventBegin(int id) {
-        if (!EVENT_BEGIN.ready()) {
+        if (!ready(EVENT_BEGIN)) {
             super.eventBegin(id);
             return;
         }
@@ -394,7 +370,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public void eventEnd(int id) {
-        if (!EVENT_END.ready()) {
+        if (!ready(EVENT_END)) {
             super.eventEnd(id);
             return;
         }
@@ -407,7 +383,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public void eventMount(long vthreadId) {
-        if (!EVENT_MOUNT.ready()) {
+        if (!ready(EVENT_MOUNT)) {
             super.eventMount(vthreadId);
             return;
         }
@@ -420,7 +396,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public void eventUnmount(long vthreadId) {
-        if (!EVENT_UNMOUNT.ready()) {
+        if (!ready(EVENT_UNMOUNT)) {
             super.eventUnmount(vthreadId);
             return;
         }
@@ -433,7 +409,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public long probeBegin(int id) {
-        if (!PROBE_BEGIN.ready()) {
+        if (!ready(PROBE_BEGIN)) {
             return super.probeBegin(id);
         }
         try {
@@ -445,7 +421,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public void probeEnd(int id, long t0, boolean thrown) {
-        if (!PROBE_END.ready()) {
+        if (!ready(PROBE_END)) {
             super.probeEnd(id, t0, thrown);
             return;
         }
@@ -458,7 +434,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public long probeBeginCpu(int id) {
-        if (!PROBE_BEGIN_CPU.ready()) {
+        if (!ready(PROBE_BEGIN_CPU)) {
             return super.probeBeginCpu(id);
         }
         try {
@@ -470,7 +446,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public void probeEndCpu(int id, long t0, boolean thrown) {
-        if (!PROBE_END_CPU.ready()) {
+        if (!ready(PROBE_END_CPU)) {
             super.probeEndCpu(id, t0, thrown);
             return;
         }
@@ -483,7 +459,7 @@ final class FfmBackend extends JniBackend {
 
     @Override
     public void probeEndMeasured(int id, long t0, long ns, int measure, boolean thrown) {
-        if (!PROBE_END_MEASURED.ready()) {
+        if (!ready(PROBE_END_MEASURED)) {
             super.probeEndMeasured(id, t0, ns, measure, thrown);
             return;
         }

@@ -14,14 +14,15 @@ public final class LinkChild {
 
     public static void main(String[] args) throws Exception {
         long first = ThreadTime.currentThreadCpuTime();
-        Field all = Class.forName("io.threadtime.FfmBackend").getDeclaredField("SELF_FAST");
-        all.setAccessible(true);
-        Object link = all.get(null);
-        Field ready = link.getClass().getDeclaredField("ready");
-        ready.setAccessible(true);
+        Class<?> ffm = Class.forName("io.threadtime.FfmBackend");
+        Field index = ffm.getDeclaredField("SELF_FAST"), readies = ffm.getDeclaredField("READY");
+        index.setAccessible(true);
+        readies.setAccessible(true);
+        int selfFast = index.getInt(null);
+        boolean[] ready = (boolean[]) readies.get(null);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         long last = first;
-        while (!(boolean) ready.get(link) && System.nanoTime() < deadline) {
+        while (!ready[selfFast] && System.nanoTime() < deadline) {
             long now = ThreadTime.currentThreadCpuTime();
             if (now < last) {
                 throw new AssertionError("went back: " + now + " < " + last);
@@ -31,7 +32,7 @@ public final class LinkChild {
         }
         long after = ThreadTime.currentThreadCpuTime();
         System.out.println("backend " + ThreadTime.backend() + ", first " + first + ", after " + after);
-        if ((boolean) ready.get(link) && first > 0 && after >= last) {
+        if (ready[selfFast] && first > 0 && after >= last) {
             System.out.println("linked");
         }
     }

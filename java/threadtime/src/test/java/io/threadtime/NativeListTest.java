@@ -117,17 +117,17 @@ class NativeListTest {
                 listed.add(m.getName());
             }
         }
-        Field all = ffm.getDeclaredField("ALL");
-        all.setAccessible(true);
-        Class<?> link = Class.forName("io.threadtime.FfmBackend$Link");
-        Field method = link.getDeclaredField("method"), ready = link.getDeclaredField("ready");
-        method.setAccessible(true);
+        Field methods = ffm.getDeclaredField("METHODS"), ready = ffm.getDeclaredField("READY");
+        methods.setAccessible(true);
         ready.setAccessible(true);
         Backend b = Backends.create("ffm");
         b.linkNow();
-        for (Object l : (List<?>) all.get(null)) {
-            overridden.add((String) method.get(l));
-            assertTrue((boolean) ready.get(l), () -> "not linked: " + l);
+        String[] linked = (String[]) methods.get(null);
+        boolean[] done = (boolean[]) ready.get(null);
+        for (int i = 0; i < linked.length; i++) {
+            String m = linked[i];
+            overridden.add(m);
+            assertTrue(done[i], () -> "not linked: " + m);
         }
         assertEquals(listed, overridden, "the FFM backend's links against Backend's list");
         Method descriptor = Class.forName("io.threadtime.FfmLinker").getDeclaredMethod("descriptor", String.class);
