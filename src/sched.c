@@ -173,40 +173,51 @@ int tt_self_sched(tt_sched *out)
     return rc == 0 ? tt__own_switches(out) : rc;
 }
 
-/* The wait last read by tt_self_run_wait_ns, and the fast clock's run of
- * anchors under which it holds (UINT64_MAX: none). The fork generation
- * goes with it: a child's runs say nothing of the figure its parent read. */
+/* The wait last read here, and the fast clock's run of anchors under which
+ * it holds (UINT64_MAX: none). The fork generation goes with it: a child's
+ * runs say nothing of the figure its parent read. */
 static __thread uint64_t t_wait_run __attribute__((tls_model("initial-exec"))) = UINT64_MAX;
 static __thread int64_t t_wait_ns __attribute__((tls_model("initial-exec")));
 static __thread unsigned t_wait_gen __attribute__((tls_model("initial-exec")));
+/* Set once schedstat proved missing: no read tries again. */
+static atomic_int g_no_schedstat;
 
-int64_t tt_self_run_wait_ns(void)
+int64_t tt__run_wait_at(uint64_t *run, int64_t *ns)
 {
-    uint64_t run = UINT64_MAX;
-    /* ~20 ns while anchored; a real read leaves the run UINT64_MAX, and is
-     * not made where the fast clock is known to answer from no anchor. The
-     * generation after it: the read itself moves it on in a fork child that
-     * skipped the atfork handler. */
-    if (!tt__fast_known_off())
-        (void)tt__fast_ns_run(&run);
+    if (atomic_load_explicit(&g_no_schedstat, memory_order_relaxed))
+        return -ENOTSUP;
     unsigned gen = atomic_load_explicit(&tt__fork_gen, memory_order_relaxed);
-    if (run != UINT64_MAX && run == t_wait_run && gen == t_wait_gen)
+    if (*run != UINT64_MAX && *run == t_wait_run && gen == t_wait_gen)
         return t_wait_ns;
     tt_sched s;
     int rc = tt__self_schedstat(&s);
-    if (rc != 0 || run == UINT64_MAX)
+    if (rc == -ENOTSUP)
+        atomic_store_explicit(&g_no_schedstat, 1, memory_order_relaxed);
+    if (rc != 0 || *run == UINT64_MAX)
         return rc != 0 ? rc : s.run_wait_ns; /* no run to keep it under */
-    uint64_t after;
-    (void)tt__fast_ns_run(&after);
+    uint64_t before = *run;
+    *ns = tt__fast_ns_run(run);
     /* The same run before and after the read: nothing switched the thread
      * out from the run's start to now, so the figure holds for as long as
      * the run does. */
-    if (run == after) {
-        t_wait_run = run;
+    if (*run == before) {
+        t_wait_run = before;
         t_wait_ns = s.run_wait_ns;
         t_wait_gen = gen;
     }
     return s.run_wait_ns;
+}
+
+int64_t tt_self_run_wait_ns(void)
+{
+    uint64_t run = UINT64_MAX;
+    int64_t ns = 0;
+    /* ~20 ns while anchored; not made where the fast clock is known to
+     * answer from no anchor, as the read would be a system call for
+     * nothing. */
+    if (!tt__fast_known_off())
+        ns = tt__fast_ns_run(&run);
+    return tt__run_wait_at(&run, &ns);
 }
 
 int tt__own_switches(tt_sched *out)

@@ -84,16 +84,15 @@ int ttpy_interval_init(PyObject *mod);
 
 /* ---- tasks.c ---- */
 int ttpy_tasks_init(PyObject *mod);
-/* Run-queue wait figures that are not -errno: none known in this run of
- * anchors (read it), and a task that does not count its wait. */
-#define TTPY_WAIT_UNKNOWN INT64_MIN
+/* A run-queue wait figure that is not -errno: a task that does not count
+ * its wait. */
 #define TTPY_WAIT_OFF (INT64_MIN + 1)
 /* The calling thread's run-queue wait (schedstat's run_delay), ns, or
  * -errno, at a fast-clock read (*ns, *run: tt__fast_ns_run's) just taken:
- * the figure kept for that run, else a read of schedstat. first: the
- * read is the start of an interval, and *ns and *run are then read
- * again after it (so its cost stays out of the interval); else they are
- * left as they were (the interval ended at them). */
+ * tt__run_wait_at's figure. first: the read is the start of an interval,
+ * and *ns and *run then take what tt__run_wait_at read again after a read
+ * of schedstat (so its cost stays out of the interval); else they are left
+ * as they were (the interval ended at them). */
 int64_t ttpy_wait_at(uint64_t *run, int64_t *ns, int first);
 /* The TaskCoro whose step runs innermost on this thread (borrowed), or
  * NULL outside every counted step. */

@@ -29,7 +29,7 @@
 
 #include <errno.h>
 
-#include "internal.h" /* tt__fast_ns_run: the fast clock's run of anchors, for the wait */
+#include "internal.h" /* tt__fast_ns_run, tt__run_wait_at: the fast clock's run of anchors, and the wait kept under it */
 
 typedef struct {
     PyObject_HEAD
@@ -85,63 +85,19 @@ static void charge(int64_t *total, int64_t ns)
  * migration and signal, and the clock is only fast on kernels that clear
  * it when the thread blocks too; an anchor that merely expired after
  * TT_FAST_BOUND_NS starts no new run), so one figure read under a run
- * holds for as long as the run does. A step or a span then reads
- * schedstat (a pread, ~0.4 us) only at its first boundary after the
- * thread was switched back in, not at every boundary nor every 50 us of
- * running. Where the fast clock answers from no anchor (turned off, or
- * unsupported), every boundary reads schedstat. */
-typedef struct {
-    uint64_t run;      /* the run of anchors wait_ns holds under; UINT64_MAX: none */
-    int64_t wait_ns;
-    unsigned fork_gen; /* a fork child's runs say nothing of the parent's figure */
-} wait_cache;
-static __thread wait_cache t_wait __attribute__((tls_model("initial-exec"))) = {UINT64_MAX, 0, 0};
-/* Set once schedstat proved missing: no boundary tries again. */
-static int g_no_schedstat;
-
-static int64_t wait_cached(uint64_t run)
-{
-    if (run != UINT64_MAX && run == t_wait.run && t_wait.fork_gen == ttpy_fork_generation())
-        return t_wait.wait_ns;
-    return TTPY_WAIT_UNKNOWN;
-}
-
-/* Reads the wait (schedstat alone: one pread, ~0.4 us; tt_self_sched's
- * getrusage for the switch counts would add as much again, for figures
- * the wait does not use), then the fast clock again into *ns and *run, and
- * keeps the figure for that run if it did not change. The wait, or -errno. */
-static int64_t wait_read(uint64_t *run, int64_t *ns)
-{
-    tt_sched s;
-    int rc = tt__self_schedstat(&s);
-    uint64_t before = *run;
-    *ns = tt__fast_ns_run(run);
-    if (rc != 0) {
-        if (rc == -ENOTSUP)
-            __atomic_store_n(&g_no_schedstat, 1, __ATOMIC_RELAXED);
-        return rc;
-    }
-    /* The same run before and after the read: nothing switched the thread
-     * out from the run's start to now, so the figure holds for the whole
-     * run. */
-    if (before != UINT64_MAX && before == *run)
-        t_wait = (wait_cache){before, s.run_wait_ns, ttpy_fork_generation()};
-    return s.run_wait_ns;
-}
-
+ * holds for as long as the run does (the core's tt__run_wait_at keeps it).
+ * A step or a span then reads schedstat (a pread, ~0.4 us) only at its
+ * first boundary after the thread was switched back in, not at every
+ * boundary nor every 50 us of running. Where the fast clock answers from
+ * no anchor (turned off, or unsupported), every boundary reads schedstat. */
 int64_t ttpy_wait_at(uint64_t *run, int64_t *ns, int first)
 {
-    if (__atomic_load_n(&g_no_schedstat, __ATOMIC_RELAXED))
-        return -ENOTSUP;
-    int64_t w = wait_cached(*run);
-    if (w == TTPY_WAIT_UNKNOWN) {
-        uint64_t a = *run;
-        int64_t after;
-        w = wait_read(&a, &after);
-        if (first) {
-            *run = a;
-            *ns = after;
-        }
+    uint64_t r = *run;
+    int64_t after = *ns;
+    int64_t w = tt__run_wait_at(&r, &after);
+    if (first) {
+        *run = r;
+        *ns = after;
     }
     return w;
 }
