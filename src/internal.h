@@ -238,14 +238,14 @@ int tt__self_schedstat(tt_sched *out);
 
 /* The calling thread's run-queue wait (schedstat's run_delay), ns, or
  * -errno (-ENOTSUP for good once schedstat proved missing), at a fast-clock
- * read just taken (*ns, *run: tt__fast_ns_run's; UINT64_MAX: no run): the
- * figure kept for that run, or else one read of schedstat. After such a
- * read under a run, *ns and *run are read again (so a caller starting an
- * interval can keep the read's cost out of it) and the figure is kept for
- * the run if it did not change; otherwise both are left as they were.
- * Shared by tt_self_run_wait_ns and the Python extension's task steps and
- * spans, so all of a thread's readers share one kept figure. */
-int64_t tt__run_wait_at(uint64_t *run, int64_t *ns);
+ * read just taken (*ns, and run: tt__fast_ns_run's; UINT64_MAX: no run):
+ * the figure kept for that run, or else one read of schedstat. After such a
+ * read under a run the fast clock is read again: if the run did not change,
+ * the figure is kept for it and *ns takes that later read (so a caller
+ * starting an interval keeps the read's cost out of it); otherwise *ns is
+ * left as it was. Shared by tt_self_run_wait_ns and the Python extension's
+ * task steps and spans, so all of a thread's readers share one kept figure. */
+int64_t tt__run_wait_at(uint64_t run, int64_t *ns);
 
 /* Classifies a tid the kernel refused: -ESRCH if no such task exists,
  * -EINVAL if it exists but is not a thread of this process. */

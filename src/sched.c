@@ -182,26 +182,29 @@ static __thread unsigned t_wait_gen __attribute__((tls_model("initial-exec")));
 /* Set once schedstat proved missing: no read tries again. */
 static atomic_int g_no_schedstat;
 
-int64_t tt__run_wait_at(uint64_t *run, int64_t *ns)
+int64_t tt__run_wait_at(uint64_t run, int64_t *ns)
 {
     if (atomic_load_explicit(&g_no_schedstat, memory_order_relaxed))
         return -ENOTSUP;
     unsigned gen = atomic_load_explicit(&tt__fork_gen, memory_order_relaxed);
-    if (*run != UINT64_MAX && *run == t_wait_run && gen == t_wait_gen)
+    if (run != UINT64_MAX && run == t_wait_run && gen == t_wait_gen)
         return t_wait_ns;
     tt_sched s;
     int rc = tt__self_schedstat(&s);
     if (rc == -ENOTSUP)
         atomic_store_explicit(&g_no_schedstat, 1, memory_order_relaxed);
-    if (rc != 0 || *run == UINT64_MAX)
+    if (rc != 0 || run == UINT64_MAX)
         return rc != 0 ? rc : s.run_wait_ns; /* no run to keep it under */
-    uint64_t before = *run;
-    *ns = tt__fast_ns_run(run);
+    uint64_t after = UINT64_MAX;
+    int64_t now = tt__fast_ns_run(&after);
     /* The same run before and after the read: nothing switched the thread
      * out from the run's start to now, so the figure holds for as long as
-     * the run does. */
-    if (*run == before) {
-        t_wait_run = before;
+     * the run does, and a caller starting an interval may start it after
+     * the read. After a switch it may not: a wait booked after the read
+     * would fall between the interval's wait and its start. */
+    if (after == run) {
+        *ns = now;
+        t_wait_run = run;
         t_wait_ns = s.run_wait_ns;
         t_wait_gen = gen;
     }
@@ -217,7 +220,7 @@ int64_t tt_self_run_wait_ns(void)
      * nothing. */
     if (!tt__fast_known_off())
         ns = tt__fast_ns_run(&run);
-    return tt__run_wait_at(&run, &ns);
+    return tt__run_wait_at(run, &ns);
 }
 
 int tt__own_switches(tt_sched *out)

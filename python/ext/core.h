@@ -88,12 +88,12 @@ int ttpy_tasks_init(PyObject *mod);
  * its wait. */
 #define TTPY_WAIT_OFF (INT64_MIN + 1)
 /* The calling thread's run-queue wait (schedstat's run_delay), ns, or
- * -errno, at a fast-clock read (*ns, *run: tt__fast_ns_run's) just taken:
+ * -errno, at a fast-clock read (*ns, run: tt__fast_ns_run's) just taken:
  * tt__run_wait_at's figure. first: the read is the start of an interval,
- * and *ns and *run then take what tt__run_wait_at read again after a read
- * of schedstat (so its cost stays out of the interval); else they are left
- * as they were (the interval ended at them). */
-int64_t ttpy_wait_at(uint64_t *run, int64_t *ns, int first);
+ * and *ns then takes what tt__run_wait_at read again after a read of
+ * schedstat under an unbroken run (so its cost stays out of the
+ * interval); else *ns is left as it was (the interval ended at it). */
+int64_t ttpy_wait_at(uint64_t run, int64_t *ns, int first);
 /* The TaskCoro whose step runs innermost on this thread (borrowed), or
  * NULL outside every counted step. */
 PyObject *ttpy_step_owner(void);

@@ -101,7 +101,7 @@ static int thread_figures(ClockObject *c, figures *out, int first)
         return (int)ns;
     out->wait = TTPY_WAIT_OFF;
     if (c->run_wait && first)
-        out->wait = ttpy_wait_at(&run, &ns, 1);
+        out->wait = ttpy_wait_at(run, &ns, 1);
     out->cpu = ns;
     out->user = out->system = -1;
     if (c->split) {
@@ -116,7 +116,7 @@ static int thread_figures(ClockObject *c, figures *out, int first)
             ns = tt__fast_ns_run(&run); /* the run after the split's read */
     }
     if (c->run_wait && !first)
-        out->wait = ttpy_wait_at(&run, &ns, 0);
+        out->wait = ttpy_wait_at(run, &ns, 0);
     return 0;
 }
 

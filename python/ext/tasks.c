@@ -90,15 +90,12 @@ static void charge(int64_t *total, int64_t ns)
  * first boundary after the thread was switched back in, not at every
  * boundary nor every 50 us of running. Where the fast clock answers from
  * no anchor (turned off, or unsupported), every boundary reads schedstat. */
-int64_t ttpy_wait_at(uint64_t *run, int64_t *ns, int first)
+int64_t ttpy_wait_at(uint64_t run, int64_t *ns, int first)
 {
-    uint64_t r = *run;
     int64_t after = *ns;
-    int64_t w = tt__run_wait_at(&r, &after);
-    if (first) {
-        *run = r;
+    int64_t w = tt__run_wait_at(run, &after);
+    if (first)
         *ns = after;
-    }
     return w;
 }
 
@@ -111,7 +108,7 @@ static void step_enter(step_frame *f, TaskCoroObject *self)
     t_top = f;
     uint64_t run;
     int64_t ns = tt__fast_ns_run(&run);
-    f->begin_wait = self->run_wait ? ttpy_wait_at(&run, &ns, 1) : 0;
+    f->begin_wait = self->run_wait ? ttpy_wait_at(run, &ns, 1) : 0;
     f->begin_ns = ns;
 }
 
@@ -129,7 +126,7 @@ static void step_exit(step_frame *f)
     TaskCoroObject *self = f->owner;
     int64_t waited = 0;
     if (self->run_wait) {
-        int64_t unused, now = ttpy_wait_at(&run, &unused, 0);
+        int64_t unused, now = ttpy_wait_at(run, &unused, 0);
         int64_t bad = f->begin_wait < 0 ? f->begin_wait : now < 0 ? now : 0;
         if (bad != 0) {
             keep_error(&self->wait_error, bad);
@@ -334,7 +331,7 @@ int ttpy_task_figures(PyObject *coro, int64_t *cpu, int64_t *wait)
             uint64_t run;
             upto = tt__fast_ns_run(&run);
             if (upto >= 0 && wait_error == 0)
-                wait_upto = ttpy_wait_at(&run, &(int64_t){0}, 0);
+                wait_upto = ttpy_wait_at(run, &(int64_t){0}, 0);
         }
         if (upto < 0) {
             ttpy_raise_code(upto);
