@@ -4,6 +4,7 @@ and metric reader. Truth: the kernel's clock of the thread
 work, never threadtime's."""
 import asyncio
 import gc
+import os
 import threading
 import time
 import weakref
@@ -237,6 +238,38 @@ def test_thread_cpu_metric_groups_a_pools_threads():
     assert later["ttpool", "system"] >= first["ttpool", "system"]
     main = threading.current_thread().name
     assert (main, "user") in later
+
+
+def test_a_renamed_thread_counts_once():
+    """A thread that burns 150 ms, then is renamed into another group and
+    burns no more: the two groups' CPU together stays within the process's
+    own CPU over the test (time.process_time, the kernel's precise clock,
+    read by the test), where counting the thread in both groups would give
+    twice its 150 ms (0.30 against 0.15 s on the code before)."""
+    start = time.process_time()
+    reader = InMemoryMetricReader()
+    otel.register_metrics(MeterProvider(metric_readers=[reader]))
+    burned, done = threading.Event(), threading.Event()
+
+    def work():
+        burn_cpu_ns(150 * MS)
+        burned.set()
+        done.wait()
+
+    t = threading.Thread(target=work, name="ttbefore")
+    t.start()
+    burned.wait()
+    thread_cpu(reader)
+    t.name = "ttafter"
+    for _ in range(3):
+        figures = thread_cpu(reader)
+    before = figures["ttbefore", "user"] + figures["ttbefore", "system"]
+    after = figures.get(("ttafter", "user"), 0) + figures.get(("ttafter", "system"), 0)
+    process = time.process_time() - start
+    done.set()
+    t.join()
+    assert before >= 0.1
+    assert before + after <= process
 
 
 def test_unmeasured_metric(traced):

@@ -226,9 +226,12 @@ class _ThreadSampler:
     """The process's figures by group of thread names, for an observable
     counter: every thread of the process (/proc/self/task), named as
     threading names it (else as the kernel does), its figures read by
-    read(tid) (a tuple of counts since the thread started). A thread that
-    exits keeps the figures its group last saw of it, so a series never goes
-    back; what it used after that last collection is not counted."""
+    read(tid) (a tuple of counts since the thread started). Each collection
+    adds to a thread's group what the thread used since the last one, so a
+    thread renamed into another group leaves what it used before in the
+    old group and counts once; a thread that exits keeps the figures its
+    group last saw of it, so a series never goes back; what it used after
+    that last collection is not counted."""
 
     def __init__(self, group: Callable[[str], str], read: Callable[[int], tuple[int, ...]], size: int) -> None:
         self._group = group
@@ -236,8 +239,7 @@ class _ThreadSampler:
         self._size = size
         self._lock = threading.Lock()
         self._live: dict[int, tuple[str, tuple[int, ...]]] = {}  # tid -> (group, figures)
-        self._gone: dict[str, list[int]] = {}  # group -> figures of exited threads
-        self._reported: dict[str, list[int]] = {}
+        self._totals: dict[str, list[int]] = {}  # group -> figures counted so far
 
     @staticmethod
     def _kernel_name(tid: int) -> str | None:
@@ -265,24 +267,19 @@ class _ThreadSampler:
         """{group: figures}, each never below what it was last time."""
         with self._lock:
             live = self._sample()
-            for tid, (group, figures) in self._live.items():
-                now = live.get(tid)
-                # Gone, or its id reused by a thread with less or another name.
-                if now is None or now[0] != group or any(n < f for n, f in zip(now[1], figures)):
-                    gone = self._gone.setdefault(group, [0] * self._size)
-                    for i, f in enumerate(figures):
-                        gone[i] += f
-            self._live = live
-            sums = {group: list(figures) for group, figures in self._gone.items()}
-            for group, figures in live.values():
-                total = sums.setdefault(group, [0] * self._size)
-                for i, f in enumerate(figures):
+            for tid, (group, figures) in live.items():
+                total = self._totals.setdefault(group, [0] * self._size)
+                before = self._live.get(tid)
+                # The same thread: what it used since, in the group it is in
+                # now. New, or its id reused by a thread with less: all of it.
+                if before is not None and all(n >= f for n, f in zip(figures, before[1])):
+                    since = [n - f for n, f in zip(figures, before[1])]
+                else:
+                    since = list(figures)
+                for i, f in enumerate(since):
                     total[i] += f
-            out = {}
-            for group, summed in sorted(sums.items()):
-                last = self._reported.get(group, [0] * self._size)
-                out[group] = self._reported[group] = [max(f, x) for f, x in zip(summed, last)]
-            return out
+            self._live = live
+            return {group: list(figures) for group, figures in sorted(self._totals.items())}
 
 
 def _cpu(tid: int) -> tuple[int, int]:
