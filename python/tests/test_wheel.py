@@ -123,9 +123,13 @@ def test_installed_wheel_passes_the_suite(python, tmp_path):
     # --no-compile: byte-compiling pandas, matplotlib and mypy would take
     # longer than the install itself; Python compiles what the suite imports.
     subprocess.run([vpy, "-m", "pip", "install", "-q", "--no-compile", f"{wheel}[test]"], check=True)
-    # A copy of the tests, away from python/src and the checkout.
+    # A copy of the tests and of the helpers they import from python/support
+    # (pyproject.toml's pythonpath, which the copy has no file to say), away
+    # from python/src and the checkout.
     tests = tmp_path / "suite" / "tests"
     shutil.copytree(TESTS, tests, ignore=shutil.ignore_patterns("__pycache__"))
+    support = tmp_path / "suite" / "support"
+    shutil.copytree(TESTS.parent / "support", support, ignore=shutil.ignore_patterns("__pycache__"))
     where = subprocess.run([vpy, "-c", "import threadtime; print(threadtime.__file__)"], cwd=tmp_path,
                            capture_output=True, text=True, check=True).stdout.strip()
     assert where.startswith(str(venv)), where
@@ -133,6 +137,6 @@ def test_installed_wheel_passes_the_suite(python, tmp_path):
     # cache costs a minute per interpreter, and the stubs are the same file.
     run = subprocess.run([vpy, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests),
                           "--ignore", str(tests / "test_stubs.py")], cwd=tmp_path,
-                         env={**os.environ, NESTED: "1"}, capture_output=True, text=True)
+                         env={**os.environ, NESTED: "1", "PYTHONPATH": str(support)}, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-2000:]
     assert " passed" in run.stdout
