@@ -21,3 +21,23 @@ cp="$work/libs/*:$jar"
 "$tools/bin/javac" --release 21 -d "$work/classes" -cp "$cp" "$here/src/main/java/HelidonBench.java"
 cp="$work/classes:$cp"
 flag="-XX:+UnlockExperimentalVMOptions -XX:-DoJVMTIVirtualThreadTransitions"
+
+# After the caller started the server in the background, writing
+# its port to $work/port: waits for the port and runs the clients with JDK
+# $java against it, printing their line (the caller stops the server, its
+# child).
+run_clients() {
+  for _ in $(seq 600); do [ -f "$work/port" ] && break; sleep 0.1; done
+  [ -f "$work/port" ] || { cat "$work/server.log" >&2; return 1; }
+  "$java" -cp "$cp" HelidonBench client "$(cat "$work/port")" "$seconds" "$warmup" "$clients"
+}
+
+# Files each KEY=value of the line $out under res[JDK,CONFIG,KEY].
+#   file_figures JDK CONFIG KEY...
+file_figures() {
+  local v=$1 c=$2 k
+  shift 2
+  for k in "$@"; do
+    res[$v,$c,$k]+="$(echo "$out" | tr ' ' '\n' | sed -n "s/^$k=//p") "
+  done
+}

@@ -35,14 +35,10 @@ for ((r = 1; r <= runs; r++)); do
       "$java" $extra $agent --enable-native-access=ALL-UNNAMED --add-opens java.base/java.lang=ALL-UNNAMED \
         -cp "$cp" HelidonBench server "$work/port" >"$work/server.log" 2>&1 &
       server=$!
-      for _ in $(seq 600); do [ -f "$work/port" ] && break; sleep 0.1; done
-      [ -f "$work/port" ] || { cat "$work/server.log" >&2; exit 1; }
-      out=$("$java" -cp "$cp" HelidonBench client "$(cat "$work/port")" "$seconds" "$warmup" "$clients")
+      out=$(run_clients) || exit 1
       kill "$server"; wait "$server" 2>/dev/null || true; server=""
       echo "run $r JDK $v $c: $out" >&2
-      for k in rps charged_low requests p50_us p99_us max_us; do
-        res[$v,$c,$k]+="$(echo "$out" | tr ' ' '\n' | sed -n "s/^$k=//p") "
-      done
+      file_figures "$v" "$c" rps charged_low requests p50_us p99_us max_us
     done
   done
 done

@@ -72,18 +72,15 @@ for ((r = 1; r <= runs; r++)); do
           sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$group" "${cmd[@]}" >"$work/server.log" 2>&1 & ;;
       esac
       server=$!
-      for _ in $(seq 600); do [ -f "$work/port" ] && break; sleep 0.1; done
-      [ -f "$work/port" ] || { cat "$work/server.log" >&2; exit 1; }
-      out=$("$java" -cp "$cp" HelidonBench client "$(cat "$work/port")" "$seconds" "$warmup" "$clients")
+      out=$(run_clients) || exit 1
+      kill "$server"; wait "$server" 2>/dev/null || true; server=""
       thr=-
       [ "$c" != quota ] || thr=$(( ($(throttled_ns "$group") - t0) / 1000000 ))
-      kill "$server"; wait "$server" 2>/dev/null || true; server=""
       stop_loops
       out="$out throttled_ms=$thr"
       echo "run $r JDK $v $c: $out" >&2
-      for k in $keys; do
-        res[$v,$c,$k]+="$(echo "$out" | tr ' ' '\n' | sed -n "s/^$k=//p") "
-      done
+      # shellcheck disable=SC2086 # the keys are words
+      file_figures "$v" "$c" $keys
     done
   done
 done
