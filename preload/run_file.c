@@ -195,8 +195,9 @@ int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_
     tt__run_header *h = &out->head;
     memset(h, 0, sizeof *h);
     h->pid = (uint32_t)init->pid;
-    /* The key: the pidfd's inode, or the start from /proc without pidfs. */
-    h->proc_ino = tt__run_proc_ino(init->pid);
+    /* The key: the pidfd's inode, or the start from /proc without pidfs or
+     * under a seccomp filter, which /proc's open and read pass. */
+    h->proc_ino = init->filtered ? 0 : tt__run_proc_ino(init->pid);
     if (!h->proc_ino)
         h->proc_start = tt__run_proc_start(init->pid);
     int fd = -1;

@@ -196,6 +196,8 @@ typedef struct tt__run_file_init {
     uint64_t interval_ns; /* the sampler's period, 0 without one */
     uint64_t start_ns;    /* CLOCK_MONOTONIC of the process's start; 0: now */
     const char *exe;      /* NULL: none */
+    int filtered;         /* a seccomp filter is on the process: the key is its start, not a
+                             pidfd's inode (the filter may kill it for pidfd_open or fstatfs) */
 } tt__run_file_init;
 
 /* Bytes of a file with these capacities. */
@@ -203,7 +205,8 @@ size_t tt__run_file_bytes(uint32_t thread_cap, uint32_t sample_cap);
 
 /* Creates dir/<pid>-<n>.ttrun with the first free n, sparse at its full
  * size, and writes its header (from init, its key: proc_ino, or proc_start
- * from /proc where there is no pidfs) with one pwrite; not mapped. A file
+ * from /proc where there is no pidfs or init->filtered) with one pwrite;
+ * not mapped. A file
  * of the same process (pid and key, tt__run_same_key)
  * found on the way is marked EXECED: this process's earlier image is gone;
  * one of another process that had the pid before (killed: still RUNNING)

@@ -502,13 +502,29 @@ static void start_sampler(void)
 
 /* ---- the file of this process ---- */
 
+/* 1 once a seccomp filter was seen on the process. A filter inherited
+ * from the parent (systemd's SystemCallFilter=, a sandbox) may kill the
+ * process for a system call it does not list, so the preload makes only
+ * ordinary ones (open, read, write) under one. A filter is never removed
+ * and passes to children, so once seen it is not asked about again; while
+ * none is seen each question is one prctl, as one may be installed since. */
+static _Atomic int g_filtered;
+
+static int filtered(void)
+{
+    if (!atomic_load_explicit(&g_filtered, memory_order_relaxed) &&
+        syscall(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0) != 0)
+        atomic_store_explicit(&g_filtered, 1, memory_order_relaxed);
+    return atomic_load_explicit(&g_filtered, memory_order_relaxed);
+}
+
 static int make_file(void)
 {
     /* A fork child's file is made late: its start is when it was forked.
      * g_owner is this process's pid: set by run_init and fork_child before
      * any file is made, so no second getpid() here. */
     tt__run_file_init init = {g_owner, getppid(), g_thread_cap, g_sample_cap, 0, g_interval_ns, g_fork_ns,
-                              program_invocation_name};
+                              program_invocation_name, filtered()};
     return tt__run_file_create(g_dir, &init, &g_file) == 0;
 }
 
@@ -757,13 +773,13 @@ static void list_task(uint32_t tid, void *p)
  * /proc access of a process makes its /proc entries, which its end then
  * drops: ~35 us of a short process here, for the stat below. A seccomp
  * filter may answer a call it does not expect by killing the process, so
- * unshare is made only where the process has none (PR_GET_SECCOMP says 0);
+ * unshare is made only where the process has none (filtered());
  * else the link count of /proc/PID/task says it: 2 (its "." and its entry
  * in /proc/PID) plus the threads as the kernel counts them
  * (fs/proc/base.c, proc_task_getattr). */
 static int only_thread(void)
 {
-    if (syscall(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0) == 0) {
+    if (!filtered()) {
         if (syscall(SYS_unshare, CLONE_THREAD) == 0)
             return 1;
         if (errno == EINVAL)

@@ -621,6 +621,38 @@ def test_seccomp_at_exit():
         check(p.get("exited") and len(at_exit) == 1, f"seccomp: {what} ({pid}) read at its exit: {p}")
 
 
+SPAWN_BURN = """\
+import json, os, sys
+burn = "x = 0\\nfor i in range(1_000_000):\\n    x += i\\n"
+pid = os.posix_spawn(sys.executable, [sys.executable, "-c", burn], os.environ)
+_, st, ru = os.wait4(pid, 0)
+print(json.dumps({"pid": pid, "status": st, "ru": round((ru.ru_utime + ru.ru_stime) * 1e9)}))
+"""
+
+
+def test_seccomp_at_load():
+    # A process that starts under a seccomp filter (inherited: systemd's
+    # SystemCallFilter=, a sandbox) may be killed for a call its filter does
+    # not list; the preload's load must make none the program would not.
+    # Here python installs a filter that kills on pidfd_open, then one that
+    # kills on fstatfs (the two calls of the pidfs key), and starts a python
+    # that burns under it. The truth is the kernel's: the child's wait
+    # status (it exits, not of SIGSYS) and its wait4 rusage, read by its
+    # parent, which its own figure in the report matches (it reads itself
+    # before its teardown, ~0.3 ms: 2 ms bounds it, as in every_process_counted).
+    for call in ("pidfd_open", "fstatfs"):
+        rc, out, err, rep = run([sys.executable, "-c", f"SECCOMP_DENY = {{'{call}': 'kill'}}\n" + SECCOMP + SPAWN_BURN])
+        got = json.loads(out) if out.strip() else {"pid": -1, "status": -1, "ru": -1}
+        check(rc == 0 and got["status"] == 0,
+              f"seccomp at load ({call}): python exit status {rc}, its child's wait status {got['status']}: {err[-300:]}")
+        procs = [p for p in rep["processes"] if p["pid"] == got["pid"]]
+        cpu = sum(t["total_ns"] for p in procs for t in p["threads"] if t["total_ns"] > 0)
+        print(f"  seccomp at load ({call}): child {got['pid']} wait4 {got['ru'] / 1e6:.3f} ms, report {cpu / 1e6:.3f} ms")
+        check(len(procs) == 1 and procs[0]["exited"] and 0 <= got["ru"] - cpu <= 2_000_000,
+              f"seccomp at load ({call}): the child counted by itself: {cpu} ns, "
+              f"{[(p['state'], p['exited']) for p in procs]}, against wait4 {got['ru']}")
+
+
 def test_crowd_at_exit():
     # Every thread alive when the process calls exit() is read by the exit
     # handler, however many: 5 (listed into the handler's map on its stack)
@@ -854,8 +886,8 @@ def test_kill():
 SECCOMP = """\
 import ctypes, os, platform, struct
 def seccomp_deny(rules):
-    arch, nrs = {"x86_64": (0xC000003E, {"unshare": 272, "pidfd_open": 434}),
-                 "aarch64": (0xC00000B7, {"unshare": 97, "pidfd_open": 434})}[platform.machine()]
+    arch, nrs = {"x86_64": (0xC000003E, {"unshare": 272, "pidfd_open": 434, "fstatfs": 138}),
+                 "aarch64": (0xC00000B7, {"unshare": 97, "pidfd_open": 434, "fstatfs": 44})}[platform.machine()]
     ret = lambda k: (0x06, 0, 0, k)
     prog = [(0x20, 0, 0, 4), (0x15, 1, 0, arch), ret(0x7FFF0000), (0x20, 0, 0, 0)]
     for name, what in rules.items():
