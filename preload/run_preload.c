@@ -792,9 +792,15 @@ static int only_thread(void)
 /* The exit record of a process that took no record before and has one
  * thread (a shell's child, a compiler, a shell): that thread, read as any
  * at exit, and the header's end, written with pwrite; the file is never
- * mapped. */
+ * mapped. Called with every signal held: a handler that reaped a child or
+ * started a thread meanwhile would map the file and take a record, and
+ * this record, written beside the header, would then be lost. The mapping
+ * is claimed first, so a handler that runs once signals are let through
+ * again (while exit() ends) maps nothing either: the record stays whole,
+ * and what such a handler does is not recorded. */
 static void exit_alone(uint32_t self, uint64_t now)
 {
+    atomic_store_explicit(&g_mapping, 1, memory_order_relaxed);
     tt__run_thread r;
     memset(&r, 0, sizeof r);
     r.tid = self;
@@ -829,6 +835,14 @@ static void at_exit(void)
     if (g_owner != getpid() || atomic_exchange(&g_exit_done, 1) || !have_file())
         return;
     uint64_t now = tt__run_now();
+    /* Signals held from the count of threads to the end of a lone
+     * process's record: a handler in between could start a thread or map
+     * the file (exit_alone). Let through again before exit() goes on: a
+     * signal the program's last writes raise (SIGPIPE) must act as it
+     * would without the preload. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     int alone = only_thread();
     /* The only thread of a process is its leader, whose tid is the pid:
      * unshare(CLONE_THREAD) succeeds only for a leader with no other thread
@@ -837,8 +851,10 @@ static void at_exit(void)
     uint32_t self = alone ? (uint32_t)g_owner : (uint32_t)tt__gettid();
     if (alone && !__atomic_load_n(&g_file.threads, __ATOMIC_ACQUIRE)) {
         exit_alone(self, now);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         return;
     }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!have_map())
         return;
     /* A round under way would add a SEEN record beside the ones read

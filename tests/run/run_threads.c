@@ -63,6 +63,15 @@
  *                         tid of /proc/self/task (the kernel's list of the
  *                         process's threads) and calls exit() with all of
  *                         them alive.
+ *   run_threads handler   forks a child that burns 20 ms on its one thread
+ *                         and exits, with a zombie child of its own and a
+ *                         SIGUSR1 handler that reaps it. The parent traces
+ *                         it (ptrace) and, when the child's first getrusage
+ *                         returns (the preload's read of its split at exit:
+ *                         the child makes none of its own), sends it
+ *                         SIGUSR1, so the handler runs in the middle of the
+ *                         exit record; prints "PID CPU_NS" (the child's
+ *                         wait4 rusage) or "skip" where ptrace is refused.
  */
 #include "run_file.h"
 
@@ -78,6 +87,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -438,8 +448,80 @@ static int run_switches(void)
     exit(0);
 }
 
+static pid_t g_zombie;
+
+static void reap_zombie(int sig)
+{
+    (void)sig;
+    int e = errno;
+    waitpid(g_zombie, NULL, 0);
+    errno = e;
+}
+
+static void handler_child(void)
+{
+    if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
+        _exit(77);
+    raise(SIGSTOP); /* the tracer sets its options */
+    struct sigaction sa = {.sa_handler = reap_zombie, .sa_flags = SA_RESTART};
+    sigaction(SIGUSR1, &sa, NULL);
+    if ((g_zombie = fork()) == 0)
+        _exit(0);
+    siginfo_t si;
+    if (g_zombie < 0 || waitid(P_PID, (id_t)g_zombie, &si, WEXITED | WNOWAIT) != 0)
+        _exit(1);
+    burn_us(20000);
+    exit(0);
+}
+
+static int run_handler(void)
+{
+    pid_t c = fork();
+    if (c < 0)
+        return 1;
+    if (c == 0)
+        handler_child();
+    int st;
+    struct rusage ru;
+    if (waitpid(c, &st, 0) != c)
+        return 1;
+    if (WIFEXITED(st)) {
+        printf("skip: ptrace(PTRACE_TRACEME) refused (%d)\n", WEXITSTATUS(st));
+        return 0;
+    }
+    if (ptrace(PTRACE_SETOPTIONS, c, NULL, (void *)(long)(PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL)) != 0)
+        return 1;
+    long nr = -1;
+    int sig = 0, sent = 0;
+    for (;;) {
+        if (ptrace(PTRACE_SYSCALL, c, NULL, (void *)(long)sig) != 0 || wait4(c, &st, 0, &ru) != c)
+            return 1;
+        sig = 0;
+        if (WIFEXITED(st) || WIFSIGNALED(st))
+            break;
+        if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
+            sig = WSTOPSIG(st); /* a signal for it: delivered */
+            continue;
+        }
+        struct __ptrace_syscall_info info;
+        if (ptrace(PTRACE_GET_SYSCALL_INFO, c, (void *)sizeof info, &info) <= 0)
+            return 1;
+        if (info.op == PTRACE_SYSCALL_INFO_ENTRY)
+            nr = (long)info.entry.nr;
+        else if (info.op == PTRACE_SYSCALL_INFO_EXIT && nr == SYS_getrusage && !sent)
+            sent = kill(c, SIGUSR1) == 0;
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !sent)
+        return 1;
+    printf("%d %lld\n", c,
+           (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "handler") == 0)
+        return run_handler();
     if (argc == 3 && strcmp(argv[1], "pinned") == 0)
         return run_pinned(atol(argv[2]));
     if (argc == 2 && strcmp(argv[1], "switches") == 0)
@@ -492,6 +574,6 @@ int main(int argc, char **argv)
         wait_sampled();
         kill(getpid(), SIGKILL);
     }
-    fprintf(stderr, "usage: run_threads short N | exact N | vfork | noname | kill | clone | lone | crowd N | pinned MS | switches\n");
+    fprintf(stderr, "usage: run_threads short N | exact N | vfork | noname | kill | clone | lone | crowd N | pinned MS | switches | handler\n");
     return 2;
 }

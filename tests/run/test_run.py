@@ -653,6 +653,30 @@ def test_seccomp_at_load():
               f"{[(p['state'], p['exited']) for p in procs]}, against wait4 {got['ru']}")
 
 
+def test_handler_at_exit():
+    # A signal handler that reaps a child while a single-threaded process
+    # writes its exit record (which it does without mapping its file) would
+    # map the file and take a record, and the exit record was lost: the
+    # process then looked killed. The program's parent traces it and sends
+    # the signal when the exit record's read of its split returns (a
+    # syscall stop: not a matter of timing). The truth: the child's wait4
+    # rusage, read by its parent, which its own exit record matches (it
+    # reads itself before its teardown: 2 ms bounds the rest, as in
+    # every_process_counted).
+    rc, out, err, rep = run([RUN_THREADS, "handler"])
+    if out.startswith("skip"):
+        print(f"  SKIP handler at exit: {out.strip()}")
+        return
+    pid, ru = (int(x) for x in out.split()) if len(out.split()) == 2 else (-1, -1)
+    check(rc == 0 and pid > 0, f"handler: exit status {rc}: {out} {err[-300:]}")
+    procs = [p for p in rep["processes"] if p["pid"] == pid]
+    own = [t for p in procs for t in p["threads"] if t["tid"] == pid and t["how"] == "at exit"]
+    print(f"  handler: child {pid} wait4 {ru / 1e6:.3f} ms, its exit record {[t['total_ns'] / 1e6 for t in own]} ms")
+    check(len(procs) == 1 and procs[0]["exited"] and len(own) == 1 and 0 <= ru - own[0]["total_ns"] <= 2_000_000,
+          f"handler: the child's exit record kept: {[(p['state'], p['exited'], p['threads']) for p in procs]} "
+          f"against wait4 {ru}")
+
+
 def test_crowd_at_exit():
     # Every thread alive when the process calls exit() is read by the exit
     # handler, however many: 5 (listed into the handler's map on its stack)
