@@ -834,7 +834,6 @@ static void at_exit(void)
      * system call, never a cached value. */
     if (g_owner != getpid() || atomic_exchange(&g_exit_done, 1) || !have_file())
         return;
-    uint64_t now = tt__run_now();
     /* Signals held from the count of threads to the end of a lone
      * process's record: a handler in between could start a thread or map
      * the file (exit_alone). Let through again before exit() goes on: a
@@ -850,7 +849,7 @@ static void at_exit(void)
      * before the others (a zombie until they end) as a thread. */
     uint32_t self = alone ? (uint32_t)g_owner : (uint32_t)tt__gettid();
     if (alone && !__atomic_load_n(&g_file.threads, __ATOMIC_ACQUIRE)) {
-        exit_alone(self, now);
+        exit_alone(self, tt__run_now());
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return;
     }
@@ -863,6 +862,10 @@ static void at_exit(void)
     atomic_store(&g_stop, 1);
     for (int i = 0; i < 2000 && atomic_load(&g_in_round); i++)
         nanosleep(&(struct timespec){0, 50000}, NULL);
+    /* The process's end, and each thread's read below, from after the
+     * wait: the threads' CPU is read now, and the round's figures were
+     * taken before. */
+    uint64_t now = tt__run_now();
     /* Listed once into a map on the stack, which holds the threads of most
      * processes; only a process with more is listed again into one sized
      * from the count. Two listings and an mmap were ~30 us of a short
