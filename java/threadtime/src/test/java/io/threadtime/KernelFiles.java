@@ -2,6 +2,7 @@ package io.threadtime;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -62,12 +63,26 @@ public final class KernelFiles {
 
     /** command run under taskset on the first CPU this process may use: every thread of it on that CPU. */
     public static List<String> onOneCpu(List<String> command) {
-        String allowed = Arrays.stream(read("/proc/self/status").split("\n"))
-                .filter(l -> l.startsWith("Cpus_allowed_list:")).findFirst().orElseThrow();
-        String cpu = allowed.substring(allowed.indexOf(':') + 1).trim().split("[,-]")[0];
-        List<String> out = new ArrayList<>(List.of("taskset", "-c", cpu));
+        List<String> out = new ArrayList<>(List.of("taskset", "-c", firstCpu()));
         out.addAll(command);
         return out;
+    }
+
+    /** Pins thread tid of this process to the first CPU this process may use (taskset -p). */
+    public static void pinToOneCpu(int tid) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("taskset", "-p", "-c", firstCpu(), Integer.toString(tid))
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (p.waitFor() != 0) {
+            throw new AssertionError("taskset could not pin thread " + tid + ": " + out);
+        }
+    }
+
+    /** The first CPU in this process's allowed list (Cpus_allowed_list of /proc/self/status). */
+    private static String firstCpu() {
+        String allowed = Arrays.stream(read("/proc/self/status").split("\n"))
+                .filter(l -> l.startsWith("Cpus_allowed_list:")).findFirst().orElseThrow();
+        return allowed.substring(allowed.indexOf(':') + 1).trim().split("[,-]")[0];
     }
 
     /** The native ids of this process's threads now. */

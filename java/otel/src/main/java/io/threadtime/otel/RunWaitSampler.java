@@ -33,9 +33,12 @@ import java.util.stream.Stream;
  * {@code ForkJoinPool-1-worker-12}, whose kernel name is
  * {@code ForkJoinPool-1-}, counts as {@code ForkJoinPool-1-worker}).
  * <p>
- * A thread that exits keeps the figure its group last saw of it, so a
- * series never goes back; what it waited after that last collection is not
- * counted.
+ * Each collection adds to a thread's group what the thread waited since the
+ * last one, so a thread renamed into another group leaves what it waited
+ * before in the old group and is counted once: the groups together never
+ * exceed what the threads waited. A series never goes back. A thread that
+ * exits keeps in its group what it waited up to the last collection; what
+ * it waited after that is not counted.
  */
 public final class RunWaitSampler {
     /** The meters' names, the same in the OpenTelemetry and Micrometer forms and in threadtime's Python module. */
@@ -51,9 +54,8 @@ public final class RunWaitSampler {
 
     /** tid -> {group, wait ns} at the last collection. */
     private Map<Integer, Seen> live = new HashMap<>();
-    /** group -> wait of the threads of it that exited, ns. */
-    private final Map<String, Long> gone = new HashMap<>();
-    private final Map<String, Long> reported = new HashMap<>();
+    /** group -> wait counted in it so far, ns. */
+    private final Map<String, Long> totals = new TreeMap<>();
 
     private record Seen(String group, long waitNanos) {}
 
@@ -91,23 +93,16 @@ public final class RunWaitSampler {
     /** {group: wait ns} now, sorted by group; each never below what it was at the last call. */
     public synchronized Map<String, Long> waits() {
         Map<Integer, Seen> now = sample();
-        for (Map.Entry<Integer, Seen> e : live.entrySet()) {
-            Seen before = e.getValue(), after = now.get(e.getKey());
-            // Gone, or its tid reused by a thread of another name or with less.
-            if (after == null || !after.group.equals(before.group) || after.waitNanos < before.waitNanos) {
-                gone.merge(before.group, before.waitNanos, Long::sum);
-            }
-        }
+        now.forEach((tid, seen) -> {
+            Seen before = live.get(tid);
+            // The same thread: what it waited since, in the group it is in now.
+            // New, or its tid reused by a thread that waited less: all of it.
+            long since = before != null && seen.waitNanos >= before.waitNanos
+                    ? seen.waitNanos - before.waitNanos : seen.waitNanos;
+            totals.merge(seen.group, since, Long::sum);
+        });
         live = now;
-        Map<String, Long> sums = new TreeMap<>(gone);
-        for (Seen s : now.values()) {
-            sums.merge(s.group, s.waitNanos, Long::sum);
-        }
-        for (Map.Entry<String, Long> e : sums.entrySet()) {
-            e.setValue(Math.max(e.getValue(), reported.getOrDefault(e.getKey(), 0L)));
-            reported.put(e.getKey(), e.getValue());
-        }
-        return sums;
+        return new TreeMap<>(totals);
     }
 
     private static Map<Integer, Seen> sample() {

@@ -22,7 +22,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -182,7 +185,7 @@ class RunWaitTest {
         try (Burn.Worker a = new Burn.Worker("tt-waiter-1", 20_000_000);
                 Burn.Worker b = new Burn.Worker("tt-waiter-2", 20_000_000)) {
             long before = KernelFiles.schedstat(a.awaitBlocked())[1] + KernelFiles.schedstat(b.awaitBlocked())[1];
-            long ns = Math.round(waitOf("tt-waiter") * 1e9);
+            long ns = waitNanos("tt-waiter");
             long aWait = KernelFiles.schedstat(a.tid())[1], bWait = KernelFiles.schedstat(b.tid())[1];
             assertTrue(before <= ns && ns <= aWait + bWait, ns + " not within " + before + ".." + (aWait + bWait));
             int gone = b.tid();
@@ -193,8 +196,92 @@ class RunWaitTest {
                 Thread.sleep(10);
             }
             // a is still blocked: its wait as the file says, and b's as last collected (blocked until then).
-            long kept = Math.round(waitOf("tt-waiter") * 1e9);
+            long kept = waitNanos("tt-waiter");
             assertEquals(KernelFiles.schedstat(a.tid())[1] + bWait, kept);
+        }
+    }
+
+    /**
+     * Two threads pinned to one CPU (taskset on their native ids), released
+     * together, each burning 50 ms of its CPU (the JDK bean's clock): one
+     * CPU runs one of them at a time, so together they wait at least 90 %
+     * of the first one's CPU. After a collection each renames itself into
+     * another group; collected again, the two groups together stay within
+     * the sum of the threads' waits in their schedstat files, read by the
+     * test after the last collection, and the old group keeps what it had.
+     * Filing a renamed thread's whole wait in both groups counts it twice.
+     */
+    @Test
+    void aRenamedThreadCountsOnce() throws Exception {
+        assumeTrue(RunWaitSampler.available(), "no schedstat in this kernel");
+        ThreadTimeMetrics.register(sdk, null, null);
+        CountDownLatch started = new CountDownLatch(2), go = new CountDownLatch(1), burned = new CountDownLatch(2);
+        CountDownLatch rename = new CountDownLatch(1), renamed = new CountDownLatch(2), release = new CountDownLatch(1);
+        int[] tids = new int[2];
+        long[] cpu = new long[2];
+        Thread[] threads = new Thread[2];
+        for (int i = 0; i < 2; i++) {
+            int n = i;
+            threads[i] = new Thread(() -> {
+                tids[n] = KernelFiles.currentTid();
+                started.countDown();
+                await(go);
+                cpu[n] = Burn.burn(50_000_000);
+                burned.countDown();
+                await(rename);
+                // HotSpot renames the native thread only when the thread renames itself.
+                Thread.currentThread().setName("tt-moved-" + n);
+                renamed.countDown();
+                await(release);
+            }, "tt-renamed-" + n);
+            threads[i].start();
+        }
+        try {
+            await(started);
+            for (int tid : tids) {
+                KernelFiles.pinToOneCpu(tid);
+            }
+            go.countDown();
+            await(burned);
+            long waited = 0;
+            for (int tid : tids) {
+                KernelFiles.awaitBlocked(tid);
+                waited += KernelFiles.schedstat(tid)[1];
+            }
+            assertTrue(waited * 10 >= Math.min(cpu[0], cpu[1]) * 9,
+                    "two threads on one CPU waited " + waited + " ns, burning " + cpu[0] + " and " + cpu[1]);
+            long before = waitsByGroup().get("tt-renamed");
+            rename.countDown();
+            await(renamed);
+            for (int tid : tids) {
+                KernelFiles.awaitBlocked(tid);
+            }
+            Map<String, Long> after = Map.of();
+            for (int i = 0; i < 3; i++) {
+                after = waitsByGroup();
+            }
+            long truth = KernelFiles.schedstat(tids[0])[1] + KernelFiles.schedstat(tids[1])[1];
+            long old = after.get("tt-renamed"), moved = after.getOrDefault("tt-moved", 0L);
+            System.out.println("aRenamedThreadCountsOnce: waited " + waited + " ns before the rename, groups " + old
+                    + " + " + moved + " against the threads' schedstat " + truth);
+            assertEquals(before, old, "the old group lost what it had");
+            assertTrue(old + moved <= truth, old + " + " + moved + " ns above the threads' " + truth);
+        } finally {
+            go.countDown();
+            rename.countDown();
+            release.countDown();
+            for (Thread t : threads) {
+                t.join();
+            }
+        }
+    }
+
+    /** Waits (up to a minute) for a latch. */
+    private static void await(CountDownLatch latch) {
+        try {
+            assertTrue(latch.await(60, TimeUnit.SECONDS), "a test thread got stuck");
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
         }
     }
 
@@ -218,17 +305,26 @@ class RunWaitTest {
         assertTrue(before[0] <= n && n <= after[0], n + " not within " + before[0] + ".." + after[0]);
     }
 
-    private double waitOf(String group) {
+    private long waitNanos(String group) {
+        Long ns = waitsByGroup().get(group);
+        if (ns == null) {
+            throw new AssertionError("no " + ThreadTimeMetrics.THREAD_RUN_WAIT + " point for " + group);
+        }
+        return ns;
+    }
+
+    /** One collection's run-queue wait points, ns by group. */
+    private Map<String, Long> waitsByGroup() {
+        Map<String, Long> out = new HashMap<>();
         for (MetricData m : metrics.collectAllMetrics()) {
             if (m.getName().equals(ThreadTimeMetrics.THREAD_RUN_WAIT)) {
                 assertEquals("s", m.getUnit());
                 for (DoublePointData p : m.getDoubleSumData().getPoints()) {
-                    if (group.equals(p.getAttributes().get(io.opentelemetry.api.common.AttributeKey.stringKey("thread.name")))) {
-                        return p.getValue();
-                    }
+                    out.put(p.getAttributes().get(io.opentelemetry.api.common.AttributeKey.stringKey("thread.name")),
+                            Math.round(p.getValue() * 1e9));
                 }
             }
         }
-        throw new AssertionError("no " + ThreadTimeMetrics.THREAD_RUN_WAIT + " point for " + group);
+        return out;
     }
 }
