@@ -43,6 +43,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* A test's hook at the points of the re-arm whose interleaving with the
+ * kernel or a signal handler a test must force (tests/test_fastclock_run.c
+ * builds this file with it defined, and switches the thread out or raises a
+ * signal there): GEN_LOADED, just after slow_read has read the generation,
+ * and RUN_CHECKED, just after it has decided whether the run of anchors
+ * goes on. Empty in the library. */
+#ifndef TT__FAST_TEST_HOOK
+#define TT__FAST_TEST_HOOK(point) ((void)0)
+#endif
+
 #if defined(TT__RSEQ_SIG)
 #define TT__FAST_POSSIBLE 1
 #else
@@ -513,32 +523,49 @@ __attribute__((noinline, cold)) static int64_t slow_read(fast_state *s, uint64_t
     uint64_t g = load_u64(&s->gen);
     if (g & 1)
         return real_answer(s); /* we interrupted this thread's own re-arm */
+    TT__FAST_TEST_HOOK(GEN_LOADED);
     uint64_t cs = __atomic_load_n(&a->rseq_cs, __ATOMIC_RELAXED);
     if (cs != 0 && cs != OURS) {
         /* Another library's descriptor (tcmalloc-style per-CPU code): never
          * overwrite it; the kernel clears it at this thread's next switch. */
         return real_answer(s);
     }
-    store_u64(&s->gen, g + 1);
+    /* Odd from here on: a handler leaves the anchor alone. One instruction
+     * (tt__cas_local), so a handler that re-armed between the load above
+     * and here is seen: it moved the generation on, and its anchor, armed
+     * after the signal cleared the field, is newer than anything this call
+     * could arm. A plain store would take the generation back and give two
+     * anchors one number (the split's per-anchor cache in cpu.c would then
+     * serve one anchor's figures for the other). */
+    if (!tt__cas_local(&s->gen, g, g + 1))
+        return real_answer(s);
     compiler_fence();
-    /* Still ours, read with the generation odd (a handler from here on
-     * leaves the anchor alone): the last anchor was kept, and nothing
-     * switched the thread out since it was armed, so this one continues
-     * its run. A signal clears the field too: a handler that re-armed
-     * before the odd store started a run of its own, which this continues. */
-    int unbroken = __atomic_load_n(&a->rseq_cs, __ATOMIC_RELAXED) == OURS && s->run != 0;
-    /* Armed before the real read: a switch at any point after this store
-     * clears it, so the anchor covers everything after. The anchor's
-     * counter value is read before the real read too: every answer from
-     * this anchor, r + (now - c0), then also counts the part of the system
-     * call before the kernel's sample (~100-300 ns), so it is never below
-     * the thread's true CPU time at that counter value, and so never below
-     * any real read taken before it. Taking c0 after the read instead
-     * leaves out the part after the sample, and a real read of another
-     * caller just before could then come out above the answer (Python
-     * measured 63,250 of 200,000 reads below an earlier
-     * time.thread_time_ns(), by up to 2.5 us). */
-    __atomic_store_n(&a->rseq_cs, OURS, __ATOMIC_RELAXED);
+    /* Still ours, read with the generation odd: the last anchor was kept,
+     * and nothing switched the thread out since it was armed, so this one
+     * continues its run. The field is then left as it is, not stored again:
+     * a switch after this load clears it, the clear stays, and the checks
+     * below see it (the anchor is not used and the next read starts a new
+     * run). Storing it unconditionally would hide such a switch, and the
+     * run, with the run-queue wait kept for it (tt__run_wait_at), would go
+     * on across it. */
+    uint64_t seen = __atomic_load_n(&a->rseq_cs, __ATOMIC_RELAXED);
+    int unbroken = seen == OURS && s->run != 0;
+    TT__FAST_TEST_HOOK(RUN_CHECKED);
+    /* Cleared (or never armed): arm it. A switch between the load and this
+     * store is hidden, but the run was ending anyway, and the anchor covers
+     * only what comes after: armed before the real read, a switch at any
+     * point after this store clears it. The anchor's counter value is read
+     * before the real read too: every answer from this anchor, r + (now -
+     * c0), then also counts the part of the system call before the
+     * kernel's sample (~100-300 ns), so it is never below the thread's
+     * true CPU time at that counter value, and so never below any real
+     * read taken before it. Taking c0 after the read instead leaves out the
+     * part after the sample, and a real read of another caller just before
+     * could then come out above the answer (Python measured 63,250 of
+     * 200,000 reads below an earlier time.thread_time_ns(), by up to
+     * 2.5 us). */
+    if (seen != OURS)
+        __atomic_store_n(&a->rseq_cs, OURS, __ATOMIC_RELAXED);
     compiler_fence();
     uint64_t c0 = tt__counter_read();
     compiler_fence();
@@ -546,14 +573,16 @@ __attribute__((noinline, cold)) static int64_t slow_read(fast_state *s, uint64_t
     int64_t r = owner_read(s, &own);
     compiler_fence();
     if (!own) {
-        /* A child sharing the owner's memory: it puts the field back as it
-         * found it (the owner's field, cleared or armed for the owner's
-         * anchor), and the generation forward to even with the owner's
-         * anchor unchanged. A child that runs beside its parent on the
-         * same TLS (clone(CLONE_VM) without CLONE_SETTLS) races the parent
-         * here as it does on glibc's own TLS; a vfork child's parent is
-         * stopped. */
-        __atomic_compare_exchange_n(&a->rseq_cs, &(uint64_t){OURS}, cs, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+        /* A child sharing the owner's memory: it takes back its own store,
+         * if it made one, so the field is as it found it (the owner's,
+         * cleared or armed for the owner's anchor), and puts the generation
+         * forward to even with the owner's anchor unchanged. A child that
+         * runs beside its parent on the same TLS (clone(CLONE_VM) without
+         * CLONE_SETTLS) races the parent here as it does on glibc's own
+         * TLS; a vfork child's parent is stopped. */
+        if (seen != OURS)
+            __atomic_compare_exchange_n(&a->rseq_cs, &(uint64_t){OURS}, seen, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED);
         store_u64(&s->gen, g + 2);
         return r;
     }
