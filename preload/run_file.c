@@ -167,17 +167,40 @@ static void mark_execed(int dfd, const char *name, tt__run_header *own)
  * nobody else. Its name is free again once run has ended (run renames the
  * directory away), and another user may make one by that name for a
  * process that outlived the command to write into. */
-static int open_own_dir(const char *dir)
+static int open_own_dir(const char *dir, uid_t *euid)
 {
+    *euid = geteuid();
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0)
         return -errno;
     struct stat st;
-    if (fstat(dfd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+    if (fstat(dfd, &st) != 0 || st.st_uid != *euid || (st.st_mode & 077) != 0) {
         close(dfd);
         return -EPERM;
     }
     return dfd;
+}
+
+/* Maps f shared through fd, open on it, with blocks for its first `first`
+ * records reserved first (the header has its own: its pwrite). 0 or
+ * -errno, f unchanged. */
+static int map_fd(tt__run_file *f, int fd, uint32_t first)
+{
+    uint32_t cap = f->head.thread_cap;
+    size_t bytes = tt__run_file_bytes(cap, f->head.sample_cap);
+    int rc = first ? -posix_fallocate(fd, 0, (off_t)tt__run_file_bytes(first, 0)) : 0;
+    void *m = rc ? MAP_FAILED : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (!rc && m == MAP_FAILED)
+        rc = -errno;
+    if (rc)
+        return rc;
+    f->bytes = bytes;
+    atomic_store_explicit(&f->thread_room, first, memory_order_relaxed);
+    f->samples = (tt__run_sample *)((char *)m + tt__run_file_bytes(cap, 0));
+    f->hdr = m;
+    /* Release: a reader that finds the records finds the rest above. */
+    __atomic_store_n(&f->threads, (tt__run_thread *)((char *)m + TT_RUN_HEADER_SIZE), __ATOMIC_RELEASE);
+    return 0;
 }
 
 int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_file *out)
@@ -186,7 +209,8 @@ int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_
     char path[4096];
     if (dlen + 32 > sizeof path || init->thread_cap == 0 || init->sample_cap == 0)
         return -EINVAL;
-    int dfd = open_own_dir(dir);
+    uid_t euid;
+    int dfd = open_own_dir(dir, &euid);
     if (dfd < 0)
         return dfd;
     memcpy(path, dir, dlen);
@@ -250,10 +274,11 @@ int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_
     }
     if (rc)
         unlinkat(dfd, name, 0);
-    close(fd);
     close(dfd);
-    if (rc)
+    if (rc) {
+        close(fd);
         return rc;
+    }
     out->hdr = h;
     out->threads = NULL;
     out->samples = NULL;
@@ -264,6 +289,15 @@ int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_
     out->dev = st.st_dev;
     out->ino = st.st_ino;
     memcpy(out->path, path, strlen(path) + 1);
+    /* A file made by root is mapped now, through the descriptor in hand:
+     * a root process may drop to another user (setuid) or change its root
+     * (chroot, a mount namespace) before its first record, and could not
+     * open the file by its path then (its directory is root's, 0700).
+     * Blocks for records come later, through reserve(), which needs no
+     * path for a mapped file. Left unmapped if that fails (a full disk). */
+    if (euid == 0)
+        (void)map_fd(out, fd, 0);
+    close(fd);
     return 0;
 }
 
@@ -294,22 +328,9 @@ int tt__run_file_map(tt__run_file *f)
     if (fd < 0)
         return fd;
     uint32_t cap = f->head.thread_cap;
-    uint32_t threads = cap < FIRST_RECORDS ? cap : FIRST_RECORDS;
-    size_t bytes = tt__run_file_bytes(cap, f->head.sample_cap);
-    int rc = -posix_fallocate(fd, 0, (off_t)tt__run_file_bytes(threads, 0));
-    void *m = rc ? MAP_FAILED : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (!rc && m == MAP_FAILED)
-        rc = -errno;
+    int rc = map_fd(f, fd, cap < FIRST_RECORDS ? cap : FIRST_RECORDS);
     close(fd); /* the mapping keeps the file; growth opens it again */
-    if (rc)
-        return rc;
-    f->bytes = bytes;
-    atomic_store_explicit(&f->thread_room, threads, memory_order_relaxed);
-    f->samples = (tt__run_sample *)((char *)m + tt__run_file_bytes(cap, 0));
-    f->hdr = m;
-    /* Release: a reader that finds the records finds the rest above. */
-    __atomic_store_n(&f->threads, (tt__run_thread *)((char *)m + TT_RUN_HEADER_SIZE), __ATOMIC_RELEASE);
-    return 0;
+    return rc;
 }
 
 /* Writes n bytes at off, whole; 0 or -errno. */
@@ -342,10 +363,19 @@ int tt__run_file_put_alone(tt__run_file *f, const tt__run_thread *rec)
     return rc;
 }
 
-/* Gives [off, off + len) of f blocks: 0 or -errno. */
+/* Gives [off, off + len) of f blocks: 0 or -errno. Through a fresh open
+ * of the file; where that is refused (a process that dropped root or
+ * changed its root since the file was made and mapped), through the
+ * mapping: MADV_POPULATE_WRITE (Linux 5.14) makes the kernel take the
+ * write faults ahead, which give blocks as a store would, and fails
+ * (EFAULT) where a store would raise SIGBUS (a full disk). */
 static int reserve(tt__run_file *f, off_t off, off_t len)
 {
     int fd = open_same(f);
+    if (fd < 0 && f->path[0] && f->threads) {
+        off_t page = (off_t)sysconf(_SC_PAGESIZE), at = off / page * page;
+        return madvise((char *)f->hdr + at, (size_t)(off + len - at), MADV_POPULATE_WRITE) == 0 ? 0 : -errno;
+    }
     if (fd < 0)
         return fd;
     int rc = -posix_fallocate(fd, off, len);

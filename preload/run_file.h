@@ -206,7 +206,7 @@ size_t tt__run_file_bytes(uint32_t thread_cap, uint32_t sample_cap);
 /* Creates dir/<pid>-<n>.ttrun with the first free n, sparse at its full
  * size, and writes its header (from init, its key: proc_ino, or proc_start
  * from /proc where there is no pidfs or init->filtered) with one pwrite;
- * not mapped. A file
+ * not mapped, unless the caller is root (mapped then: see run_file.c). A file
  * of the same process (pid and key, tt__run_same_key)
  * found on the way is marked EXECED: this process's earlier image is gone;
  * one of another process that had the pid before (killed: still RUNNING)

@@ -72,6 +72,10 @@
  *                         SIGUSR1, so the handler runs in the middle of the
  *                         exit record; prints "PID CPU_NS" (the child's
  *                         wait4 rusage) or "skip" where ptrace is refused.
+ *   run_threads setuid N  as root: setuid(65534), then starts N threads one
+ *                         after another, each burning 2 ms of CPU and
+ *                         printing "tid cpu_ns" (its own CPU clock) as its
+ *                         last act; prints "skip" when not root.
  */
 #include "run_file.h"
 
@@ -448,6 +452,33 @@ static int run_switches(void)
     exit(0);
 }
 
+static void *burn_and_print(void *arg)
+{
+    (void)arg;
+    burn_us(2000);
+    long long cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    printf("%d %lld\n", gettid(), cpu);
+    fflush(stdout);
+    return NULL;
+}
+
+static int run_setuid(long n)
+{
+    if (getuid() != 0) {
+        printf("skip: not root\n");
+        return 0;
+    }
+    if (setuid(65534) != 0)
+        return 1;
+    for (long i = 0; i < n; i++) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, burn_and_print, NULL) != 0)
+            return 1;
+        pthread_join(t, NULL);
+    }
+    return 0;
+}
+
 static pid_t g_zombie;
 
 static void reap_zombie(int sig)
@@ -522,6 +553,8 @@ int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "handler") == 0)
         return run_handler();
+    if (argc == 3 && strcmp(argv[1], "setuid") == 0)
+        return run_setuid(atol(argv[2]));
     if (argc == 3 && strcmp(argv[1], "pinned") == 0)
         return run_pinned(atol(argv[2]));
     if (argc == 2 && strcmp(argv[1], "switches") == 0)
@@ -574,6 +607,6 @@ int main(int argc, char **argv)
         wait_sampled();
         kill(getpid(), SIGKILL);
     }
-    fprintf(stderr, "usage: run_threads short N | exact N | vfork | noname | kill | clone | lone | crowd N | pinned MS | switches | handler\n");
+    fprintf(stderr, "usage: run_threads short N | exact N | vfork | noname | kill | clone | lone | crowd N | pinned MS | switches | handler | setuid N\n");
     return 2;
 }
