@@ -51,6 +51,8 @@ public final class RunWaitSampler {
     private static final Pattern NUMBERED = Pattern.compile("^(.+?)[-_][0-9]+( \\(.*\\))?$");
     /** The most bytes of a name the kernel keeps (TASK_COMM_LEN less its NUL). */
     private static final int COMM_BYTES = 15;
+    /** The errno of a read of a thread that has exited. */
+    private static final int ESRCH = 3;
 
     /** tid -> {group, wait ns} at the last collection. */
     private Map<Integer, Seen> live = new HashMap<>();
@@ -69,12 +71,26 @@ public final class RunWaitSampler {
         return m.matches() ? m.group(1) + (m.group(2) == null ? "" : m.group(2)) : name;
     }
 
-    /** Whether this kernel keeps a run-queue wait per thread (schedstat). */
+    /**
+     * Whether this kernel keeps a run-queue wait per thread (schedstat): a
+     * thread of this process, named by its native id as a collection names
+     * it, answers {@link ThreadTime#threadSched(int)}. It does not depend on
+     * the calling thread, which may be a virtual one.
+     */
     public static boolean available() {
         try {
-            ThreadTime.threadSched(0);
-            return true;
-        } catch (RuntimeException | LinkageError e) {
+            for (Path task : tasks()) {
+                try {
+                    ThreadTime.threadSched(tid(task));
+                    return true;
+                } catch (ThreadTimeException e) {
+                    if (e.errno() != ESRCH) {
+                        return false;
+                    }
+                }
+            }
+            return false;
+        } catch (IOException | RuntimeException | LinkageError e) {
             return false;
         }
     }
@@ -109,13 +125,13 @@ public final class RunWaitSampler {
         Map<String, String> groups = javaGroups();
         Map<Integer, Seen> out = new HashMap<>();
         List<Path> tasks;
-        try (Stream<Path> s = Files.list(Path.of("/proc/self/task"))) {
-            tasks = s.toList();
+        try {
+            tasks = tasks();
         } catch (IOException e) {
             return out;
         }
         for (Path task : tasks) {
-            int tid = Integer.parseInt(task.getFileName().toString());
+            int tid = tid(task);
             String comm;
             long wait;
             try {
@@ -124,7 +140,7 @@ public final class RunWaitSampler {
             } catch (NoSuchFileException e) {
                 continue; // exited since the listing
             } catch (ThreadTimeException e) {
-                if (e.errno() == 3) {
+                if (e.errno() == ESRCH) {
                     continue; // ESRCH: exited since the listing
                 }
                 throw e;
@@ -135,6 +151,17 @@ public final class RunWaitSampler {
             out.put(tid, new Seen(group != null ? group : groupThreadName(comm), wait));
         }
         return out;
+    }
+
+    /** This process's threads now, as /proc/self/task lists them. */
+    private static List<Path> tasks() throws IOException {
+        try (Stream<Path> s = Files.list(Path.of("/proc/self/task"))) {
+            return s.toList();
+        }
+    }
+
+    private static int tid(Path task) {
+        return Integer.parseInt(task.getFileName().toString());
     }
 
     /** Kernel name -> group of the live platform threads whose names start

@@ -285,6 +285,32 @@ class RunWaitTest {
         }
     }
 
+    /**
+     * Asked on a virtual thread, whether the run-queue wait is available
+     * answers as the kernel does: the test reads its own thread's schedstat
+     * file, and the meters registered on a virtual thread include the wait.
+     */
+    @Test
+    void theWaitIsAvailableOnAVirtualThread() throws Exception {
+        assumeTrue(Runtime.version().feature() >= 21, "virtual threads need JDK 21");
+        boolean kernel;
+        try {
+            KernelFiles.schedstat(KernelFiles.currentTid());
+            kernel = true;
+        } catch (java.io.UncheckedIOException e) {
+            kernel = false;
+        }
+        boolean[] answer = new boolean[1];
+        Thread v = (Thread) Thread.class.getMethod("startVirtualThread", Runnable.class).invoke(null, (Runnable) () -> {
+            answer[0] = RunWaitSampler.available();
+            ThreadTimeMetrics.register(sdk, null, null);
+        });
+        v.join();
+        assertEquals(kernel, answer[0], "available() on a virtual thread");
+        assertEquals(kernel, metrics.collectAllMetrics().stream()
+                .anyMatch(m -> m.getName().equals(ThreadTimeMetrics.THREAD_RUN_WAIT)), "the meters registered there");
+    }
+
     /** The throttling counters lie between two reads of the group's cpu.stat by the test. */
     @Test
     void theCgroupsThrottlingIsItsCpuStat() {
