@@ -176,6 +176,14 @@ static void init_held_signals(void)
         sigdelset(&g_held_signals, faults[i]);
 }
 
+int tt__signals_hold(sigset_t *old) { return pthread_sigmask(SIG_BLOCK, &g_held_signals, old) == 0; }
+
+void tt__signals_release(const sigset_t *old, int held)
+{
+    if (held)
+        pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 static int ring_usable(const tt__run *run) { return tt__tls.key == run->key && tt__tls.ring; }
 
 /* Takes a ring for the calling thread; NULL if none is left. busy keeps a
@@ -214,7 +222,7 @@ static tt__ring *own_ring(tt__run *run)
     if (t_self.exited || t_self.busy || t_self.denied_key == run->key)
         return NULL;
     sigset_t old;
-    int held = pthread_sigmask(SIG_BLOCK, &g_held_signals, &old) == 0;
+    int held = tt__signals_hold(&old);
     tt__ring *r = NULL;
     /* A handler that ran before the mask took hold may have registered, or
      * been denied a ring. */
@@ -222,8 +230,7 @@ static tt__ring *own_ring(tt__run *run)
         r = (tt__ring *)tt__tls.ring;
     else if (t_self.denied_key != run->key)
         r = register_ring(run);
-    if (held)
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    tt__signals_release(&old, held);
     return r;
 }
 

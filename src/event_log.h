@@ -5,6 +5,7 @@
 #ifndef TT_EVENT_LOG_H
 #define TT_EVENT_LOG_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +58,13 @@ uint64_t tt__record_slow(uint64_t w1, uint64_t p0, uint64_t p1, uint64_t *run_ke
  * the probes' _cpu records are made the same way). A split that cannot be
  * read is stored as user all ones, system 0. */
 void tt__record_cpu(uint64_t w1);
+/* Holds back on the calling thread every signal but those a fault raises,
+ * for a write of several words that a handler on this thread must not see
+ * half done (the thread's ring registration, a probe table's reset). Two
+ * system calls (pthread_sigmask); async-signal-safe. Returns 1 if held: pass
+ * *old to tt__signals_release then. */
+int tt__signals_hold(sigset_t *old);
+void tt__signals_release(const sigset_t *old, int held);
 /* The current (or last) run's key, 0 if none; 1 while recording. */
 uint64_t tt__log_key(void);
 int tt__log_recording(void);
