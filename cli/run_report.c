@@ -614,11 +614,11 @@ static int by_pid_start(const void *a, const void *b, void *arg)
     return by_start(a, b, arg);
 }
 
-/* 1 when two files are images of one process: one pid, and one key where
- * both say it (a pid is reused after a wrap). */
+/* 1 when two files are images of one process (a pid is reused after a
+ * wrap): tt__run_same_process, the earlier file first. */
 static int same_process(const tt__run_header *a, const tt__run_header *b)
 {
-    return a->pid == b->pid && tt__run_same_key(a->proc_start, a->proc_ino, b->proc_start, b->proc_ino);
+    return a->start_ns <= b->start_ns ? tt__run_same_process(a, b) : tt__run_same_process(b, a);
 }
 
 /* The row of p's sampler thread, or NULL. */

@@ -135,9 +135,40 @@ int tt__run_same_key(uint64_t start_a, uint64_t ino_a, uint64_t start_b, uint64_
     return !start_a || !start_b || start_a == start_b;
 }
 
+int tt__run_same_process(const tt__run_header *earlier, const tt__run_header *later)
+{
+    const tt__run_header *e = earlier, *l = later;
+    if (e->pid != l->pid)
+        return 0;
+    if ((e->proc_ino && l->proc_ino) || (e->proc_start && l->proc_start) || (!e->proc_ino && !e->proc_start) ||
+        (!l->proc_ino && !l->proc_start))
+        return tt__run_same_key(e->proc_start, e->proc_ino, l->proc_start, l->proc_ino);
+    /* One keyed by its pidfs inode alone, the other by its start alone
+     * (made under a seccomp filter, or where pidfd_open failed): the keys
+     * say nothing of each other. An image that exited was replaced by
+     * nothing. And a later image of the same process belongs to a process
+     * that had started by the time the earlier image made its file; one
+     * that started after was another that got the pid again. proc_start
+     * counts clock ticks since boot, suspend included, rounded down: in
+     * CLOCK_MONOTONIC it is at most the true start (less the time suspended
+     * as of now, which is at least as of then), so this never parts two
+     * images of one process; two processes whose starts fall within a tick
+     * (10 ms) of the earlier image's file stay taken for one. A later image
+     * keyed by its inode alone (its start could not be read) cannot be
+     * placed in time: taken for the same process, as before. */
+    if (e->state == TT_RUN_PROC_EXITED)
+        return 0;
+    if (!l->proc_start)
+        return 1;
+    long hz = sysconf(_SC_CLK_TCK);
+    int64_t suspended = tt__read_clock(CLOCK_BOOTTIME) - tt__read_clock(CLOCK_MONOTONIC);
+    int64_t started = (int64_t)(l->proc_start * (uint64_t)(1000000000 / (hz > 0 ? hz : 100))) - suspended;
+    return started <= (int64_t)e->start_ns;
+}
+
 /* The file of an image that exec replaced stays as its image left it; this
  * says why it stopped, when the file is this process's (its pid, which the
- * name says, and its start): a file of an earlier process that had the pid
+ * name says, and its key): a file of an earlier process that had the pid
  * (pids are reused, after a wrap at pid_max) and was killed stays RUNNING.
  * A plain pwrite: the old mapping died with the image. Only into a regular
  * file of ours: a link is not followed, and no FIFO is opened. */
@@ -147,17 +178,15 @@ static void mark_execed(int dfd, const char *name, tt__run_header *own)
     if (fd < 0)
         return;
     struct stat st;
-    uint32_t st_execed = TT_RUN_PROC_EXECED, cur = 0;
-    uint64_t start = 0, ino = 0;
+    uint32_t st_execed = TT_RUN_PROC_EXECED;
+    tt__run_header e;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-        pread(fd, &cur, sizeof cur, offsetof(tt__run_header, state)) == sizeof cur && cur == TT_RUN_PROC_RUNNING &&
-        pread(fd, &start, sizeof start, offsetof(tt__run_header, proc_start)) == sizeof start &&
-        pread(fd, &ino, sizeof ino, offsetof(tt__run_header, proc_ino)) == sizeof ino) {
+        pread(fd, &e, sizeof e, 0) == sizeof e && e.state == TT_RUN_PROC_RUNNING) {
         /* An image whose key is only its start (it had no pidfs: a sandbox
          * refused pidfd_open) is compared by start: this one's is read. */
-        if (!ino && start && own->proc_ino && !own->proc_start)
+        if (!e.proc_ino && e.proc_start && own->proc_ino && !own->proc_start)
             own->proc_start = tt__run_proc_start((pid_t)own->pid);
-        if (tt__run_same_key(start, ino, own->proc_start, own->proc_ino))
+        if (tt__run_same_process(&e, own))
             (void)!pwrite(fd, &st_execed, sizeof st_execed, offsetof(tt__run_header, state));
     }
     close(fd);

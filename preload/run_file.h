@@ -256,6 +256,14 @@ uint64_t tt__run_pidfd_ino(int pidfd);
  * where both have one, else 1 (nothing says they differ). */
 int tt__run_same_key(uint64_t start_a, uint64_t ino_a, uint64_t start_b, uint64_t ino_b);
 
+/* 1 when the file headers earlier and later (made after it) can be two
+ * images of one process: one pid, and tt__run_same_key where their keys
+ * can be compared. Where one has only its inode and the other only its
+ * start they cannot: then an earlier image that exited is another process,
+ * and so is a later one whose process started after the earlier image's
+ * file was made (run_file.c says how exactly). */
+int tt__run_same_process(const tt__run_header *earlier, const tt__run_header *later);
+
 /* Unmaps and forgets the file (hdr NULL); NULL or a file not mapped is
  * accepted. */
 void tt__run_file_close(tt__run_file *f);

@@ -953,8 +953,10 @@ seccomp_deny(SECCOMP_DENY)
 REUSED_PID = """\
 import json, os, sys
 burn = "x = 0\\nfor i in range(1_000_000):\\n    x += i\\n"
-# A burns, then is killed: its file says RUNNING, no exit record.
-a = os.posix_spawn(sys.executable, [sys.executable, "-c", burn + "import os; os.kill(os.getpid(), 9)"], os.environ)
+# A burns, ends a thread (a record of its own), then is killed: its file
+# says RUNNING, no exit record.
+thread = "import threading; t = threading.Thread(target=lambda: sum(range(100000))); t.start(); t.join()\\n"
+a = os.posix_spawn(sys.executable, [sys.executable, "-c", burn + thread + "import os; os.kill(os.getpid(), 9)"], os.environ)
 _, st_a, ru_a = os.wait4(a, 0)
 # The next pid of this namespace is A's again.
 with open("/proc/sys/kernel/ns_last_pid", "w") as f:
@@ -974,22 +976,31 @@ def test_reused_pid():
     # read by their parent. A's CPU is its parent's figure (nothing of its
     # own was recorded), so it matches to the microsecond; B read itself
     # before its end, so python's teardown after that read (~0.3 ms) is
-    # missing: 2 ms bounds it, as in every_process_counted. Each process's
+    # missing: 2 ms bounds it, as in every_process_counted. A ends a thread
+    # before it is killed, so a file of its own taken for B's earlier image
+    # shows (as "replaced by exec"). Each process's
     # key is its pidfd's inode where the kernel has pidfs (a key that were
     # the pid alone would merge A and B: B would take A's file for its own
     # earlier image), and its start from /proc where pidfd_open is refused:
-    # the second run denies it to A and B with a seccomp filter.
+    # the second run denies it to A and B with a seccomp filter. The third
+    # installs that filter between A and B: A's key is its inode alone, B's
+    # its start alone (its file is made under a filter), which cannot be
+    # compared; B started after A's file was made, so it is another process.
     reused_pid("")
     reused_pid("SECCOMP_DENY = {'pidfd_open': 'enosys'}\n" + SECCOMP, " (no pidfd_open)")
+    reused_pid("", " (A by inode, B by start)", between="SECCOMP_DENY = {'pidfd_open': 'enosys'}\n" + SECCOMP)
 
 
-def reused_pid(prelude, what=""):
+def reused_pid(prelude, what="", between=""):
     wrap = ("unshare", "-p", "-f", "--mount-proc")
     if os.geteuid() != 0 or not shutil.which("unshare") or \
             subprocess.run([*wrap, "true"], stderr=subprocess.DEVNULL).returncode != 0:
         print("  SKIP reused pid: needs root and unshare -p (a pid namespace whose next pid can be set)")
         return
-    rc, out, err, rep = run([sys.executable, "-c", prelude + REUSED_PID], wrap=wrap)
+    script = prelude + REUSED_PID.replace("# The next pid", between + "# The next pid")
+    # No sampler: A's CPU is its thread's record and the rest of its
+    # parent's wait4, to the microsecond, with no sampler's CPU beside them.
+    rc, out, err, rep = run([sys.executable, "-c", script], wrap=wrap, extra=("--interval", "0"))
     check(rc == 0, f"reused pid{what}: exit status {rc}: {err[-300:]}")
     got = json.loads(out)
     if got["a"] != got["b"]:
