@@ -50,6 +50,10 @@ import java.util.regex.Pattern;
  *     a group of names ({@link RunWaitSampler#groupThreadName})</td><td>time the process's threads
  *     were runnable but waiting for a CPU, by group of thread names ({@link RunWaitSampler}); absent
  *     where the kernel keeps no schedstat</td></tr>
+ * <tr><td>{@value #THREAD_RUN_WAIT_SKIPPED}</td><td>function counter</td><td></td><td>reads of a
+ *     thread's run-queue wait that failed otherwise than by the thread's exit; the thread is left
+ *     out of that read with the figure it had (the first failure is logged); beside
+ *     {@value #THREAD_RUN_WAIT}</td></tr>
  * <tr><td>{@value #CGROUP_THROTTLED}</td><td>function counter, seconds</td><td></td><td>time the
  *     process's cgroup was held back by its CPU quota (the whole group's); absent where no CPU
  *     controller is visible</td></tr>
@@ -87,6 +91,7 @@ public final class ThreadTimeMeterBinder implements MeterBinder, ObservationHand
     public static final String THREAD_RUN_WAIT = RunWaitSampler.THREAD_RUN_WAIT;
     public static final String CGROUP_THROTTLED = RunWaitSampler.CGROUP_THROTTLED;
     public static final String CGROUP_THROTTLED_PERIODS = RunWaitSampler.CGROUP_THROTTLED_PERIODS;
+    public static final String THREAD_RUN_WAIT_SKIPPED = RunWaitSampler.THREAD_RUN_WAIT_SKIPPED;
     /** How long one read of the groups' waits serves their counters. */
     private static final long WAIT_SAMPLE_NS = 1_000_000_000L;
 
@@ -151,6 +156,11 @@ public final class ThreadTimeMeterBinder implements MeterBinder, ObservationHand
                     .register(registry);
             FunctionCounter.builder(CGROUP_THROTTLED_PERIODS, this, b -> ThreadTime.cgroupCpu().throttledPeriods())
                     .description("Quota periods in which the process's cgroup ran out of CPU quota").register(registry);
+        }
+        if (waits != null) {
+            FunctionCounter.builder(THREAD_RUN_WAIT_SKIPPED, waits, RunWaitSampler::skippedReads)
+                    .description("Reads of a thread's run-queue wait that failed, the thread left out of that read")
+                    .register(registry);
         }
         if (sampler.pattern() != null || waits != null) {
             refresh();

@@ -146,6 +146,9 @@ class ThreadTimeMeterBinderTest {
             long ns = Math.round(c.count() * 1e9);
             long after = KernelFiles.schedstat(a.tid())[1] + KernelFiles.schedstat(b.tid())[1];
             assertTrue(before <= ns && ns <= after, ns + " not within " + before + ".." + after);
+            FunctionCounter skipped = registry.find(ThreadTimeMeterBinder.THREAD_RUN_WAIT_SKIPPED).functionCounter();
+            assertNotNull(skipped, "the skipped reads' counter, beside the wait");
+            assertEquals(0, skipped.count(), "no read failed");
         }
     }
 

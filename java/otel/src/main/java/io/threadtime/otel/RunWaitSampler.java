@@ -38,13 +38,18 @@ import java.util.stream.Stream;
  * before in the old group and is counted once: the groups together never
  * exceed what the threads waited. A series never goes back. A thread that
  * exits keeps in its group what it waited up to the last collection; what
- * it waited after that is not counted.
+ * it waited after that is not counted. A thread whose read fails otherwise
+ * than by its exit (EACCES, EIO, a file that did not parse) is left out of
+ * that collection with the figure it had, and counted in
+ * {@link #skippedReads()} (the meter {@value #THREAD_RUN_WAIT_SKIPPED}); the
+ * first such failure is logged once.
  */
 public final class RunWaitSampler {
     /** The meters' names, the same in the OpenTelemetry and Micrometer forms and in threadtime's Python module. */
     public static final String THREAD_RUN_WAIT = "threadtime.thread.run_wait.time";
     public static final String CGROUP_THROTTLED = "threadtime.cgroup.cpu.throttled.time";
     public static final String CGROUP_THROTTLED_PERIODS = "threadtime.cgroup.cpu.throttled.periods";
+    public static final String THREAD_RUN_WAIT_SKIPPED = "threadtime.thread.run_wait.skipped";
 
     /** "pool-1-thread-3" -> "pool-1-thread": a number after the last - or _,
      *  and what follows it in parentheses (a name Python's threading adds). */
@@ -54,12 +59,29 @@ public final class RunWaitSampler {
     /** The errno of a read of a thread that has exited. */
     private static final int ESRCH = 3;
 
+    /** Reads one thread's run-queue wait, ns, by native id (ThreadTime.threadSched outside tests). */
+    interface WaitReader {
+        long runWaitNanos(int tid) throws IOException;
+    }
+
+    private final WaitReader reader;
+    /** Reads that failed otherwise than by the thread's exit (guarded by this). */
+    private long skipped;
     /** tid -> {group, wait ns} at the last collection. */
     private Map<Integer, Seen> live = new HashMap<>();
     /** group -> wait counted in it so far, ns. */
     private final Map<String, Long> totals = new TreeMap<>();
 
     private record Seen(String group, long waitNanos) {}
+
+    /** A sampler reading each thread with {@link ThreadTime#threadSched(int)}. */
+    public RunWaitSampler() {
+        this(tid -> ThreadTime.threadSched(tid).runWaitNanos());
+    }
+
+    RunWaitSampler(WaitReader reader) {
+        this.reader = reader;
+    }
 
     /**
      * The series a thread's figures are counted in: its name without the
@@ -109,6 +131,9 @@ public final class RunWaitSampler {
     /** {group: wait ns} now, sorted by group; each never below what it was at the last call. */
     public synchronized Map<String, Long> waits() {
         Map<Integer, Seen> now = sample();
+        if (now == null) {
+            return new TreeMap<>(totals);
+        }
         now.forEach((tid, seen) -> {
             Seen before = live.get(tid);
             // The same thread: what it waited since, in the group it is in now.
@@ -121,36 +146,65 @@ public final class RunWaitSampler {
         return new TreeMap<>(totals);
     }
 
-    private static Map<Integer, Seen> sample() {
+    /**
+     * How many times a thread's read failed at a collection otherwise than
+     * by the thread's exit (EACCES, EIO, a file that did not parse), so that
+     * it was left out of that collection with the figure it had; a listing
+     * of /proc/self/task that failed counts once, every thread then keeping
+     * its figure.
+     */
+    public synchronized long skippedReads() {
+        return skipped;
+    }
+
+    /** Every live thread's group and wait now; null when /proc/self/task cannot be listed. */
+    private Map<Integer, Seen> sample() {
         Map<String, String> groups = javaGroups();
         Map<Integer, Seen> out = new HashMap<>();
         List<Path> tasks;
         try {
             tasks = tasks();
         } catch (IOException e) {
-            return out;
+            skip(-1, e);
+            return null;
         }
         for (Path task : tasks) {
             int tid = tid(task);
-            String comm;
-            long wait;
             try {
-                comm = new String(Files.readAllBytes(task.resolve("comm")), StandardCharsets.UTF_8).stripTrailing();
-                wait = ThreadTime.threadSched(tid).runWaitNanos();
+                String comm = new String(Files.readAllBytes(task.resolve("comm")), StandardCharsets.UTF_8)
+                        .stripTrailing();
+                long wait = reader.runWaitNanos(tid);
+                String group = groups.get(comm);
+                out.put(tid, new Seen(group != null ? group : groupThreadName(comm), wait));
             } catch (NoSuchFileException e) {
-                continue; // exited since the listing
+                // exited since the listing
             } catch (ThreadTimeException e) {
-                if (e.errno() == ESRCH) {
-                    continue; // ESRCH: exited since the listing
+                if (e.errno() != ESRCH) { // ESRCH: exited since the listing
+                    skipKeeping(tid, e, out);
                 }
-                throw e;
             } catch (IOException e) {
-                continue;
+                skipKeeping(tid, e, out);
             }
-            String group = groups.get(comm);
-            out.put(tid, new Seen(group != null ? group : groupThreadName(comm), wait));
         }
         return out;
+    }
+
+    /** Thread tid could not be read: it keeps, for this collection, the figure it had at the last one. */
+    private void skipKeeping(int tid, Exception why, Map<Integer, Seen> out) {
+        Seen last = live.get(tid);
+        if (last != null) {
+            out.put(tid, last);
+        }
+        skip(tid, why);
+    }
+
+    /** Counts a skipped read (tid -1: the whole listing); the first is logged, once for this sampler. */
+    private void skip(int tid, Exception why) {
+        if (skipped++ == 0) {
+            System.getLogger("io.threadtime.otel").log(System.Logger.Level.WARNING, "threadtime: the run-queue wait of "
+                    + (tid < 0 ? "every thread (/proc/self/task)" : "thread " + tid) + " could not be read; skipped"
+                    + " for this collection, as any later failure is (counted in " + THREAD_RUN_WAIT_SKIPPED + ")", why);
+        }
     }
 
     /** This process's threads now, as /proc/self/task lists them. */

@@ -30,6 +30,10 @@ import java.util.regex.Pattern;
  *     were runnable but waiting for a CPU (a busy host, or the cgroup's CPU quota), by group
  *     of thread names, the JVM's own threads included ({@link RunWaitSampler}); absent where
  *     the kernel keeps no schedstat</td></tr>
+ * <tr><td>{@value #THREAD_RUN_WAIT_SKIPPED}</td><td>{read}</td><td></td><td>reads of a thread's
+ *     run-queue wait that failed otherwise than by the thread's exit; the thread is left out of
+ *     that collection with the figure it had (the first failure is logged); beside
+ *     {@value #THREAD_RUN_WAIT}</td></tr>
  * <tr><td>{@value #CGROUP_THROTTLED}</td><td>s</td><td></td><td>time the process's cgroup was
  *     held back by its CPU quota ({@link io.threadtime.ThreadTime#cgroupCpu()}: the whole
  *     group's); absent where no CPU controller is visible</td></tr>
@@ -51,6 +55,7 @@ public final class ThreadTimeMetrics implements AutoCloseable {
     public static final String THREAD_RUN_WAIT = RunWaitSampler.THREAD_RUN_WAIT;
     public static final String CGROUP_THROTTLED = RunWaitSampler.CGROUP_THROTTLED;
     public static final String CGROUP_THROTTLED_PERIODS = RunWaitSampler.CGROUP_THROTTLED_PERIODS;
+    public static final String THREAD_RUN_WAIT_SKIPPED = RunWaitSampler.THREAD_RUN_WAIT_SKIPPED;
 
     private static final AttributeKey<String> THREAD_NAME = AttributeKey.stringKey("thread.name");
     private static final AttributeKey<Long> THREAD_ID = AttributeKey.longKey("thread.id");
@@ -97,6 +102,9 @@ public final class ThreadTimeMetrics implements AutoCloseable {
                     .setDescription("Time this process's threads waited for a CPU, by group of thread names")
                     .buildWithCallback(out -> waits.waits().forEach(
                             (group, ns) -> out.record(ns / NS_PER_S, Attributes.of(THREAD_NAME, group)))));
+            m.instruments.add(meter.counterBuilder(THREAD_RUN_WAIT_SKIPPED).setUnit("{read}")
+                    .setDescription("Reads of a thread's run-queue wait that failed, the thread left out of that collection")
+                    .buildWithCallback(out -> out.record(waits.skippedReads())));
         }
         if (RunWaitSampler.cgroupVisible()) {
             m.instruments.add(meter.counterBuilder(CGROUP_THROTTLED).ofDoubles().setUnit("s")

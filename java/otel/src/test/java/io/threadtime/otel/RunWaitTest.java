@@ -17,6 +17,7 @@ import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import io.threadtime.KernelFiles;
+import io.threadtime.ThreadTime;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -309,6 +310,81 @@ class RunWaitTest {
         assertEquals(kernel, answer[0], "available() on a virtual thread");
         assertEquals(kernel, metrics.collectAllMetrics().stream()
                 .anyMatch(m -> m.getName().equals(ThreadTimeMetrics.THREAD_RUN_WAIT)), "the meters registered there");
+    }
+
+    /**
+     * A read that fails for one thread otherwise than by its exit skips that
+     * thread for that collection alone and is counted: the sampler's reader
+     * fails for one blocked thread, first with the library's own error
+     * (EINVAL, from a negative tid) and then with an I/O error. Its group
+     * keeps the figure it had, the other thread's group is its schedstat
+     * file's (read by the test), and once readable again the thread's group
+     * is its file's too. A thread that exits between the listing and its
+     * read (ESRCH from the kernel) is left out quietly: no count.
+     */
+    @Test
+    void aThreadThatCannotBeReadIsSkippedAndCounted() throws Exception {
+        assumeTrue(RunWaitSampler.available(), "no schedstat in this kernel");
+        try (Burn.Worker ok = new Burn.Worker("tt-readable-1", 20_000_000);
+                Burn.Worker bad = new Burn.Worker("tt-unreadable-1", 20_000_000);
+                Burn.Worker exiting = new Burn.Worker("tt-exiting-1", 20_000_000)) {
+            int okTid = ok.awaitBlocked(), badTid = bad.awaitBlocked(), exitingTid = exiting.awaitBlocked();
+            int[] failure = {0}; // 0: none; 1: the library's error; 2: an I/O error; 3: exiting exits first
+            RunWaitSampler sampler = new RunWaitSampler(tid -> {
+                if (tid == badTid && failure[0] == 1) {
+                    return ThreadTime.threadSched(-1).runWaitNanos();
+                }
+                if (tid == badTid && failure[0] == 2) {
+                    throw new java.nio.file.AccessDeniedException("/proc/self/task/" + tid + "/schedstat");
+                }
+                if (tid == exitingTid && failure[0] == 3) {
+                    exitNow(exiting, tid);
+                }
+                return ThreadTime.threadSched(tid).runWaitNanos();
+            });
+            Map<String, Long> first = sampler.waits();
+            long badWait = KernelFiles.schedstat(badTid)[1];
+            assertEquals(badWait, first.get("tt-unreadable"));
+            for (int f = 1; f <= 2; f++) {
+                failure[0] = f;
+                Map<String, Long> w = sampler.waits();
+                assertEquals(badWait, w.get("tt-unreadable"), "failure " + f);
+                assertEquals(KernelFiles.schedstat(okTid)[1], w.get("tt-readable"), "failure " + f);
+                assertEquals(f, sampler.skippedReads());
+            }
+            failure[0] = 0;
+            assertEquals(KernelFiles.schedstat(badTid)[1], sampler.waits().get("tt-unreadable"));
+            long exitingWait = KernelFiles.schedstat(exitingTid)[1];
+            failure[0] = 3;
+            Map<String, Long> w = sampler.waits();
+            assertTrue(Files.notExists(Path.of("/proc/self/task/" + exitingTid)), "the thread had not exited");
+            assertEquals(exitingWait, w.get("tt-exiting"), "an exited thread keeps its last figure");
+            assertEquals(2, sampler.skippedReads(), "an exited thread is no skipped read");
+        }
+    }
+
+    /** Lets worker (native id tid) end, and waits until its native thread has left /proc/self/task. */
+    private static void exitNow(Burn.Worker worker, int tid) {
+        try {
+            worker.close();
+            for (int tries = 0; Files.exists(Path.of("/proc/self/task/" + tid)); tries++) {
+                assertTrue(tries < 6000, "the thread's native thread never exited");
+                Thread.sleep(10);
+            }
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** The skipped-read counter sits beside the wait, and reads 0 where no read failed. */
+    @Test
+    void theSkippedReadsAreAMeter() {
+        assumeTrue(RunWaitSampler.available(), "no schedstat in this kernel");
+        ThreadTimeMetrics.register(sdk, null, null);
+        MetricData m = metrics.collectAllMetrics().stream()
+                .filter(d -> d.getName().equals(ThreadTimeMetrics.THREAD_RUN_WAIT_SKIPPED)).findFirst().orElseThrow();
+        assertEquals("{read}", m.getUnit());
+        assertEquals(0, m.getLongSumData().getPoints().iterator().next().getValue());
     }
 
     /** The throttling counters lie between two reads of the group's cpu.stat by the test. */
