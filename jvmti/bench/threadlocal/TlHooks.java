@@ -32,7 +32,7 @@ public final class TlHooks {
     }
 
     /** The agent's other hook points (where the waits are stamped): nothing here. */
-    public static void ready(Object cont) {
+    public static void ready(Object cont, int state, long runnable) {
     }
 
     public static void pinned(Object cont) {

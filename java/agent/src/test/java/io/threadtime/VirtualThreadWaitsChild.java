@@ -7,12 +7,13 @@ import java.lang.reflect.Method;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Run by {@link VirtualThreadWaitsTest} in a JVM of its own, under the
  * -javaagent and with one carrier ({@code -Djdk.virtualThreadScheduler.parallelism=1}):
- * a virtual thread sleeping inside {@code synchronized}, then N burners that
- * yield, started together. Prints what the agent charged beside what the
+ * a virtual thread sleeping inside {@code synchronized}, a parked one whose
+ * task is submitted again, then N burners that yield, started together. Prints what the agent charged beside what the
  * test takes as truth (System.nanoTime() around the sleep, the carriers' own
  * CPU clocks), as key=value lines; the test compares them.
  */
@@ -46,6 +47,7 @@ public final class VirtualThreadWaitsChild {
         });
         sleeper.join();
         System.out.println(pinned.get());
+        resubmittedWhileParked(start);
 
         // N burners on one carrier, all runnable before any runs: a virtual
         // thread starts them, holding the only carrier until it ends.
@@ -86,6 +88,35 @@ public final class VirtualThreadWaitsChild {
         }
         System.out.println("burners=" + BURNERS + "\ncarriers=" + after.size() + "\ncarrier_cpu=" + carrierCpu
                 + "\nburner_waits=" + waits + "\nburner_parked=" + parked + "\nburner_pinned=" + pinnedSum);
+    }
+
+    /**
+     * A parked thread's task submitted again, as the JDK does when it puts
+     * back the task of a thread it suspended for a stack trace
+     * (VirtualThread.tryGetStackTrace): the thread is not made runnable (the
+     * task finds it parked and returns), so the whole park is parked time,
+     * from before this thread saw it parked (its unmount) until after this
+     * thread read the clock to unpark it. Needs java.lang opened to this module.
+     */
+    private static void resubmittedWhileParked(Method start) throws Exception {
+        AtomicReference<VirtualThreadTimes> parked = new AtomicReference<>();
+        Thread parker = (Thread) start.invoke(null, (Runnable) () -> {
+            VirtualThreadTimes before = VirtualThreadCpu.currentThreadTimes();
+            LockSupport.park();
+            parked.set(VirtualThreadCpu.currentThreadTimes().minus(before));
+        });
+        while (parker.getState() != Thread.State.WAITING) {
+            Thread.sleep(1);
+        }
+        long seen = System.nanoTime();
+        Method submit = parker.getClass().getDeclaredMethod("submitRunContinuation");
+        submit.setAccessible(true);
+        submit.invoke(parker);
+        Thread.sleep(SLEEP_MS);
+        long unparked = System.nanoTime();
+        LockSupport.unpark(parker);
+        parker.join();
+        System.out.println("resubmitted_parked=" + parked.get().parkedNanos() + "\nresubmitted_wall=" + (unparked - seen));
     }
 
     private static volatile long sink;

@@ -122,7 +122,7 @@ public final class VirtualThreadSetup {
             // waiting in MethodHandle.customize, found by a test that hung CI).
             Thread self = Thread.currentThread();
             for (int i = 0; i < WARM_UP_ROUNDS; i++) {
-                VirtualThreadHooks.ready(warmUp);
+                VirtualThreadHooks.ready(warmUp, 1, 1L << 1); // a runnable state
                 VirtualThreadHooks.mount(self, self, warmUp);
                 VirtualThreadHooks.pinned(warmUp);
                 VirtualThreadHooks.unpinned(warmUp);

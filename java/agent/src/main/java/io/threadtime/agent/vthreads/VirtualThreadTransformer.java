@@ -3,6 +3,11 @@ package io.threadtime.agent.vthreads;
 import io.threadtime.agent.vthreads.hooks.VirtualThreadHooks;
 import java.lang.instrument.ClassFileTransformer;
 import java.security.ProtectionDomain;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import org.objectweb.asm.ClassReader;
 import org.objectweb.asm.ClassVisitor;
 import org.objectweb.asm.ClassWriter;
@@ -32,18 +37,18 @@ import org.objectweb.asm.Opcodes;
  * {@link ContinuationFields}); the unmount hook also its {@code state} and
  * the class's {@code YIELDING}, to tell a Thread.yield() (runnable at once)
  * from a park. Where the time off a CPU went is stamped at the start of the
- * methods that hand the thread to its scheduler (JDK 21:
- * {@code submitRunContinuation}, {@code lazySubmitRunContinuation},
- * {@code externalSubmitRunContinuation}; JDK 25 also
- * {@code externalSubmitRunContinuationOrThrow}: start, unpark, unblock, the
- * end of a yield, all go through one of them), and at the start and the
- * returns of {@code parkOnCarrierThread}, where a pinned thread parks holding
- * its carrier.
+ * methods that hand the thread to its scheduler ({@link #SUBMITS_21},
+ * {@link #SUBMITS_24}: start, unpark, unblock, the end of a yield, all go
+ * through one of them), handed the thread's {@code state} and a mask of the
+ * states in which that is a hand-over ({@link #RUNNABLE_21}), and at the
+ * start and the returns of {@code parkOnCarrierThread}, where a pinned
+ * thread parks holding its carrier.
  * <p>
  * Before changing anything the shape is checked: the three methods with
- * those descriptors, {@code parkOnCarrierThread(ZJ)V} and a submitting
- * method, the {@code carrierThread}, {@code cont}, {@code state} and
- * {@code YIELDING} fields, and exactly one
+ * those descriptors, {@code parkOnCarrierThread(ZJ)V}, exactly the submitting
+ * methods this JDK should have (one missing would leave a path unstamped),
+ * the runnable states' constants, the {@code carrierThread}, {@code cont},
+ * {@code state} and {@code YIELDING} fields, and exactly one
  * {@code Thread.setCurrentThread} call in each of {@code mount()} and
  * {@code unmount()}, the one in {@code mount()} being its last call. A class
  * that differs is left as it is and {@link #mismatch()} says what differed.
@@ -56,21 +61,51 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
     private static final String CONTINUATION = "Ljdk/internal/vm/Continuation;";
     private static final String SET_CURRENT = "setCurrentThread";
     private static final String PARK_ON_CARRIER = "parkOnCarrierThread", PARK_ON_CARRIER_DESC = "(ZJ)V";
-    /** The methods that hand the thread to its scheduler, which JDK has which. */
-    private static final java.util.Set<String> SUBMITS = java.util.Set.of("submitRunContinuation",
-            "lazySubmitRunContinuation", "externalSubmitRunContinuation", "externalSubmitRunContinuationOrThrow");
+    /** What the methods that hand the thread to its scheduler have in their names. */
+    private static final String SUBMIT_NAME = "ubmitRunContinuation";
+    private static final String POOL = "Ljava/util/concurrent/ForkJoinPool;";
+    /**
+     * Those methods, name and descriptor, as JDK 21 to 23 have them (21 and
+     * 23 read in their sources, 22 between them) and as JDK 24 and 25 do
+     * (read in 24's and 25's); a later JDK is expected to have 25's.
+     */
+    static final Set<String> SUBMITS_21 = Set.of("submitRunContinuation()V",
+            "lazySubmitRunContinuation(" + POOL + ")V", "externalSubmitRunContinuation(" + POOL + ")V");
+    static final Set<String> SUBMITS_24 = Set.of("submitRunContinuation()V",
+            "submitRunContinuation(Ljava/util/concurrent/Executor;Z)V", "lazySubmitRunContinuation()V",
+            "externalSubmitRunContinuation(" + POOL + ")V", "externalSubmitRunContinuationOrThrow()V");
+    /**
+     * The states in which a submit means the thread becomes runnable: started,
+     * unparked, the end of a yield, and (JDK 24+, where a thread unmounts
+     * blocked on a monitor or in Object.wait) unblocked. The same methods also
+     * resubmit a thread in other states (VirtualThread.tryGetStackTrace puts
+     * back a parked thread's task after suspending it), which is no hand-over.
+     */
+    static final List<String> RUNNABLE_21 = List.of("STARTED", "UNPARKED", "YIELDED");
+    static final List<String> RUNNABLE_24 = List.of("STARTED", "UNPARKED", "YIELDED", "UNBLOCKED");
 
     private volatile String mismatch = "java.lang.VirtualThread was not offered for transformation";
     private volatile boolean applied;
+
+    /** The submit methods and runnable states this JDK's class should have. */
+    private final Set<String> submits;
+    private final List<String> runnable;
 
     VirtualThreadTransformer() {
         this("io/threadtime/agent/vthreads/hooks/VirtualThreadHooks"); // named: the class literal would load it here
     }
 
-    /** Hooks calling another class with the same three methods (the
+    /** Hooks calling another class with the same methods (the
      * benchmark's ThreadLocal route, jvmti/bench). */
     VirtualThreadTransformer(String hooks) {
+        this(hooks, Runtime.version().feature());
+    }
+
+    /** For the class of JDK {@code feature}. */
+    VirtualThreadTransformer(String hooks, int feature) {
         this.hooks = hooks;
+        this.submits = feature >= 24 ? SUBMITS_24 : SUBMITS_21;
+        this.runnable = feature >= 24 ? RUNNABLE_24 : RUNNABLE_21;
     }
 
     /** Why the class was left alone, or null once the hooks are in. */
@@ -87,13 +122,13 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
             ClassReader reader = new ClassReader(bytes);
             Shape shape = new Shape();
             reader.accept(shape, ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
-            String wrong = shape.wrong();
+            String wrong = shape.wrong(submits, runnable);
             if (wrong != null) {
                 mismatch = wrong;
                 return null;
             }
             ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
-            reader.accept(new Hooks(writer, hooks), 0);
+            reader.accept(new Hooks(writer, hooks, submits, shape.mask(runnable)), 0);
             applied = true;
             return writer.toByteArray();
         } catch (Throwable t) {
@@ -109,8 +144,11 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
 
     /** What the class looks like, in the respects the hooks depend on. */
     private static final class Shape extends ClassVisitor {
-        boolean carrierField, contField, stateField, yieldingField, mount, unmount, afterDone, parkOnCarrier, submit;
+        boolean carrierField, contField, stateField, yieldingField, mount, unmount, afterDone, parkOnCarrier;
         int mountSwitches, unmountSwitches, callsAfterMountSwitch;
+        /** The submit methods found (name and descriptor), and the static int constants' values. */
+        final Set<String> submits = new TreeSet<>();
+        final Map<String, Integer> constants = new HashMap<>();
 
         Shape() {
             super(Opcodes.ASM9);
@@ -126,6 +164,9 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
             }
             stateField |= name.equals("state") && desc.equals("I") && (access & Opcodes.ACC_STATIC) == 0;
             yieldingField |= name.equals("YIELDING") && desc.equals("I") && (access & Opcodes.ACC_STATIC) != 0;
+            if ((access & Opcodes.ACC_STATIC) != 0 && value instanceof Integer) {
+                constants.put(name, (Integer) value);
+            }
             return null;
         }
 
@@ -138,7 +179,9 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
             boolean isUnmount = name.equals("unmount") && desc.equals("()V");
             afterDone |= name.equals("afterDone") && desc.equals("(Z)V");
             parkOnCarrier |= name.equals(PARK_ON_CARRIER) && desc.equals(PARK_ON_CARRIER_DESC);
-            submit |= SUBMITS.contains(name) && desc.endsWith(")V");
+            if (name.contains(SUBMIT_NAME)) {
+                submits.add(name + desc);
+            }
             mount |= isMount;
             unmount |= isUnmount;
             if (!isMount && !isUnmount) {
@@ -160,15 +203,30 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
             };
         }
 
-        /** What differs from the known shape, or null. */
-        String wrong() {
+        /** What differs from the known shape, with the submit methods
+         * {@code expected} and the states {@code runnable}, or null. */
+        String wrong(Set<String> expected, List<String> runnable) {
             if (!mount || !unmount || !afterDone) {
                 return "missing methods:" + (mount ? "" : " mount()V") + (unmount ? "" : " unmount()V")
                         + (afterDone ? "" : " afterDone(Z)V");
             }
-            if (!parkOnCarrier || !submit) {
-                return "missing methods:" + (parkOnCarrier ? "" : " " + PARK_ON_CARRIER + PARK_ON_CARRIER_DESC)
-                        + (submit ? "" : " any of " + SUBMITS);
+            if (!parkOnCarrier) {
+                return "missing methods: " + PARK_ON_CARRIER + PARK_ON_CARRIER_DESC;
+            }
+            if (!submits.equals(expected)) {
+                // Each path to the scheduler must be stamped, and none unknown left out.
+                Set<String> missing = new TreeSet<>(expected), unknown = new TreeSet<>(submits);
+                missing.removeAll(submits);
+                unknown.removeAll(expected);
+                return "the methods that submit the thread to its scheduler differ from JDK "
+                        + Runtime.version().feature() + "'s:" + (missing.isEmpty() ? "" : " missing methods: " + missing)
+                        + (unknown.isEmpty() ? "" : " unknown methods: " + unknown);
+            }
+            for (String state : runnable) {
+                Integer v = constants.get(state);
+                if (v == null || v < 0 || v >= Long.SIZE) {
+                    return "no constant " + state + " between 0 and 63 (a runnable state)";
+                }
             }
             if (!carrierField || !contField) {
                 return "no field " + (carrierField ? "cont of type jdk.internal.vm.Continuation"
@@ -186,15 +244,28 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
             }
             return null;
         }
+
+        /** The states {@code runnable} as a mask: bit s for state s (checked to be 0-63). */
+        long mask(List<String> runnable) {
+            long mask = 0;
+            for (String state : runnable) {
+                mask |= 1L << constants.get(state);
+            }
+            return mask;
+        }
     }
 
     /** Adds the hook calls. */
     private static final class Hooks extends ClassVisitor {
         private final String owner;
+        private final Set<String> submits;
+        private final long runnable;
 
-        Hooks(ClassVisitor next, String owner) {
+        Hooks(ClassVisitor next, String owner, Set<String> submits, long runnable) {
             super(Opcodes.ASM9, next);
             this.owner = owner;
+            this.submits = submits;
+            this.runnable = runnable;
         }
 
         @Override
@@ -247,12 +318,16 @@ final class VirtualThreadTransformer implements ClassFileTransformer {
                     }
                 };
             }
-            if (SUBMITS.contains(name) && desc.endsWith(")V")) {
+            if (submits.contains(name + desc)) {
                 return new MethodVisitor(Opcodes.ASM9, mv) {
                     @Override
                     public void visitCode() {
                         super.visitCode();
-                        contHook(this, "ready");
+                        loadCont(this);
+                        super.visitVarInsn(Opcodes.ALOAD, 0);
+                        super.visitFieldInsn(Opcodes.GETFIELD, TARGET, "state", "I");
+                        super.visitLdcInsn(runnable);
+                        super.visitMethodInsn(Opcodes.INVOKESTATIC, owner, "ready", "(Ljava/lang/Object;IJ)V", false);
                     }
                 };
             }

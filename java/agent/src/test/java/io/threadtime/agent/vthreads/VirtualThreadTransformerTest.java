@@ -84,6 +84,37 @@ class VirtualThreadTransformerTest {
         assertTrue(t.mismatch().contains("missing methods: unmount()V"), t.mismatch());
     }
 
+    /** Every submit method this JDK should have is required: one missing
+     * would leave its hand-overs to the scheduler unstamped. */
+    @Test
+    void aMissingSubmitMethodIsNamed() throws IOException {
+        VirtualThreadTransformer t = new VirtualThreadTransformer();
+        byte[] bytes = renamed(virtualThread(), "lazySubmitRunContinuation", "lazySubmitRunContinuatioN");
+        byte[] copy = bytes.clone();
+        assertNull(transform(t, bytes));
+        assertArrayEquals(copy, bytes, "the bytes were changed");
+        assertTrue(t.mismatch().contains("missing methods: [lazySubmitRunContinuation("), t.mismatch());
+    }
+
+    /** The set is the JDK's own: JDK 21's class is not JDK 24's shape, nor the other way round. */
+    @Test
+    void anotherJdksSubmitMethodsAreRefused() throws IOException {
+        int feature = Runtime.version().feature();
+        VirtualThreadTransformer t = new VirtualThreadTransformer(
+                "io/threadtime/agent/vthreads/hooks/VirtualThreadHooks", feature >= 24 ? 21 : 25);
+        assertNull(transform(t, virtualThread()));
+        assertTrue(t.mismatch().contains("unknown methods: [") && t.mismatch().contains("missing methods: ["),
+                t.mismatch());
+    }
+
+    /** The states in which a submit is a hand-over are read from the class. */
+    @Test
+    void aMissingRunnableStateIsNamed() throws IOException {
+        VirtualThreadTransformer t = new VirtualThreadTransformer();
+        assertNull(transform(t, renamed(virtualThread(), "UNPARKED", "UNPARKEd")));
+        assertTrue(t.mismatch().contains("no constant UNPARKED"), t.mismatch());
+    }
+
     @Test
     void aMovedThreadSwitchIsNamed() throws IOException {
         VirtualThreadTransformer t = new VirtualThreadTransformer();

@@ -17,7 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code afterDone} calls {@link #end}. Where the time off a CPU went is
  * stamped on the wall clock ({@link #wall}): the start of each method that
  * hands the thread to its scheduler (start, unpark, the end of a yield)
- * calls {@link #ready}, the start and the returns of
+ * calls {@link #ready} (with the thread's state: the same methods also
+ * resubmit a thread that is not becoming runnable), the start and the returns of
  * {@code parkOnCarrierThread} (a park while pinned) {@link #pinned} and
  * {@link #unpinned}; mount and unmount stamp too, and a yield is marked
  * runnable at its unmount, so its resubmission reads no clock (in exact
@@ -243,11 +244,19 @@ public final class VirtualThreadHooks {
         }
     }
 
-    /** A method handing {@code vthread} (whose continuation is {@code cont})
-     * to its scheduler starts: it is runnable from now, unless it already was. */
-    public static void ready(Object cont) {
+    /**
+     * A method submitting a virtual thread (whose continuation is {@code cont})
+     * to its scheduler starts, the thread in {@code state}: if that is one of
+     * the states whose bits {@code runnable} has (started, unparked, yielded,
+     * unblocked), it is runnable from now, unless it already was. In any other
+     * state the submit is no hand-over: the JDK resubmits a thread's task
+     * after it suspended the thread (for a stack trace), and that task finds
+     * the thread parked and does nothing.
+     */
+    public static void ready(Object cont, int state, long runnable) {
         try {
-            if (Hot.ACCOUNT && Hot.FIELDS && ContinuationAccounts.unready(cont)) {
+            if (Hot.ACCOUNT && Hot.FIELDS && (state & ~(Long.SIZE - 1)) == 0 && (runnable & 1L << state) != 0
+                    && ContinuationAccounts.unready(cont)) {
                 ContinuationAccounts.ready(cont, wall());
             }
         } catch (Throwable t) {
