@@ -190,17 +190,24 @@ public final class VirtualThreadCpu {
     /**
      * The calling thread's CPU time and, on a virtual thread, where its time
      * off a CPU went: {@link VirtualThreadTimes}, -1 for each figure not
-     * known here (on a platform thread every figure but the CPU).
+     * known here (on a platform thread every figure but the CPU). While CPU
+     * time measurement is switched off in the platform bean
+     * ({@code setThreadCpuTimeEnabled(false)}) every figure is -1, the waits
+     * too, as {@link #threadTimes(Thread)} answers for another thread.
      */
     public static VirtualThreadTimes currentThreadTimes() {
         Thread self = Thread.currentThread();
-        return ThreadMap.isVirtual(self) ? ACCOUNTS.times(self) : VirtualThreadTimes.cpuOnly(currentThreadCpuTime());
+        if (!ThreadMap.isVirtual(self)) {
+            return VirtualThreadTimes.cpuOnly(currentThreadCpuTime());
+        }
+        return ThreadTimeMXBean.getInstance().isThreadCpuTimeEnabled() ? ACCOUNTS.times(self) : VirtualThreadTimes.UNKNOWN;
     }
 
     /**
      * {@code thread}'s figures, as {@link #currentThreadTimes()} gives the
      * calling thread's: all -1 for a thread that has not started or has
-     * ended, and for a virtual thread while nothing charges. Another running
+     * ended, for a virtual thread while nothing charges, and for every
+     * thread while CPU time measurement is switched off. Another running
      * virtual thread's waits, parks and pinned parks count up to their last
      * end (one under way is booked when it ends); its CPU time as
      * {@link #threadCpuTime(Thread)} reads it.
