@@ -72,6 +72,15 @@
  *                         SIGUSR1, so the handler runs in the middle of the
  *                         exit record; prints "PID CPU_NS" (the child's
  *                         wait4 rusage) or "skip" where ptrace is refused.
+ *   run_threads exitwait  forks a child it traces (ptrace): the child starts
+ *                         a thread (and so the preload's sampler) that waits
+ *                         for a word, then calls exit() once the tracer holds
+ *                         the sampler inside a round (at its listing of
+ *                         /proc/self/task). The tracer then holds the exit
+ *                         handler in its wait for that round, and has the
+ *                         thread burn more CPU than its whole life had lasted
+ *                         by then; lets all go; prints "TID CPU_NS": the
+ *                         thread and the CPU its own clock passed.
  *   run_threads setuid N  as root: setuid(65534), then starts N threads one
  *                         after another, each burning 2 ms of CPU and
  *                         printing "tid cpu_ns" (its own CPU clock) as its
@@ -91,6 +100,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -479,6 +489,37 @@ static int run_setuid(long n)
     return 0;
 }
 
+/* A child traced by the caller (ptrace), stopped before it goes on: 0 in
+ * the child, its pid in the parent, -1 (nothing started), or -2 when the
+ * kernel refuses the tracing (a sandbox: "skip" printed). The
+ * parent's options: syscall stops told apart (TRACESYSGOOD), the child
+ * killed if the parent dies, and `more`. */
+static pid_t traced_fork(long more)
+{
+    pid_t c = fork();
+    if (c == 0) {
+        if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
+            _exit(77);
+        raise(SIGSTOP); /* the tracer sets its options */
+        return 0;
+    }
+    int st;
+    if (c < 0 || waitpid(c, &st, 0) != c)
+        return -1;
+    if (WIFEXITED(st)) {
+        printf("skip: ptrace(PTRACE_TRACEME) refused\n");
+        return -2;
+    }
+    return ptrace(PTRACE_SETOPTIONS, c, NULL, (void *)(PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL | more)) == 0 ? c : -1;
+}
+
+/* At a syscall stop of tid: 1 and *info filled, else 0. */
+static int syscall_stop(pid_t tid, int st, struct __ptrace_syscall_info *info)
+{
+    return WIFSTOPPED(st) && WSTOPSIG(st) == (SIGTRAP | 0x80) &&
+           ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof *info, info) > 0;
+}
+
 static pid_t g_zombie;
 
 static void reap_zombie(int sig)
@@ -491,9 +532,6 @@ static void reap_zombie(int sig)
 
 static void handler_child(void)
 {
-    if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
-        _exit(77);
-    raise(SIGSTOP); /* the tracer sets its options */
     struct sigaction sa = {.sa_handler = reap_zombie, .sa_flags = SA_RESTART};
     sigaction(SIGUSR1, &sa, NULL);
     if ((g_zombie = fork()) == 0)
@@ -507,21 +545,13 @@ static void handler_child(void)
 
 static int run_handler(void)
 {
-    pid_t c = fork();
-    if (c < 0)
-        return 1;
+    pid_t c = traced_fork(0);
     if (c == 0)
         handler_child();
+    if (c < 0)
+        return c == -2 ? 0 : 1;
     int st;
     struct rusage ru;
-    if (waitpid(c, &st, 0) != c)
-        return 1;
-    if (WIFEXITED(st)) {
-        printf("skip: ptrace(PTRACE_TRACEME) refused (%d)\n", WEXITSTATUS(st));
-        return 0;
-    }
-    if (ptrace(PTRACE_SETOPTIONS, c, NULL, (void *)(long)(PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL)) != 0)
-        return 1;
     long nr = -1;
     int sig = 0, sent = 0;
     for (;;) {
@@ -530,13 +560,11 @@ static int run_handler(void)
         sig = 0;
         if (WIFEXITED(st) || WIFSIGNALED(st))
             break;
-        if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
+        struct __ptrace_syscall_info info;
+        if (!syscall_stop(c, st, &info)) {
             sig = WSTOPSIG(st); /* a signal for it: delivered */
             continue;
         }
-        struct __ptrace_syscall_info info;
-        if (ptrace(PTRACE_GET_SYSCALL_INFO, c, (void *)sizeof info, &info) <= 0)
-            return 1;
         if (info.op == PTRACE_SYSCALL_INFO_ENTRY)
             nr = (long)info.entry.nr;
         else if (info.op == PTRACE_SYSCALL_INFO_EXIT && nr == SYS_getrusage && !sent)
@@ -549,10 +577,95 @@ static int run_handler(void)
     return 0;
 }
 
+static int g_burn[2], g_go[2]; /* the tracer's word to the burner (how much), and to main (exit) */
+
+static void *burner(void *arg)
+{
+    (void)arg;
+    long long need = 0;
+    if (read(g_burn[0], &need, sizeof need) != sizeof need)
+        return NULL;
+    while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < need)
+        for (volatile int i = 0; i < 100000; i++)
+            ;
+    raise(SIGUSR2); /* tells the tracer (which drops the signal) */
+    char c;
+    while (read(g_never[0], &c, 1) < 0 && errno == EINTR)
+        ;
+    return NULL;
+}
+
+/* The child of run_exitwait: a burner thread that waits for its word, and
+ * exit() once the tracer says. */
+static void exitwait_child(void)
+{
+    pthread_t t;
+    char c;
+    if (pthread_create(&t, NULL, burner, NULL) != 0 || read(g_go[0], &c, 1) != 1)
+        _exit(1);
+    exit(0);
+}
+
+static int run_exitwait(void)
+{
+    if (pipe(g_burn) != 0 || pipe(g_go) != 0 || pipe(g_never) != 0)
+        return 1;
+    pid_t c = traced_fork(PTRACE_O_TRACECLONE);
+    if (c == 0)
+        exitwait_child();
+    if (c < 0)
+        return c == -2 ? 0 : 1;
+    long long c0 = mono_ns(); /* before the burner's start */
+    pid_t sampler = 0, burn = 0, held_sampler = 0, held_main = 0;
+    long long need = 0;
+    int st, go = 0, burned = 0;
+    ptrace(PTRACE_SYSCALL, c, NULL, NULL);
+    while (!burned) {
+        pid_t tid = waitpid(-1, &st, __WALL);
+        if (tid < 0 || !WIFSTOPPED(st))
+            return 1; /* nothing ends before the burner has burned */
+        burned = tid == burn && need && WSTOPSIG(st) == SIGUSR2;
+        struct __ptrace_syscall_info info;
+        int sig = 0, cont = tid == burn, sys = syscall_stop(tid, st, &info);
+        if (sys && info.op == PTRACE_SYSCALL_INFO_ENTRY) {
+            long nr = (long)info.entry.nr;
+            if (nr == SYS_prctl && info.entry.args[0] == PR_SET_NAME && !sampler)
+                sampler = tid; /* the preload's sampler names itself */
+            else if (nr == SYS_read && info.entry.args[0] == (unsigned long)g_burn[0])
+                burn = tid, cont = 1;
+            else if (tid == sampler && nr == SYS_openat && !held_sampler)
+                held_sampler = tid; /* in a round: listing the threads */
+            else if (tid == c && go && (nr == SYS_clock_nanosleep || nr == SYS_nanosleep))
+                held_main = tid; /* in the exit handler's wait for the round */
+        } else if (!sys && WSTOPSIG(st) != SIGSTOP && WSTOPSIG(st) != SIGTRAP && !burned) {
+            sig = WSTOPSIG(st); /* a signal for the program: delivered */
+        }
+        if (held_sampler && burn && !go)
+            go = write(g_go[1], "g", 1) == 1;
+        if (held_main && !need) {
+            need = mono_ns() - c0 + 20000000; /* more than the burner's life before the wait */
+            if (write(g_burn[1], &need, sizeof need) != sizeof need)
+                return 1;
+        }
+        if (tid != held_sampler && tid != held_main && !burned)
+            ptrace(cont ? PTRACE_CONT : PTRACE_SYSCALL, tid, NULL, (void *)(long)sig);
+    }
+    /* Let all go, untraced: the burner without its signal. */
+    ptrace(PTRACE_DETACH, burn, NULL, NULL);
+    ptrace(PTRACE_DETACH, held_sampler, NULL, NULL);
+    ptrace(PTRACE_DETACH, held_main, NULL, NULL);
+    if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return 1;
+    printf("%d %lld\n", burn, need);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "handler") == 0)
         return run_handler();
+    if (argc == 2 && strcmp(argv[1], "exitwait") == 0)
+        return run_exitwait();
     if (argc == 3 && strcmp(argv[1], "setuid") == 0)
         return run_setuid(atol(argv[2]));
     if (argc == 3 && strcmp(argv[1], "pinned") == 0)
@@ -607,6 +720,6 @@ int main(int argc, char **argv)
         wait_sampled();
         kill(getpid(), SIGKILL);
     }
-    fprintf(stderr, "usage: run_threads short N | exact N | vfork | noname | kill | clone | lone | crowd N | pinned MS | switches | handler | setuid N\n");
+    fprintf(stderr, "usage: run_threads short N | exact N | vfork | noname | kill | clone | lone | crowd N | pinned MS | switches | handler | setuid N | exitwait\n");
     return 2;
 }

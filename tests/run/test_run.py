@@ -701,6 +701,28 @@ def test_setuid_after_load():
     sum_matches_rusage(rep, "setuid")
 
 
+def test_end_after_round():
+    # The exit handler waits for a sampler round under way to end before it
+    # reads the threads alive; the process's end, and each thread's, must be
+    # read after that wait, not before, or a thread that ran meanwhile is
+    # recorded with more CPU than its life. The program's parent traces it
+    # and holds the sampler in a round and the handler in its wait (syscall
+    # stops, not timing), while a thread burns, by its own CPU clock, more
+    # than the whole time since before it started. The truth: that clock,
+    # and that a thread's CPU time is never above its wall time (1 ms for
+    # the read of its start, in the thread, after its clone).
+    rc, out, err, rep = run([RUN_THREADS, "exitwait"])
+    if out.startswith("skip"):
+        print(f"  SKIP end after round: {out.strip()}")
+        return
+    tid, cpu = (int(x) for x in out.split()) if len(out.split()) == 2 else (-1, -1)
+    t = [t for t in threads(rep) if t["tid"] == tid]
+    print(f"  end after round: thread {tid} burned {cpu / 1e6:.3f} ms; report {[(r['total_ns'], r['lifetime_ns']) for r in t]}")
+    check(rc == 0 and len(t) == 1 and t[0]["how"] == "at exit" and t[0]["total_ns"] >= cpu > 0 and
+          t[0]["total_ns"] <= t[0]["lifetime_ns"] + 1_000_000,
+          f"end after round: the thread read at exit, CPU within its life: {t} ({err[-300:]})")
+
+
 def test_crowd_at_exit():
     # Every thread alive when the process calls exit() is read by the exit
     # handler, however many: 5 (listed into the handler's map on its stack)
