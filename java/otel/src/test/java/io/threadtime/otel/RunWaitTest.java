@@ -27,6 +27,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -204,9 +205,10 @@ class RunWaitTest {
 
     /**
      * Two threads pinned to one CPU (taskset on their native ids), released
-     * together, each burning 50 ms of its CPU (the JDK bean's clock): one
-     * CPU runs one of them at a time, so together they wait at least 90 %
-     * of the first one's CPU. After a collection each renames itself into
+     * together by a barrier (the last one there wakes the other on their
+     * CPU), each burning 50 ms of its CPU (the JDK bean's clock): one CPU
+     * runs one of them at a time, so together they wait at least 90 % of
+     * the first one's CPU. After a collection each renames itself into
      * another group; collected again, the two groups together stay within
      * the sum of the threads' waits in their schedstat files, read by the
      * test after the last collection, and the old group keeps what it had.
@@ -216,7 +218,8 @@ class RunWaitTest {
     void aRenamedThreadCountsOnce() throws Exception {
         assumeTrue(RunWaitSampler.available(), "no schedstat in this kernel");
         ThreadTimeMetrics.register(sdk, null, null);
-        CountDownLatch started = new CountDownLatch(2), go = new CountDownLatch(1), burned = new CountDownLatch(2);
+        CountDownLatch started = new CountDownLatch(2), pinned = new CountDownLatch(1), burned = new CountDownLatch(2);
+        CyclicBarrier go = new CyclicBarrier(2);
         CountDownLatch rename = new CountDownLatch(1), renamed = new CountDownLatch(2), release = new CountDownLatch(1);
         int[] tids = new int[2];
         long[] cpu = new long[2];
@@ -226,7 +229,12 @@ class RunWaitTest {
             threads[i] = new Thread(() -> {
                 tids[n] = KernelFiles.currentTid();
                 started.countDown();
-                await(go);
+                await(pinned);
+                try {
+                    go.await(60, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
                 cpu[n] = Burn.burn(50_000_000);
                 burned.countDown();
                 await(rename);
@@ -242,7 +250,7 @@ class RunWaitTest {
             for (int tid : tids) {
                 KernelFiles.pinToOneCpu(tid);
             }
-            go.countDown();
+            pinned.countDown();
             await(burned);
             long waited = 0;
             for (int tid : tids) {
@@ -268,7 +276,7 @@ class RunWaitTest {
             assertEquals(before, old, "the old group lost what it had");
             assertTrue(old + moved <= truth, old + " + " + moved + " ns above the threads' " + truth);
         } finally {
-            go.countDown();
+            pinned.countDown();
             rename.countDown();
             release.countDown();
             for (Thread t : threads) {
