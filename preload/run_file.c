@@ -210,14 +210,13 @@ static int open_own_dir(const char *dir, uid_t *euid)
     return dfd;
 }
 
-/* Maps f shared through fd, open on it, with blocks for its first `first`
- * records reserved first (the header has its own: its pwrite). 0 or
- * -errno, f unchanged. */
+/* Maps f shared through fd, open on it, with blocks for its header's page
+ * and its first `first` records reserved first. 0 or -errno, f unchanged. */
 static int map_fd(tt__run_file *f, int fd, uint32_t first)
 {
     uint32_t cap = f->head.thread_cap;
     size_t bytes = tt__run_file_bytes(cap, f->head.sample_cap);
-    int rc = first ? -posix_fallocate(fd, 0, (off_t)tt__run_file_bytes(first, 0)) : 0;
+    int rc = -posix_fallocate(fd, 0, (off_t)tt__run_file_bytes(first, 0));
     void *m = rc ? MAP_FAILED : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (!rc && m == MAP_FAILED)
         rc = -errno;
@@ -323,7 +322,9 @@ int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_
      * (chroot, a mount namespace) before its first record, and could not
      * open the file by its path then (its directory is root's, 0700).
      * Blocks for records come later, through reserve(), which needs no
-     * path for a mapped file. Left unmapped if that fails (a full disk). */
+     * path for a mapped file; a lone process's exit record goes into the
+     * header's page (tt__run_file_put_alone), as unmapped. Left unmapped
+     * if that fails (a full disk). */
     if (euid == 0)
         (void)map_fd(out, fd, 0);
     close(fd);
@@ -378,13 +379,23 @@ static int write_at(int fd, const void *buf, size_t n, off_t off)
 
 int tt__run_file_put_alone(tt__run_file *f, const tt__run_thread *rec)
 {
+    /* The record before the header that counts it and says EXITED. */
+    f->head.flags |= TT_RUN_FLAG_ALONE;
+    if (f->hdr != &f->head) {
+        /* Mapped when made (by root), its header page's blocks reserved
+         * then: the same stores through the mapping, the state last. */
+        memcpy((char *)f->hdr + TT_RUN_ALONE_AT, rec, sizeof *rec);
+        f->hdr->flags = f->head.flags;
+        atomic_store_explicit(&f->hdr->threads_used, f->head.threads_used, memory_order_relaxed);
+        atomic_store_explicit(&f->hdr->end_ns, f->head.end_ns, memory_order_relaxed);
+        atomic_store_explicit(&f->hdr->state, f->head.state, memory_order_release);
+        return 0;
+    }
     if (f->threads)
         return -EINVAL;
     int fd = open_same(f);
     if (fd < 0)
         return fd;
-    /* The record before the header that counts it and says EXITED. */
-    f->head.flags |= TT_RUN_FLAG_ALONE;
     int rc = write_at(fd, rec, sizeof *rec, TT_RUN_ALONE_AT);
     if (!rc)
         rc = write_at(fd, &f->head, sizeof f->head, 0);

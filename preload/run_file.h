@@ -220,7 +220,9 @@ int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_
  * 0 (also when mapped already) or -errno, f unchanged. Only system calls. */
 int tt__run_file_map(tt__run_file *f);
 
-/* Writes, into a file not mapped, its one thread record rec and then its
+/* Writes, into a file that took no record (not mapped, or mapped when
+ * made and its records then let go: f->threads NULL, f->hdr the mapping),
+ * its one thread record rec and then its
  * header, f->head (whose threads_used, end_ns and state the caller set),
  * both in the header's page (the record at TT_RUN_ALONE_AT, the header
  * flagged TT_RUN_FLAG_ALONE): the exit record of a process that never took

@@ -791,16 +791,18 @@ static int only_thread(void)
 
 /* The exit record of a process that took no record before and has one
  * thread (a shell's child, a compiler, a shell): that thread, read as any
- * at exit, and the header's end, written with pwrite; the file is never
- * mapped. Called with every signal held: a handler that reaped a child or
- * started a thread meanwhile would map the file and take a record, and
- * this record, written beside the header, would then be lost. The mapping
- * is claimed first, so a handler that runs once signals are let through
- * again (while exit() ends) maps nothing either: the record stays whole,
- * and what such a handler does is not recorded. */
+ * at exit, and the header's end, written beside the header (with pwrite,
+ * or through the mapping of a file made by root). Called with every
+ * signal held: a handler that reaped a child or started a thread
+ * meanwhile would take a record, and this record, written beside the
+ * header, would then be lost. The mapping is claimed first, and a file
+ * mapped when made lets its records go, so a handler that runs once
+ * signals are let through again (while exit() ends) takes none either:
+ * the record stays whole, and what such a handler does is not recorded. */
 static void exit_alone(uint32_t self, uint64_t now)
 {
     atomic_store_explicit(&g_mapping, 1, memory_order_relaxed);
+    __atomic_store_n(&g_file.threads, NULL, __ATOMIC_RELEASE);
     tt__run_thread r;
     memset(&r, 0, sizeof r);
     r.tid = self;
@@ -848,7 +850,8 @@ static void at_exit(void)
      * (thread_group_empty), and the link count counts a leader that ended
      * before the others (a zombie until they end) as a thread. */
     uint32_t self = alone ? (uint32_t)g_owner : (uint32_t)tt__gettid();
-    if (alone && !__atomic_load_n(&g_file.threads, __ATOMIC_ACQUIRE)) {
+    if (alone && (!__atomic_load_n(&g_file.threads, __ATOMIC_ACQUIRE) ||
+                  !atomic_load_explicit(&g_file.hdr->threads_used, memory_order_relaxed))) {
         exit_alone(self, tt__run_now());
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return;
