@@ -19,7 +19,8 @@
 # the JVMTI agent measured before and after, side by side.
 # BASELINE_JAR=/another/threadtime.jar does the same for the -javaagent: each
 # javaagent-* configuration that runs gets a baseline-javaagent-* twin, run
-# right after it with that JAR as the agent and on the class path.
+# right after it with that JAR as the agent and on the class path. Several
+# JARs, space-separated, give twins baseline-, baseline2-, ... in that order.
 # Prints a Markdown table; every run's figures go to stderr as they come.
 set -euo pipefail
 java_home=$1 agent=$2 jar=$3 cli=$4 runs=${5:-5}
@@ -59,13 +60,19 @@ if [ -n "${BASELINE_AGENT:-}" ]; then
   args[baseline-jvmti-mounted]="-agentpath:$BASELINE_AGENT=mode=mounted"
   args[baseline-jvmti-exact]="-agentpath:$BASELINE_AGENT=mode=exact"
 fi
+declare -A cps # a configuration's class path, where it is not $jar
 if [ -n "${BASELINE_JAR:-}" ]; then
+  read -r -a baselines <<<"$BASELINE_JAR"
   with_baseline=()
   for c in "${configs[@]}"; do
     with_baseline+=("$c")
     [[ $c == javaagent-* ]] || continue
-    with_baseline+=("baseline-$c")
-    args[baseline-$c]=${args[$c]//$ja/-javaagent:$BASELINE_JAR}
+    for i in "${!baselines[@]}"; do
+      b=baseline$([ "$i" -eq 0 ] || echo $((i + 1)))-$c
+      with_baseline+=("$b")
+      args[$b]=${args[$c]//$ja/-javaagent:${baselines[$i]}}
+      cps[$b]=${baselines[$i]}
+    done
   done
   configs=("${with_baseline[@]}")
 fi
@@ -74,8 +81,7 @@ sched=""
 for ((r = 1; r <= runs; r++)); do
   for c in "${configs[@]}"; do
     # shellcheck disable=SC2086 # the configuration's options are words
-    cp=$jar
-    [[ $c == baseline-javaagent-* ]] && cp=$BASELINE_JAR
+    cp=${cps[$c]:-$jar}
     out=$("$java_home/bin/java" -Xshare:auto -Djdk.virtualThreadScheduler.parallelism=1 \
       --enable-native-access=ALL-UNNAMED ${args[$c]} -cp "$cp:$work/classes" YieldBench 300000 5 \
       $([ "$c" = none+flag+2reads ] && echo reads) 2>/dev/null)

@@ -95,6 +95,22 @@ public final class AgentAccess {
         return CycleCounter.reader();
     }
 
+    /** Whether {@link #stampedClockReader()} is there: with the JNI cycle
+     * counter (JDK 17-21). JDK 22+ loads the FFM one, whose reads are critical
+     * downcalls, as cheap here as the load that would replace the second. */
+    public static final boolean STAMPED_CLOCK = Runtime.version().feature() < 22;
+
+    /** ()J: the calling thread's CPU time as {@link #fastClockReader()} reads it, leaving the
+     * counter value read for it in the thread's slot, whose address {@link #stampSlotReader()} gives. */
+    public static MethodHandle stampedClockReader() throws ReflectiveOperationException {
+        return CycleCounter.stampedReader();
+    }
+
+    /** ()J: the address of the calling thread's slot, 8 bytes. */
+    public static MethodHandle stampSlotReader() throws ReflectiveOperationException {
+        return CycleCounter.stampSlotReader();
+    }
+
     /** Whether HotSpot's virtual-thread transition path is on; null on a JVM without that flag. */
     public static Boolean transitionsOn() {
         return HotSpotFlags.transitionsOn();

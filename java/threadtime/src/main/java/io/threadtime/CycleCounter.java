@@ -27,4 +27,22 @@ final class CycleCounter {
     static MethodHandle reader() throws ReflectiveOperationException {
         return MethodHandles.lookup().findStatic(CycleCounter.class, "read", MethodType.methodType(long.class));
     }
+
+    /** Exact mode's mount clock on JDK 17-21 (the JDK 22+ class has none):
+     * the calling thread's CPU time as {@link FastClock} reads it, ns, leaving
+     * the counter value read for it in the thread's slot ({@link #stampSlot()}). */
+    static native long fastStamped();
+
+    /** The address of the calling thread's slot: 8 bytes, read and written by that thread only. */
+    static native long stampSlot();
+
+    /** A ()J handle on {@link #fastStamped()}. */
+    static MethodHandle stampedReader() throws ReflectiveOperationException {
+        return MethodHandles.lookup().findStatic(CycleCounter.class, "fastStamped", MethodType.methodType(long.class));
+    }
+
+    /** A ()J handle on {@link #stampSlot()}. */
+    static MethodHandle stampSlotReader() throws ReflectiveOperationException {
+        return MethodHandles.lookup().findStatic(CycleCounter.class, "stampSlot", MethodType.methodType(long.class));
+    }
 }

@@ -89,7 +89,7 @@ public final class VirtualThreadSetup {
             }
             Object warmUp = null; // a continuation for the warm-up, when the accounts are in them
             if (mode.charging()) {
-                installClock(mode, lookup);
+                installClock(mode, lookup, inst);
                 if (!o.table) {
                     warmUp = fieldsInContinuations(inst);
                 }
@@ -214,7 +214,8 @@ public final class VirtualThreadSetup {
     }
 
     /** The accounting's clocks, for the hooks. */
-    private static void installClock(Mode mode, MethodHandles.Lookup lookup) throws ReflectiveOperationException {
+    private static void installClock(Mode mode, MethodHandles.Lookup lookup, Instrumentation inst)
+            throws ReflectiveOperationException {
         MethodHandle clock, carrierClock;
         String clockName;
         double nsPerTick = 1;
@@ -249,10 +250,33 @@ public final class VirtualThreadSetup {
             wall = hz > 0 ? AgentAccess.cycleReader()
                     : lookup.findStatic(System.class, "nanoTime", MethodType.methodType(long.class));
             wallNsPerTick = hz > 0 ? 1e9 / hz : 1;
+            if (hz > 0 && AgentAccess.STAMPED_CLOCK) {
+                stampedClock(inst);
+            }
         }
         MethodHandle current = lookup.findStatic(VirtualThreadCpu.class, "currentThreadCpuTime",
                 MethodType.methodType(long.class));
         VirtualThreadHooks.install(clock, carrierClock, current, clockName, nsPerTick, wall, wallNsPerTick);
+    }
+
+    /**
+     * Exact mode's mount reads the CPU clock and the wall clock's counter in
+     * one native call, which leaves the counter value in a slot of the OS
+     * thread that the hook loads with {@code Unsafe.getLong} (an intrinsic):
+     * through JNI (JDK 21) a second call cost ~30 ns per mount, ~17 ns more
+     * than this. JDK 22+ makes the two calls, each a critical FFM downcall:
+     * this measured no cheaper there (docs/where-time-went.md). That load needs
+     * {@code jdk.internal.misc} exported to the hooks; where that cannot be
+     * done, one line says so and the mount makes the two calls.
+     */
+    private static void stampedClock(Instrumentation inst) {
+        try {
+            inst.redefineModule(Object.class.getModule(), Set.of(),
+                    Map.of("jdk.internal.misc", Set.of(VirtualThreadHooks.class.getModule())), Map.of(), Set.of(), Map.of());
+            VirtualThreadHooks.stamped(AgentAccess.stampedClockReader(), AgentAccess.stampSlotReader());
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            AgentLog.warn("the mount reads the wall clock in a second native call (" + e + ")");
+        }
     }
 
     /** The transformer in, VirtualThread retransformed, the mode reported. */

@@ -1,6 +1,8 @@
 package io.threadtime.agent.vthreads.hooks;
 
 import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -22,7 +24,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code parkOnCarrierThread} (a park while pinned) {@link #pinned} and
  * {@link #unpinned}; mount and unmount stamp too, and a yield is marked
  * runnable at its unmount, so its resubmission reads no clock (in exact
- * mode its unmount reads none either: {@code ContinuationAccounts.yieldedAt}).
+ * mode its unmount reads none either: {@code ContinuationAccounts.yieldedAt},
+ * and its mount's CPU-clock call leaves the counter value it read where the
+ * hook loads it: {@link #stamped}).
  * When the event log's markers are on, mount and unmount also write one into
  * the carrier's ring (one counter read each), so that a trace gives every
  * stretch to its virtual thread. A hook never throws: a failure is counted
@@ -62,6 +66,9 @@ public final class VirtualThreadHooks {
     static MethodHandle mountMark;    // (J)V, tt_event_mount, or null: no markers
     static MethodHandle unmountMark;  // (J)V, tt_event_unmount
     static MethodHandle mountName;    // (Thread, Thread)V: names a virtual thread and its carrier, once
+    static MethodHandle stamped;      // ()J, exact mode's mount clock leaving its counter value in a slot; null: none
+    static MethodHandle stampSlot;    // ()J, the address of the calling thread's slot
+    static MethodHandle load;         // (J)J, a plain load of 8 bytes at an address (Unsafe.getLong)
     // What the hooks do: set by the agent before they go in, read by any
     // class loader's copy of the API (io.threadtime.JavaagentAccounts).
     private static volatile String mode;        // a VirtualThreadCpu.Mode constant's name; null: not set up
@@ -105,6 +112,24 @@ public final class VirtualThreadHooks {
     public static void markers(MethodHandle mount, MethodHandle unmount) {
         VirtualThreadHooks.mountMark = mount;
         VirtualThreadHooks.unmountMark = unmount;
+    }
+
+    /**
+     * Called by the agent before the hooks go in, in exact mode where the
+     * cycle counter is trusted and the agent has exported
+     * {@code jdk.internal.misc} to this module: the mount reads the CPU clock
+     * with {@code clock}, which leaves the counter value it read in a slot of
+     * the calling OS thread, at the address {@code slot} gives; the mount
+     * then loads the waits' wall stamp from there (a plain load) instead of
+     * making a second native call.
+     */
+    public static void stamped(MethodHandle clock, MethodHandle slot) throws ReflectiveOperationException {
+        Class<?> unsafe = Class.forName("jdk.internal.misc.Unsafe", false, null);
+        MethodHandles.Lookup lookup = MethodHandles.lookup();
+        Object u = unsafe.getMethod("getUnsafe").invoke(null);
+        load = lookup.findVirtual(unsafe, "getLong", MethodType.methodType(long.class, long.class)).bindTo(u);
+        stamped = clock;
+        stampSlot = slot;
     }
 
     /**
@@ -162,6 +187,10 @@ public final class VirtualThreadHooks {
         static final MethodHandle UNMOUNT_MARK = unmountMark;
         static final MethodHandle MOUNT_NAME = mountName;
         static final boolean MARK = MOUNT_MARK != null;
+        static final MethodHandle STAMPED = stamped;
+        static final MethodHandle STAMP_SLOT = stampSlot;
+        static final MethodHandle LOAD = load;
+        static final boolean STAMPS = STAMPED != null && FIELDS;
 
         private Hot() {}
     }
@@ -191,17 +220,59 @@ public final class VirtualThreadHooks {
             // so that a first mount's insertion is not charged to the thread.
             long id = vthread.getId();
             int a = Hot.FIELDS ? 0 : TableAccounts.account(id);
-            long now = (long) Hot.CLOCK.invokeExact();
+            long carrierId = carrier.getId();
+            long now, wall = 0;
+            if (Hot.STAMPS) {
+                // One native call: the CPU clock, whose counter value is the
+                // wall stamp. The slot is this carrier's: the call and the
+                // load run on the one OS thread that is running this mount.
+                long slot = slot(carrierId);
+                now = (long) Hot.STAMPED.invokeExact();
+                wall = (long) Hot.LOAD.invokeExact(slot);
+            } else {
+                now = (long) Hot.CLOCK.invokeExact();
+            }
             if (now < 0) {
                 failed(CLOCK_FAILED);
             } else if (Hot.FIELDS) {
-                ContinuationAccounts.open(cont, now, carrier.getId(), Hot.WALL == null ? now : (long) Hot.WALL.invokeExact());
+                ContinuationAccounts.open(cont, now, carrierId,
+                        Hot.STAMPS ? wall : Hot.WALL == null ? now : (long) Hot.WALL.invokeExact());
             } else {
-                TableAccounts.open(TableAccounts.chunk(id, a), TableAccounts.offset(a), now, carrier.getId());
+                TableAccounts.open(TableAccounts.chunk(id, a), TableAccounts.offset(a), now, carrierId);
             }
         } catch (Throwable t) {
             failed(t);
         }
+    }
+
+    /** A carrier's slot for the stamped clock: its thread id and the slot's
+     * address. Immutable, so a carrier that finds another's entry sees it whole. */
+    private static final class Slot {
+        final long carrier;
+        final long address;
+
+        Slot(long carrier, long address) {
+            this.carrier = carrier;
+            this.address = address;
+        }
+    }
+
+    /** The carriers' slots by thread id modulo the length: thread ids are
+     * never reused, and a carrier writes only its own entry, so a carrier
+     * finds its own slot or learns it again (one native call and one small
+     * object, once per carrier while two live carriers do not share an index). */
+    private static final Slot[] SLOTS = new Slot[1024];
+
+    /** The address of the slot of the carrier with thread id {@code carrier}, which is the caller. */
+    private static long slot(long carrier) throws Throwable {
+        int i = (int) carrier & (SLOTS.length - 1);
+        Slot s = SLOTS[i];
+        if (s != null && s.carrier == carrier) {
+            return s.address;
+        }
+        long address = (long) Hot.STAMP_SLOT.invokeExact();
+        SLOTS[i] = new Slot(carrier, address);
+        return address;
     }
 
     /** Start of {@code unmount()}: {@code vthread} is about to leave its
@@ -221,7 +292,8 @@ public final class VirtualThreadHooks {
                 // Mounted mode's clock is the wall clock; exact mode reads it
                 // for a park, and puts a yield's time together from the reads
                 // made (see ContinuationAccounts.yieldedAt): a yield then costs
-                // one wall-clock read, at the mount.
+                // one wall-clock read, at the mount, which the mount's clock
+                // call makes itself where the counter is trusted (stamped).
                 boolean yield = state == yielding;
                 long wall = Hot.WALL == null ? now
                         : yield && now >= 0 ? ContinuationAccounts.yieldedAt(cont, now, Hot.WALL_TICKS_PER_NS) : -1;
