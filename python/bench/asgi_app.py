@@ -154,8 +154,9 @@ class Truth(SpanProcessor):
     """What the current task's steps used while a SERVER span was open, by
     Stepped's clock reads, by span id. Added after ThreadTimeSpanProcessor,
     it reads after that one at the start, and its hook on the span's end()
-    (put on after that one's, so called first) reads before that one at
-    the end: the truth's interval lies inside the one threadtime measures."""
+    reads before that one at the end (threadtime reads in the SDK's end(),
+    or in a hook of its own put on before this one, so called after it):
+    the truth's interval lies inside the one threadtime measures."""
 
     def __init__(self) -> None:
         self.steps: dict[int, int] = {}

@@ -20,13 +20,6 @@ tracer providers that each end in SimpleSpanProcessor(InMemorySpanExporter())
   cpu+wait     ThreadTimeSpanProcessor(): the total and the run-queue wait
                (the default)
   cpu+wait+split  ThreadTimeSpanProcessor(split=True): the user/system split too
-  deferred     ThreadTimeSpanProcessor(deferred=True): the figures of cpu+wait
-               filed for the exporter instead of set on the span; the spans
-               are timed up to the same in-memory exporter, and then, apart,
-  deferred export  the wrapping exporter (processor.exporter()) adds them to
-               the spans of the round (its export() of all of them, per span):
-               the part that runs on the exporting thread (a
-               BatchSpanProcessor's worker), off the span's thread
 
 and, as floors in the same run: span.set_attribute(name, int) called again
 and again on one live span (the key already there: far cheaper than the
@@ -64,6 +57,7 @@ import tempfile
 import statistics
 import sys
 import time
+from importlib.metadata import version
 
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -87,6 +81,14 @@ class Variant:
         self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
         self.tracer = self.provider.get_tracer("bench")
         self.attrs = attrs
+        self.measured = isinstance(processor, ThreadTimeSpanProcessor)
+
+    def check(self, n: int) -> None:
+        """The n spans made since the exporter was emptied all reached it,
+        each with its CPU figure where the processor is threadtime's."""
+        finished = self.exporter.get_finished_spans()
+        assert len(finished) == n
+        assert not self.measured or all(TOTAL in s.attributes for s in finished)
 
     def spans(self, n: int) -> None:
         tracer = self.tracer
@@ -105,10 +107,7 @@ class Variant:
                     span.set_attribute(RUN_WAIT, 678)
 
 
-def per_span_ns(v: Variant, n: int, gc_off: bool = False,
-                deferred: Deferred | None = None) -> tuple[float, float | None]:
-    """(per span on the span's thread, per span on the exporting thread:
-    None but for deferred)."""
+def per_span_ns(v: Variant, n: int, gc_off: bool = False) -> float:
     exporter = v.exporter
     exporter.clear()
     gc.collect()
@@ -118,36 +117,9 @@ def per_span_ns(v: Variant, n: int, gc_off: bool = False,
     v.spans(n)
     used = time.thread_time_ns() - t0
     gc.enable()
-    assert len(exporter.get_finished_spans()) == n
-    exported = None
-    if deferred is not None:
-        finished = exporter.get_finished_spans()
-        t0 = time.thread_time_ns()
-        deferred.export(finished)
-        exported = (time.thread_time_ns() - t0) / n
-        deferred.check(n)
+    v.check(n)
     exporter.clear()  # every variant starts on the same heap
-    return used / n, exported
-
-
-class Deferred:
-    """A deferred processor's exporter, over an in-memory one of its own."""
-
-    def __init__(self, processor: ThreadTimeSpanProcessor) -> None:
-        self.processor = processor
-        self.spans = InMemorySpanExporter()
-        self.exporter = processor.exporter(self.spans)
-
-    def export(self, finished) -> None:
-        self.exporter.export(finished)
-
-    def check(self, n: int) -> None:
-        """The n spans exported since the last check all got their figures,
-        and none is left waiting."""
-        assert self.processor.pending() == 0
-        exported = self.spans.get_finished_spans()
-        assert len(exported) == n and all(TOTAL in s.attributes for s in exported)
-        self.spans.clear()
+    return used / n
 
 
 def per_call_ns(fn, n: int) -> float:
@@ -156,15 +128,12 @@ def per_call_ns(fn, n: int) -> float:
     return (time.thread_time_ns() - t0) / n
 
 
-DEFERRED = "deferred"
 PREAD = "schedstat pread"
 # The SDK's own row for the set_attribute calls a mode makes on the span.
 ATTRS = {"cpu": "1 attr", "cpu+wait": "2 attrs"}
-EXPORT = "deferred export"
 
 
-def variants_and_floors() -> tuple[dict[str, Variant], dict, Deferred]:
-    processor = ThreadTimeSpanProcessor(deferred=True)
+def variants_and_floors() -> tuple[dict[str, Variant], dict]:
     variants = {
         "plain": Variant(None),
         "noop": Variant(SpanProcessor()),
@@ -173,7 +142,6 @@ def variants_and_floors() -> tuple[dict[str, Variant], dict, Deferred]:
         "cpu": Variant(ThreadTimeSpanProcessor(run_wait=False)),
         "cpu+wait": Variant(ThreadTimeSpanProcessor()),
         "cpu+wait+split": Variant(ThreadTimeSpanProcessor(split=True)),
-        DEFERRED: Variant(processor),
     }
     live = TracerProvider().get_tracer("bench").start_span("live")
     schedstat = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
@@ -183,7 +151,7 @@ def variants_and_floors() -> tuple[dict[str, Variant], dict, Deferred]:
         "sched()": threadtime.sched,
         PREAD: lambda: os.pread(schedstat, 128, 0),
     }
-    return variants, floors, Deferred(processor)
+    return variants, floors
 
 
 def calls(fn, n: int) -> None:
@@ -192,25 +160,15 @@ def calls(fn, n: int) -> None:
 
 
 def callgrind_child(n: int) -> None:
-    variants, floors, deferred = variants_and_floors()
-    exports = []
-    for name, v in variants.items():
+    variants, floors = variants_and_floors()
+    for v in variants.values():
         e = v.exporter
         v.spans(200)  # warm: first-call caches
-        if name == DEFERRED:
-            deferred.export(e.get_finished_spans())
-            deferred.check(200)
         for size in (n, 2 * n):
             e.clear()
             gc.collect()
             sys.call_tracing(v.spans, (size,))
-            if name == DEFERRED:
-                exports.append(e.get_finished_spans())
-                e.clear()
-    for finished in exports:  # the exporting thread's part, after the spans'
-        gc.collect()
-        sys.call_tracing(deferred.export, (finished,))
-    deferred.check(3 * n)
+            v.check(size)
     for fn in floors.values():
         fn()
         for size in (n, 2 * n):
@@ -220,8 +178,8 @@ def callgrind_child(n: int) -> None:
 def callgrind(n: int) -> int:
     if shutil.which("valgrind") is None:
         sys.exit("bench_otel.py --callgrind: valgrind is not installed (apt-get install valgrind)")
-    variants, floors, _ = variants_and_floors()
-    names = [*variants, EXPORT, *floors]
+    variants, floors = variants_and_floors()
+    names = [*variants, *floors]
     with tempfile.TemporaryDirectory(prefix="tt-callgrind-") as out_dir:
         cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=_PyEval_CallTracing",
                "--dump-after=_PyEval_CallTracing", f"--callgrind-out-file={out_dir}/cg.out",
@@ -237,12 +195,18 @@ def callgrind(n: int) -> int:
     if len(counts) != 2 * len(names):
         raise RuntimeError(f"expected {2 * len(names)} callgrind dumps, found {len(counts)}")
     per = {name: (counts[2 * i + 1] - counts[2 * i]) / n for i, name in enumerate(names)}
-    print(f"instructions (callgrind) per span (or per call), {2 * n} - {n} spans; Python {sys.version.split()[0]}")
+    print(f"instructions (callgrind) per span (or per call), {2 * n} - {n} spans; Python {sys.version.split()[0]}, "
+          f"{setup()}")
     print(f"{'variant':<15} {'per span':>9} {'over plain':>11} {'over noop':>10}")
     for name in names:
         over = f"{per[name] - per['plain']:+11.0f} {per[name] - per['noop']:+10.0f}" if name in variants else ""
         print(f"{name:<15} {per[name]:9.0f} {over}")
     return 0
+
+
+def setup() -> str:
+    """The SDK's version and the path the processor takes on it."""
+    return f"opentelemetry-sdk {version('opentelemetry-sdk')}, path {ThreadTimeSpanProcessor().path}"
 
 
 def main() -> int:
@@ -259,20 +223,18 @@ def main() -> int:
         return 0
     if args.callgrind:
         return callgrind(args.spans)
-    variants, floors, deferred = variants_and_floors()
-    for name, v in variants.items():  # warm-up
-        per_span_ns(v, min(args.spans, 2000), deferred=deferred if name == DEFERRED else None)
-    samples: dict[str, list[float]] = {name: [] for name in [*variants, EXPORT, *floors]}
+    load = f"{os.getloadavg()[0]:.1f}"
+    variants, floors = variants_and_floors()
+    for v in variants.values():  # warm-up
+        per_span_ns(v, min(args.spans, 2000))
+    samples: dict[str, list[float]] = {name: [] for name in [*variants, *floors]}
     order = list(variants)
     for r in range(args.rounds):
         for name in order[r % len(order):] + order[:r % len(order)]:  # each variant first in turn
-            used, exported = per_span_ns(variants[name], args.spans, args.gc_off,
-                                         deferred if name == DEFERRED else None)
-            samples[name].append(used)
-            if exported is not None:
-                samples[EXPORT].append(exported)
+            samples[name].append(per_span_ns(variants[name], args.spans, args.gc_off))
         for name, fn in floors.items():
             samples[name].append(per_call_ns(fn, args.spans))
+    load += f" to {os.getloadavg()[0]:.1f}"
     med = {name: statistics.median(v) for name, v in samples.items()}
     # Each round's difference to plain's run of the same round.
     over = {name: statistics.median(a - b for a, b in zip(samples[name], samples["plain"])) for name in variants}
@@ -281,18 +243,19 @@ def main() -> int:
                           "samples_ns": samples}))
         return 0
     print(f"thread CPU ns per span (or per call), medians of {args.rounds} interleaved rounds of {args.spans}; "
-          f"over plain: the median of the rounds' differences")
+          f"over plain: the median of the rounds' differences; {setup()}; load average {load}")
     print(f"{'variant':<15} {'median':>9} {'over plain':>11} {'min':>9} {'max':>9}")
     for name, v in samples.items():
         o = f"{over[name]:+11.0f}" if name in variants else f"{'':>11}"
         print(f"{name:<15} {med[name]:9.0f} {o} {min(v):9.0f} {max(v):9.0f}")
-    for name in ("cpu", "cpu+wait", "cpu+wait+split", DEFERRED):
+    hooked = ThreadTimeSpanProcessor().path == "end_hook"  # sets the figures through set_attribute
+    for name in ("cpu", "cpu+wait", "cpu+wait+split"):
         verdict = "holds" if over[name] <= FLOOR_NS else "MISSED"
         beyond = f"; beyond the SDK's own set_attribute calls ({ATTRS[name]}): " \
-                 f"{over[name] - over[ATTRS[name]]:.0f} ns" if name in ATTRS else ""
+                 f"{over[name] - over[ATTRS[name]]:.0f} ns" if hooked and name in ATTRS else ""
         print(f"floor: {name} adds <= {FLOOR_NS} ns per span over plain: {over[name]:.0f} ns ({verdict}){beyond}")
-    # What the wait adds, its attribute's set_attribute taken out.
-    wait = over["cpu+wait"] - over["cpu"] - (over["2 attrs"] - over["1 attr"])
+    # What the wait adds (on the end_hook path, its attribute's set_attribute taken out).
+    wait = over["cpu+wait"] - over["cpu"] - (over["2 attrs"] - over["1 attr"] if hooked else 0)
     verdict = "holds" if wait <= 2 * med[PREAD] else "MISSED"
     print(f"floor: the run-queue wait adds <= 2 schedstat preads ({2 * med[PREAD]:.0f} ns) per span: "
           f"{wait:.0f} ns ({verdict})")

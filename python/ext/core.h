@@ -97,6 +97,9 @@ int64_t ttpy_wait_at(uint64_t run, int64_t *ns, int first);
 /* The TaskCoro whose step runs innermost on this thread (borrowed), or
  * NULL outside every counted step. */
 PyObject *ttpy_step_owner(void);
+/* A TaskCoro's id: no other TaskCoro made in this process has it, and it
+ * is never 0. It names a task without keeping it alive. */
+uint64_t ttpy_task_id(PyObject *coro);
 /* A TaskCoro's CPU and run-queue wait so far, its step in progress on this
  * thread included. 0, or -1 with the error set (a fork child, a failed
  * clock read). *wait is -errno for a failed schedstat read, TTPY_WAIT_OFF

@@ -1,14 +1,29 @@
 /* threadtime._core's OpenTelemetry span hooks (threadtime.otel wraps them).
  *
- * The SDK calls a processor's on_start on the thread that starts a span,
- * and shows the processor the span again only once it is read-only. So a
- * SpanClock (the processor's on_start) reads the figures where the span
- * starts and puts a SpanEnd on the span as its end(); that reads them
- * again, sets the attributes through the span's own set_attribute (the
- * SDK's checks and limits apply), takes itself off the span and calls the
- * end() that was there before. Both are C calls: a span costs the
- * processor no Python frame, and the SDK's own attribute calls stay the
- * largest part of what it adds (docs/python-async.md has the figures).
+ * A SpanClock is a span processor's hooks: its on_start reads the figures
+ * on the thread that starts a span, the span's end reads them again, and
+ * the differences go on the span as int attributes. Two paths;
+ * threadtime.otel picks one when it makes the processor, by trying the
+ * SDK's shape once:
+ *
+ *   - on_ending: the SDK's Span.end() (1.40+) sets the end time, makes the
+ *     attributes read-only and then calls every processor's _on_ending on
+ *     the live span, before any on_end. on_start leaves a SpanStart on the
+ *     span (an instance attribute: it lives and dies with the span, however
+ *     long the span stays open, and holds nothing that leads back to it);
+ *     _on_ending finds it, reads the clocks and puts the figures straight
+ *     into the span's attribute dict (BoundedAttributes._dict), under
+ *     BoundedAttributes' own rules for its limit. The exporter's on_end
+ *     sees them whatever order the processors were added in. The SDK lets
+ *     one end() per span past its lock, and a SpanStart is used once
+ *     besides (a compare-and-swap), so an ended span's figures never
+ *     change. No set_attribute and no hook: the SDK's own set_attribute
+ *     costs a fresh span more than all this path adds (docs/benchmarks.md).
+ *   - end_hook, for any other shape: on_start puts a SpanEnd on the span
+ *     as its end(); that reads the figures, sets them through the span's
+ *     own set_attribute (the SDK's checks and limits apply), takes itself
+ *     off the span and calls the end() that was there before.
+ * All are C calls: a span costs the processor no Python frame.
  *
  * Where a span starts decides what it is charged:
  *   - inside a counted asyncio step (tasks.c): that task's own CPU and
@@ -20,48 +35,23 @@
  *     run-queue wait.
  * A span that ends in another task, on another thread or in another
  * process gets nothing (OTHER_THREAD).
- *
- * Deferred (a SpanClock made with pending > 0), the end does not set the
- * attributes: it files the figures under the span's context (the object
- * itself: the read-only span the SDK hands on carries the same one), and
- * the exporter's thread takes them with take(context) when the span is
- * exported. The table is C memory, so that filing allocates no object: a
- * ring of the newest 2 * pending filings (the figures of a span that is
- * never exported, dropped by a full queue, are overwritten 2 * pending
- * ends later), and an index from a context's address to its slot (open
- * addressing, linear probing, at most half full). An entry holds its
- * context, whose address is the key: no other context can take that
- * address while the entry waits.
  */
 #include "core.h"
 
-#include <errno.h>
 #include <pthread.h>
-#include <string.h>
 
 #include "internal.h" /* tt__fast_ns_run: the fast clock with its run of anchors */
 
 enum { OTHER_THREAD = 0, NO_CLOCK = 1, REASONS = 2 };
 enum { TOTAL = 0, USER = 1, SYSTEM = 2, WAIT = 3, NAMES = 4 };
 
-/* One filing of the deferred table. */
-struct entry {
-    PyObject *context;  /* a reference; NULL: free */
-    int64_t figures[4]; /* total, user, system, wait; -1: not read */
-};
-
 typedef struct {
     PyObject_HEAD
     PyObject *names[NAMES];     /* the attributes' names */
     PyObject *get_running_loop; /* asyncio._get_running_loop */
     PyObject *current_task;     /* asyncio.current_task */
+    PyObject *attributes_type;  /* on_ending: the SDK's BoundedAttributes; NULL: end_hook */
     int split, run_wait;
-    struct entry *ring;         /* deferred: the newest filings; NULL: not deferred */
-    size_t ring_size;           /* 2 * pending */
-    size_t head;                /* filings so far: the next one goes to head % ring_size */
-    size_t live;                /* entries waiting */
-    uint32_t *index;            /* slot + 1 of the entry whose context hashes here, 0: empty */
-    size_t index_mask;          /* index size - 1 (a power of two, >= 2 * ring_size) */
     Py_ssize_t unmeasured[REASONS]; /* spans left without figures, by reason; atomic */
 } ClockObject;
 
@@ -71,21 +61,37 @@ typedef struct {
     int64_t wait;              /* < 0: unknown (-errno, or TTPY_WAIT_OFF) */
 } figures;
 
+/* Where a span started, and its figures there. */
+typedef struct {
+    uint64_t task; /* the counted task it started in (ttpy_task_id), or 0: a thread */
+    pthread_t thread;
+    unsigned fork_gen;
+    figures at;
+} span_start;
+
+/* on_ending: what on_start leaves on a span. Not tracked by the cycle
+ * collector: it holds only its clock, which holds no span. */
+typedef struct {
+    PyObject_HEAD
+    ClockObject *clock;
+    int used; /* 1 once an _on_ending took it; atomic */
+    span_start start;
+} StartObject;
+
+/* end_hook: the span's end() while it is on the span. */
 typedef struct {
     PyObject_HEAD
     ClockObject *clock;
     PyObject *span;
-    PyObject *owner;    /* the TaskCoro the span started in, or NULL: the thread */
     PyObject *previous; /* span.end when this one was put on: the span's own, or another hook */
     int own;            /* previous is the span's own end(), bound to it */
-    pthread_t thread;
-    unsigned fork_gen;
-    int ran;            /* 1 once it has measured and taken itself off, 2 once it called end() */
-    figures start;
+    int ran;            /* 1 once a caller won it, 2 once that caller's end() returned; atomic */
+    span_start start;
 } EndObject;
 
-static PyTypeObject *clock_type, *end_type;
-static PyObject *str_end, *str_self, *str_parent_context, *str_set_attribute, *str_context;
+static PyTypeObject *clock_type, *start_type, *end_type;
+static PyObject *str_end, *str_self, *str_parent_context, *str_set_attribute, *str_start, *str_attributes, *str_dict,
+    *str_maxlen, *str_dropped;
 static PyTypeObject *method_type; /* types.MethodType */
 
 static void count(ClockObject *c, int reason) { __atomic_fetch_add(&c->unmeasured[reason], 1, __ATOMIC_RELAXED); }
@@ -150,6 +156,55 @@ static int in_uncounted_task(ClockObject *c)
     return in_task;
 }
 
+
+/* The figures where a span starts: 0, a reason + 1 when it gets none, or -1
+ * with an error set. */
+static int read_start(ClockObject *c, span_start *s)
+{
+    PyObject *owner = ttpy_step_owner();
+    if (owner != NULL) {
+        if (task_figures(c, owner, &s->at) != 0)
+            return NO_CLOCK + 1;
+        s->task = ttpy_task_id(owner);
+    } else {
+        int uncounted = in_uncounted_task(c);
+        if (uncounted != 0)
+            return uncounted < 0 ? -1 : NO_CLOCK + 1;
+        if (thread_figures(c, &s->at, 1) != 0)
+            return NO_CLOCK + 1;
+        s->task = 0;
+    }
+    s->thread = pthread_self();
+    s->fork_gen = ttpy_fork_generation();
+    return 0;
+}
+
+/* The figures at a span's end less its start's: 0, or a reason + 1 when
+ * it gets none. */
+static int measure(ClockObject *c, const span_start *s, figures *out)
+{
+    PyObject *owner = ttpy_step_owner();
+    if ((owner != NULL ? ttpy_task_id(owner) : 0) != s->task)
+        return OTHER_THREAD + 1;
+    if (owner != NULL) {
+        if (task_figures(c, owner, out) != 0)
+            return NO_CLOCK + 1;
+    } else {
+        if (!pthread_equal(s->thread, pthread_self()) || s->fork_gen != ttpy_fork_generation())
+            return OTHER_THREAD + 1;
+        if (thread_figures(c, out, 0) != 0)
+            return NO_CLOCK + 1;
+    }
+    const figures *a = &s->at;
+    out->cpu = out->cpu < a->cpu ? 0 : out->cpu - a->cpu; /* below 0 by the fast clock's bound at most */
+    if (out->user >= 0) {
+        out->user -= a->user;
+        out->system -= a->system;
+    }
+    out->wait = out->wait >= 0 && a->wait >= 0 ? out->wait - a->wait : -1;
+    return 0;
+}
+
 /* 1 if end is the span's own end() (a method bound to it: the class's,
  * with no hook on the span), 0 if it is a hook, -1. The span's __dict__ is
  * never asked for: on CPython 3.11+ that turns its inline attributes into a
@@ -165,86 +220,40 @@ static int own_end(PyObject *span, PyObject *end)
     return self == span;
 }
 
-/* ---- the deferred table (callers hold the object's lock) ---- */
-
-static size_t home(const ClockObject *c, const PyObject *context)
+/* end_hook: puts a SpanEnd holding start on the span as its end(); 0 or -1. */
+static int put_hook(ClockObject *c, PyObject *span, const span_start *start)
 {
-    /* Objects are 16-byte aligned: the low bits say nothing. */
-    return (size_t)((((uintptr_t)context >> 4) * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & c->index_mask;
-}
-
-/* The index slot of context's entry, or -1. */
-static Py_ssize_t index_find(const ClockObject *c, const PyObject *context)
-{
-    for (size_t i = home(c, context);; i = (i + 1) & c->index_mask) {
-        uint32_t at = c->index[i];
-        if (at == 0)
-            return -1;
-        if (c->ring[at - 1].context == context)
-            return (Py_ssize_t)i;
+    PyObject *previous = PyObject_GetAttr(span, str_end);
+    if (previous == NULL)
+        return -1;
+    int own = own_end(span, previous);
+    if (own < 0) {
+        Py_DECREF(previous);
+        return -1;
     }
-}
-
-/* Empties index slot i, moving back the entries after it that probing
- * would no longer reach (no tombstones). */
-static void index_remove(ClockObject *c, size_t i)
-{
-    for (size_t j = (i + 1) & c->index_mask; c->index[j] != 0; j = (j + 1) & c->index_mask) {
-        size_t k = home(c, c->ring[c->index[j] - 1].context);
-        /* j's entry may fill the hole at i unless its home lies in (i, j]. */
-        int stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
-        if (!stays) {
-            c->index[i] = c->index[j];
-            i = j;
-        }
+    allocfunc alloc = (allocfunc)PyType_GetSlot(end_type, Py_tp_alloc);
+    EndObject *e = (EndObject *)alloc(end_type, 0);
+    if (e == NULL) {
+        Py_DECREF(previous);
+        return -1;
     }
-    c->index[i] = 0;
+    e->clock = (ClockObject *)Py_NewRef(c);
+    e->span = Py_NewRef(span);
+    e->previous = previous;
+    e->own = own;
+    e->ran = 0;
+    e->start = *start;
+    int rc = PyObject_SetAttr(span, str_end, (PyObject *)e);
+    Py_DECREF(e);
+    return rc;
 }
 
-/* Files figures under context (a new reference taken); answers the
- * context of the filing it overwrote (a reference for the caller to drop
- * once unlocked), or NULL. */
-static PyObject *table_file(ClockObject *c, PyObject *context, const int64_t figures[4])
-{
-    size_t slot = c->head++ % c->ring_size;
-    struct entry *e = &c->ring[slot];
-    PyObject *old = e->context;
-    if (old != NULL) {
-        index_remove(c, (size_t)index_find(c, old));
-        c->live--;
-    }
-    e->context = Py_NewRef(context);
-    memcpy(e->figures, figures, sizeof e->figures);
-    size_t i = home(c, context);
-    while (c->index[i] != 0)
-        i = (i + 1) & c->index_mask;
-    c->index[i] = (uint32_t)slot + 1;
-    c->live++;
-    return old;
-}
+/* ---- SpanClock: the processor's hooks ---- */
 
-/* Takes context's figures off the table into figures; answers the entry's
- * context (a reference for the caller to drop once unlocked), or NULL when
- * none waits. */
-static PyObject *table_take(ClockObject *c, PyObject *context, int64_t figures[4])
-{
-    Py_ssize_t i = c->ring == NULL ? -1 : index_find(c, context);
-    if (i < 0)
-        return NULL;
-    struct entry *e = &c->ring[c->index[i] - 1];
-    memcpy(figures, e->figures, sizeof e->figures);
-    PyObject *old = e->context;
-    e->context = NULL;
-    index_remove(c, (size_t)i);
-    c->live--;
-    return old;
-}
-
-/* ---- SpanClock: the processor's on_start(span, parent_context=None) ---- */
-
-/* A method, not the object's own call: the SDK passes parent_context by
- * keyword, and a builtin method takes it from the vectorcall's names where
- * a tp_call would first build a dict of it (~250 instructions a span). */
+/* on_start(span, parent_context=None). A method, not the object's own
+ * call: the SDK passes parent_context by keyword, and a builtin method
+ * takes it from the vectorcall's names where a tp_call would first build a
+ * dict of it (~250 instructions a span). */
 static PyObject *clock_on_start(PyObject *o, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     ClockObject *c = (ClockObject *)o;
@@ -256,96 +265,198 @@ static PyObject *clock_on_start(PyObject *o, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     PyObject *span = args[0];
-    PyObject *owner = ttpy_step_owner();
-    figures start;
-    if (owner != NULL) {
-        if (task_figures(c, owner, &start) != 0) {
-            count(c, NO_CLOCK);
-            Py_RETURN_NONE;
-        }
+    span_start start;
+    int got = read_start(c, &start);
+    if (got < 0)
+        return NULL;
+    if (got > 0)
+        count(c, got - 1);
+    if (c->attributes_type == NULL) {
+        if (got == 0 && put_hook(c, span, &start) != 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    /* on_ending: a span that gets no figure is marked with None, so that
+     * its _on_ending finds the attribute (a missing one costs an
+     * AttributeError). */
+    PyObject *mark = Py_None;
+    if (got == 0) {
+        allocfunc alloc = (allocfunc)PyType_GetSlot(start_type, Py_tp_alloc);
+        StartObject *s = (StartObject *)alloc(start_type, 0);
+        if (s == NULL)
+            return NULL;
+        s->clock = (ClockObject *)Py_NewRef(o);
+        s->used = 0;
+        s->start = start;
+        mark = (PyObject *)s;
     } else {
-        int uncounted = in_uncounted_task(c);
-        if (uncounted != 0) {
-            if (uncounted < 0)
-                return NULL;
-            count(c, NO_CLOCK);
-            Py_RETURN_NONE;
-        }
-        int rc = thread_figures(c, &start, 1);
-        if (rc != 0) {
-            count(c, NO_CLOCK);
-            Py_RETURN_NONE;
-        }
+        Py_INCREF(mark);
     }
-    PyObject *previous = PyObject_GetAttr(span, str_end);
-    if (previous == NULL)
-        return NULL;
-    int own = own_end(span, previous);
-    if (own < 0) {
-        Py_DECREF(previous);
-        return NULL;
-    }
-    allocfunc alloc = (allocfunc)PyType_GetSlot(end_type, Py_tp_alloc);
-    EndObject *e = (EndObject *)alloc(end_type, 0);
-    if (e == NULL) {
-        Py_XDECREF(previous);
-        return NULL;
-    }
-    e->clock = (ClockObject *)Py_NewRef(o);
-    e->span = Py_NewRef(span);
-    e->owner = Py_XNewRef(owner);
-    e->previous = previous;
-    e->own = own;
-    e->thread = pthread_self();
-    e->fork_gen = ttpy_fork_generation();
-    e->ran = 0;
-    e->start = start;
-    int rc = PyObject_SetAttr(span, str_end, (PyObject *)e);
-    Py_DECREF(e);
+    int rc = PyObject_SetAttr(span, str_start, mark);
+    Py_DECREF(mark);
     if (rc != 0)
         return NULL;
     Py_RETURN_NONE;
 }
 
+/* Puts one figure into an attribute dict as BoundedAttributes' own
+ * __setitem__ puts an int (which it keeps as it is): a key already there
+ * moves to the end; at maxlen (-1: no limit) the oldest item goes and
+ * counts in *dropped; maxlen 0 keeps nothing and counts it. The SDK's
+ * warning about a full dict is not logged. 0 or -1. */
+static int put(PyObject *dict, PyObject *name, int64_t value, Py_ssize_t maxlen, Py_ssize_t *dropped)
+{
+    if (maxlen == 0) {
+        ++*dropped;
+        return 0;
+    }
+    if (PyDict_GetItemWithError(dict, name) != NULL) {
+        if (PyDict_DelItem(dict, name) != 0)
+            return -1;
+    } else if (PyErr_Occurred()) {
+        return -1;
+    }
+    PyObject *oldest, *unused;
+    Py_ssize_t pos = 0;
+    if (maxlen > 0 && PyDict_Size(dict) >= maxlen && PyDict_Next(dict, &pos, &oldest, &unused)) {
+        Py_INCREF(oldest);
+        int rc = PyDict_DelItem(dict, oldest);
+        Py_DECREF(oldest);
+        if (rc != 0)
+            return -1;
+        ++*dropped;
+    }
+    PyObject *v = PyLong_FromLongLong(value);
+    if (v == NULL)
+        return -1;
+    int rc = PyDict_SetItem(dict, name, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+/* Adds n to attributes.dropped; 0 or -1. */
+static int add_dropped(PyObject *attributes, Py_ssize_t n)
+{
+    PyObject *was = PyObject_GetAttr(attributes, str_dropped);
+    if (was == NULL)
+        return -1;
+    PyObject *more = PyLong_FromSsize_t(n);
+    PyObject *now = more != NULL ? PyNumber_Add(was, more) : NULL;
+    Py_DECREF(was);
+    Py_XDECREF(more);
+    int rc = now != NULL ? PyObject_SetAttr(attributes, str_dropped, now) : -1;
+    Py_XDECREF(now);
+    return rc;
+}
+
+/* on_ending: the figures into the span's attributes; 0 or -1. The SDK
+ * itself changes them no more (it refuses every change once the span has
+ * its end time); on a free-threaded build the dict's own lock keeps a
+ * reader elsewhere from seeing it half-changed. */
+static int put_figures(ClockObject *c, PyObject *span, const figures *f)
+{
+    PyObject *attributes = PyObject_GetAttr(span, str_attributes), *dict = NULL, *limit = NULL;
+    int rc = -1;
+    if (attributes == NULL)
+        return -1;
+    if (Py_TYPE(attributes) != (PyTypeObject *)c->attributes_type ||
+        (dict = PyObject_GetAttr(attributes, str_dict)) == NULL || !PyDict_CheckExact(dict)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "threadtime.otel: this span's _attributes is not the SDK's "
+                            "BoundedAttributes over a dict, as when the processor was made: no figure set");
+        goto out;
+    }
+    if ((limit = PyObject_GetAttr(attributes, str_maxlen)) == NULL)
+        goto out;
+    Py_ssize_t maxlen = limit == Py_None ? -1 : PyLong_AsSsize_t(limit);
+    if (maxlen < 0 && limit != Py_None) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "threadtime.otel: this span's attribute limit is negative");
+        goto out;
+    }
+    int64_t values[NAMES] = {f->cpu, f->user, f->system, f->wait};
+    int known[NAMES] = {1, f->user >= 0, f->user >= 0, f->wait >= 0};
+    Py_ssize_t dropped = 0;
+    rc = 0;
+    TTPY_LOCKED(dict, {
+        for (int i = 0; i < NAMES && rc == 0; i++)
+            if (known[i])
+                rc = put(dict, c->names[i], values[i], maxlen, &dropped);
+    });
+    if (dropped > 0) { /* what went, counted even when a later put failed */
+        PyObject *type, *error, *tb;
+        PyErr_Fetch(&type, &error, &tb);
+        if (add_dropped(attributes, dropped) != 0 && rc == 0)
+            rc = -1;
+        else if (rc != 0)
+            PyErr_Restore(type, error, tb);
+    }
+out:
+    Py_DECREF(attributes);
+    Py_XDECREF(dict);
+    Py_XDECREF(limit);
+    return rc;
+}
+
+/* _on_ending(span) on the on_ending path. It never raises into the
+ * span's end(): a failure is reported as unraisable, and the span ends. */
+static PyObject *clock_on_ending(PyObject *o, PyObject *span)
+{
+    ClockObject *c = (ClockObject *)o;
+    PyObject *found = PyObject_GetAttr(span, str_start);
+    if (found == NULL) { /* a span that started before the processor was added */
+        if (PyErr_ExceptionMatches(PyExc_AttributeError))
+            PyErr_Clear();
+        else
+            PyErr_WriteUnraisable(o);
+        Py_RETURN_NONE;
+    }
+    /* None: on_start gave it no figure. Another clock's: two of threadtime's
+     * processors on one provider, where the later one's start replaced
+     * this one's, and the span gets that one's figures. */
+    StartObject *s = (StartObject *)found;
+    int unused = 0;
+    if (Py_TYPE(found) == start_type && s->clock == c &&
+        __atomic_compare_exchange_n(&s->used, &unused, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+        figures f;
+        int reason = measure(c, &s->start, &f) - 1;
+        if (reason >= 0)
+            count(c, reason);
+        else if (put_figures(c, span, &f) != 0)
+            PyErr_WriteUnraisable(o);
+    }
+    Py_DECREF(found);
+    Py_RETURN_NONE;
+}
+
+/* on_end(span), and _on_ending(span) on the end_hook path: nothing to do;
+ * a builtin method costs the SDK's call less than SpanProcessor's Python
+ * ones. */
+static PyObject *clock_ignore(PyObject *o, PyObject *span) { Py_RETURN_NONE; }
+
 static PyObject *clock_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kw[] = {"total", "user", "system", "wait", "get_running_loop", "current_task", "split", "run_wait",
-                         "pending", NULL};
-    PyObject *names[NAMES], *get_running_loop, *current_task;
+                         "attributes_type", NULL};
+    PyObject *names[NAMES], *get_running_loop, *current_task, *attributes_type = Py_None;
     int split, run_wait;
-    Py_ssize_t pending = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UUUUOOpp|$n:SpanClock", kw, &names[TOTAL], &names[USER],
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UUUUOOpp|$O:SpanClock", kw, &names[TOTAL], &names[USER],
                                      &names[SYSTEM], &names[WAIT], &get_running_loop, &current_task, &split,
-                                     &run_wait, &pending))
+                                     &run_wait, &attributes_type))
         return NULL;
-    if (pending < 0) {
-        PyErr_Format(PyExc_ValueError, "SpanClock: pending must be 0 (not deferred) or more, not %zd", pending);
+    if (attributes_type != Py_None && !PyType_Check(attributes_type)) {
+        PyErr_SetString(PyExc_TypeError, "SpanClock: attributes_type must be the SDK's BoundedAttributes class or None");
         return NULL;
     }
     allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
     ClockObject *c = (ClockObject *)alloc(type, 0);
     if (c == NULL)
         return NULL;
-    if (pending > 0) {
-        /* The index holds at least twice the ring: probes stay short. */
-        size_t ring = 2 * (size_t)pending, index = 4;
-        while (index < 2 * ring)
-            index *= 2;
-        c->ring = ring <= UINT32_MAX / 4 ? PyMem_Calloc(ring, sizeof *c->ring) : NULL;
-        c->index = c->ring != NULL ? PyMem_Calloc(index, sizeof *c->index) : NULL;
-        if (c->index == NULL) {
-            Py_DECREF(c);
-            return ring <= UINT32_MAX / 4 ? PyErr_NoMemory()
-                                          : PyErr_Format(PyExc_ValueError, "SpanClock: pending %zd is too large",
-                                                         pending);
-        }
-        c->ring_size = ring;
-        c->index_mask = index - 1;
-    }
     for (int i = 0; i < NAMES; i++)
         c->names[i] = Py_NewRef(names[i]);
     c->get_running_loop = Py_NewRef(get_running_loop);
     c->current_task = Py_NewRef(current_task);
+    c->attributes_type = attributes_type == Py_None ? NULL : Py_NewRef(attributes_type);
     c->split = split;
     c->run_wait = run_wait;
     for (int i = 0; i < REASONS; i++)
@@ -360,34 +471,6 @@ static PyObject *clock_unmeasured(PyObject *o, PyObject *unused)
                          __atomic_load_n(&c->unmeasured[NO_CLOCK], __ATOMIC_RELAXED));
 }
 
-/* take(context): the figures filed for the span of this context, taken
- * off the table, as (total, user, system, wait) with -1 for a figure not
- * read; None when none wait for it. */
-static PyObject *clock_take(PyObject *o, PyObject *context)
-{
-    ClockObject *c = (ClockObject *)o;
-    if (c->ring_size == 0) {
-        PyErr_SetString(PyExc_ValueError, "take(): this SpanClock is not deferred");
-        return NULL;
-    }
-    int64_t f[4];
-    PyObject *taken;
-    TTPY_LOCKED(c, taken = table_take(c, context, f));
-    if (taken == NULL)
-        Py_RETURN_NONE;
-    Py_DECREF(taken);
-    return Py_BuildValue("(LLLL)", (long long)f[0], (long long)f[1], (long long)f[2], (long long)f[3]);
-}
-
-/* pending(): the figures waiting for their span's export. */
-static PyObject *clock_pending(PyObject *o, PyObject *unused)
-{
-    ClockObject *c = (ClockObject *)o;
-    size_t n;
-    TTPY_LOCKED(c, n = c->live);
-    return PyLong_FromSize_t(n);
-}
-
 static int clock_traverse(PyObject *o, visitproc visit, void *arg)
 {
     ClockObject *c = (ClockObject *)o;
@@ -395,8 +478,7 @@ static int clock_traverse(PyObject *o, visitproc visit, void *arg)
         Py_VISIT(c->names[i]);
     Py_VISIT(c->get_running_loop);
     Py_VISIT(c->current_task);
-    for (size_t i = 0; c->ring != NULL && i < c->ring_size; i++)
-        Py_VISIT(c->ring[i].context);
+    Py_VISIT(c->attributes_type);
     Py_VISIT(Py_TYPE(o));
     return 0;
 }
@@ -408,45 +490,31 @@ static int clock_clear(PyObject *o)
         Py_CLEAR(c->names[i]);
     Py_CLEAR(c->get_running_loop);
     Py_CLEAR(c->current_task);
-    /* The table goes whole: a cleared clock files and finds nothing. */
-    struct entry *ring = c->ring;
-    size_t size = c->ring_size;
-    c->ring = NULL;
-    c->live = 0;
-    PyMem_Free(c->index);
-    c->index = NULL;
-    for (size_t i = 0; ring != NULL && i < size; i++)
-        Py_XDECREF(ring[i].context);
-    PyMem_Free(ring);
+    Py_CLEAR(c->attributes_type);
     return 0;
 }
-
-/* on_end(span) and _on_ending(span): nothing to do there (the figures are
- * set in the span's end(), before it is read-only); a builtin method costs
- * the SDK's call less than SpanProcessor's Python ones. */
-static PyObject *clock_ignore(PyObject *o, PyObject *span) { Py_RETURN_NONE; }
 
 static PyMethodDef clock_methods[] = {
     {"on_start", (PyCFunction)(void (*)(void))clock_on_start, METH_FASTCALL | METH_KEYWORDS,
      "on_start($self, span, /, parent_context=None)\n--\n\nThe processor's on_start: reads the figures where the "
-     "span starts and puts a SpanEnd on it as its end()."},
+     "span starts and leaves them on the span (on_ending), or puts a SpanEnd on it as its end() (end_hook)."},
+    {"on_ending", clock_on_ending, METH_O,
+     "on_ending($self, span, /)\n--\n\nThe processor's _on_ending on the on_ending path: reads the figures again "
+     "and puts the differences into the span's attributes."},
     {"ignore", clock_ignore, METH_O,
-     "ignore($self, span, /)\n--\n\nThe processor's on_end and _on_ending: does nothing."},
+     "ignore($self, span, /)\n--\n\nThe processor's on_end, and its _on_ending on the end_hook path: does nothing."},
     {"unmeasured", clock_unmeasured, METH_NOARGS,
      "unmeasured($self, /)\n--\n\n(other_thread, no_clock): the spans left without figures, by reason."},
-    {"take", clock_take, METH_O,
-     "take($self, context, /)\n--\n\nDeferred: the figures filed for the span of this context, taken off the "
-     "table: (total, user, system, wait), -1 for one not read; None when none wait."},
-    {"pending", clock_pending, METH_NOARGS,
-     "pending($self, /)\n--\n\nDeferred: how many spans' figures wait for their export."},
     {NULL, NULL, 0, NULL},
 };
 
 static PyType_Slot clock_slots[] = {
     {Py_tp_doc, "SpanClock(total, user, system, wait, get_running_loop, current_task, split, run_wait, *, "
-                "pending=0)\n--\n\n"
-                "A span processor's hooks: on_start reads the figures where the span starts and puts a SpanEnd on "
-                "it as its end(). threadtime.otel.ThreadTimeSpanProcessor makes one."},
+                "attributes_type=None)\n--\n\n"
+                "A span processor's hooks. With attributes_type (the SDK's BoundedAttributes) the on_ending path: "
+                "on_start leaves the start's figures on the span and on_ending puts the span's figures into its "
+                "attributes; without, the end_hook path: on_start puts a SpanEnd on the span as its end(). "
+                "threadtime.otel.ThreadTimeSpanProcessor makes one."},
     {Py_tp_new, clock_new},
     {Py_tp_dealloc, ttpy_gc_dealloc},
     {Py_tp_traverse, clock_traverse},
@@ -459,51 +527,28 @@ static PyType_Spec clock_spec = {
     "threadtime.SpanClock", sizeof(ClockObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, clock_slots,
 };
 
+/* ---- SpanStart: what on_ending's on_start leaves on a span ---- */
+
+static void start_dealloc(PyObject *o)
+{
+    PyTypeObject *type = Py_TYPE(o);
+    Py_XDECREF(((StartObject *)o)->clock);
+    ((freefunc)PyType_GetSlot(type, Py_tp_free))(o);
+    Py_DECREF(type);
+}
+
+static PyType_Slot start_slots[] = {
+    {Py_tp_doc, "Where a span started and threadtime's figures there; its _on_ending reads them."},
+    {Py_tp_dealloc, start_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec start_spec = {
+    "threadtime.SpanStart", sizeof(StartObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    start_slots,
+};
+
 /* ---- SpanEnd: the span's end(end_time=None) while it is on the span ---- */
-
-/* The figures at the end, against the start's; 0, or the reason none are
- * given. */
-static int measure(EndObject *e, figures *out)
-{
-    ClockObject *c = e->clock;
-    PyObject *owner = ttpy_step_owner();
-    if (owner != e->owner)
-        return OTHER_THREAD + 1;
-    if (owner != NULL) {
-        if (task_figures(c, owner, out) != 0)
-            return NO_CLOCK + 1;
-    } else {
-        if (!pthread_equal(e->thread, pthread_self()) || e->fork_gen != ttpy_fork_generation())
-            return OTHER_THREAD + 1;
-        if (thread_figures(c, out, 0) != 0)
-            return NO_CLOCK + 1;
-    }
-    figures *s = &e->start;
-    out->cpu -= s->cpu;
-    if (out->user >= 0) {
-        out->user -= s->user;
-        out->system -= s->system;
-    }
-    out->wait = out->wait >= 0 && s->wait >= 0 ? out->wait - s->wait : -1;
-    return 0;
-}
-
-/* Files a span's figures for the exporter; 0 or -1. */
-static int defer(ClockObject *c, PyObject *span, const figures *f)
-{
-    PyObject *context = PyObject_GetAttr(span, str_context);
-    if (context == NULL)
-        return -1;
-    int64_t values[4] = {f->cpu < 0 ? 0 : f->cpu, f->user, f->system, f->wait >= 0 ? f->wait : -1};
-    PyObject *old = NULL;
-    TTPY_LOCKED(c, {
-        if (c->ring != NULL)
-            old = table_file(c, context, values);
-    });
-    Py_XDECREF(old);
-    Py_DECREF(context);
-    return 0;
-}
 
 static int set_attribute(PyObject *span, PyObject *name, int64_t value)
 {
@@ -517,20 +562,17 @@ static int set_attribute(PyObject *span, PyObject *name, int64_t value)
 }
 
 /* Measures, sets the attributes and takes the hook off the span; 0, or -1
- * with an error set. A span ended already (through its class, past the
- * hook) gets the SDK's warnings, as a second end() does. */
+ * with an error set. */
 static int finish(EndObject *e)
 {
     ClockObject *c = e->clock;
     PyObject *span = e->span;
     figures f;
-    int reason = measure(e, &f) - 1, rc = 0;
+    int reason = measure(c, &e->start, &f) - 1, rc = 0;
     if (reason >= 0)
         count(c, reason);
-    else if (c->ring_size > 0)
-        rc = defer(c, span, &f);
     else
-        rc = set_attribute(span, c->names[TOTAL], f.cpu < 0 ? 0 : f.cpu) ||
+        rc = set_attribute(span, c->names[TOTAL], f.cpu) ||
              (f.user >= 0 && (set_attribute(span, c->names[USER], f.user) ||
                               set_attribute(span, c->names[SYSTEM], f.system))) ||
              (f.wait >= 0 && set_attribute(span, c->names[WAIT], f.wait));
@@ -556,22 +598,31 @@ static PyObject *end_call(PyObject *o, PyObject *args, PyObject *kwargs)
     if ((PyTuple_Size(args) != 0 || kwargs != NULL) &&
         !PyArg_ParseTupleAndKeywords(args, kwargs, "|O:end", kw, &end_time))
         return NULL;
-    if (!e->ran) {
-        e->ran = 1;
-        /* The figures are the processor's: a failure is reported, never
-         * raised into the code that ends the span, which still ends. */
+    PyObject *end;
+    int idle = 0;
+    if (__atomic_compare_exchange_n(&e->ran, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        /* The one caller that ends the span. The figures are the
+         * processor's: a failure is reported, never raised into the code
+         * that ends the span, which still ends. */
         if (finish(e) != 0)
             PyErr_WriteUnraisable(o);
+        end = Py_NewRef(e->previous);
+    } else if (idle == 1) {
+        /* Another caller is ending the span through this hook, its figures
+         * not all set yet: it ends it, as the SDK's own end() lets one
+         * caller through. Ending it here would leave them off. */
+        Py_RETURN_NONE;
+    } else {
+        /* Through a reference kept to the hook: the span's end() as it is
+         * now. */
+        end = PyObject_GetAttr(e->span, str_end);
+        if (end == NULL)
+            return NULL;
     }
-    /* Once it ran, a call through a reference kept to it is a call of the
-     * span's end() as it is now. */
-    PyObject *end = e->ran == 1 ? Py_NewRef(e->previous) : PyObject_GetAttr(e->span, str_end);
-    if (end == NULL)
-        return NULL;
-    e->ran = 2;
     PyObject *r = end_time == Py_None ? PyObject_CallObject(end, NULL)
                                       : PyObject_CallFunctionObjArgs(end, end_time, NULL);
     Py_DECREF(end);
+    __atomic_store_n(&e->ran, 2, __ATOMIC_RELEASE);
     return r;
 }
 
@@ -580,7 +631,6 @@ static int end_traverse(PyObject *o, visitproc visit, void *arg)
     EndObject *e = (EndObject *)o;
     Py_VISIT(e->clock);
     Py_VISIT(e->span);
-    Py_VISIT(e->owner);
     Py_VISIT(e->previous);
     Py_VISIT(Py_TYPE(o));
     return 0;
@@ -591,7 +641,6 @@ static int end_clear(PyObject *o)
     EndObject *e = (EndObject *)o;
     Py_CLEAR(e->clock);
     Py_CLEAR(e->span);
-    Py_CLEAR(e->owner);
     Py_CLEAR(e->previous);
     return 0;
 }
@@ -607,13 +656,15 @@ static PyType_Slot end_slots[] = {
 };
 
 static PyType_Spec end_spec = {
-    "threadtime.SpanEnd", sizeof(EndObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, end_slots,
+    "threadtime.SpanEnd", sizeof(EndObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, end_slots,
 };
 
 int ttpy_spans_init(PyObject *mod)
 {
     if (clock_type == NULL) {
         clock_type = (PyTypeObject *)PyType_FromSpec(&clock_spec);
+        start_type = (PyTypeObject *)PyType_FromSpec(&start_spec);
         end_type = (PyTypeObject *)PyType_FromSpec(&end_spec);
         PyObject *types = PyImport_ImportModule("types");
         if (types == NULL)
@@ -624,9 +675,14 @@ int ttpy_spans_init(PyObject *mod)
         str_self = PyUnicode_InternFromString("__self__");
         str_parent_context = PyUnicode_InternFromString("parent_context");
         str_set_attribute = PyUnicode_InternFromString("set_attribute");
-        str_context = PyUnicode_InternFromString("context");
-        if (method_type == NULL || clock_type == NULL || end_type == NULL || str_end == NULL || str_self == NULL ||
-            str_parent_context == NULL || str_set_attribute == NULL || str_context == NULL)
+        str_start = PyUnicode_InternFromString("_threadtime_start");
+        str_attributes = PyUnicode_InternFromString("_attributes");
+        str_dict = PyUnicode_InternFromString("_dict");
+        str_maxlen = PyUnicode_InternFromString("maxlen");
+        str_dropped = PyUnicode_InternFromString("dropped");
+        if (method_type == NULL || clock_type == NULL || start_type == NULL || end_type == NULL || str_end == NULL ||
+            str_self == NULL || str_parent_context == NULL || str_set_attribute == NULL || str_start == NULL ||
+            str_attributes == NULL || str_dict == NULL || str_maxlen == NULL || str_dropped == NULL)
             return -1;
     }
     return ttpy_add_type(mod, "SpanClock", clock_type) || ttpy_add_type(mod, "SpanEnd", end_type);

@@ -40,6 +40,7 @@ typedef struct {
     int run_wait;       /* the run-queue wait is counted too */
     int wait_error;     /* the first failed schedstat read's -errno, or 0 */
     int64_t wait_ns;    /* the finished steps' run-queue wait; as total_ns */
+    uint64_t id;        /* no other TaskCoro of the process has it; never 0 */
 } TaskCoroObject;
 
 /* One step in progress on this thread; lives on the C stack of the call
@@ -60,6 +61,7 @@ static __thread step_frame *t_top __attribute__((tls_model("initial-exec")));
 static PyTypeObject *taskcoro_type;
 static PyTypeObject *factory_type;
 static PyObject *coroutine_type; /* types.CoroutineType */
+static uint64_t last_id;         /* the newest TaskCoro's id */
 static PyObject *str_attached;   /* "_threadtime_coro" */
 static PyObject *str_loop, *str_eager_start, *str_throw, *str_close, *str_get_coro;
 
@@ -290,6 +292,7 @@ static PyObject *taskcoro_wrap(PyObject *coro, int run_wait)
     self->run_wait = run_wait;
     self->wait_error = 0;
     self->wait_ns = 0;
+    self->id = __atomic_add_fetch(&last_id, 1, __ATOMIC_RELAXED);
     return (PyObject *)self;
 }
 
@@ -356,6 +359,8 @@ int ttpy_task_figures(PyObject *coro, int64_t *cpu, int64_t *wait)
 }
 
 PyObject *ttpy_step_owner(void) { return t_top != NULL ? (PyObject *)t_top->owner : NULL; }
+
+uint64_t ttpy_task_id(PyObject *coro) { return ((TaskCoroObject *)coro)->id; }
 
 static PyObject *taskcoro_cpu(PyObject *o, void *unused)
 {

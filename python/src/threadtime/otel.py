@@ -31,19 +31,15 @@ A span that ends on another thread or in another task than the one it
 started in gets none of them (its time was spent in two places); nor does a
 span in a task the accounting does not know. ``unmeasured()`` counts both.
 
-The attributes are set just before the span ends: the SDK's span processor
-hooks see the span already read-only (its ``_on_ending`` too), so the
-processor puts a hook on the span's own ``end()`` when the span starts, and
-the hook takes itself off when it runs. Both halves are in the C extension
-(no Python frame per span); the span's own ``set_attribute`` sets the
-figures, so the SDK's checks and limits apply to them.
-
-``deferred=True`` takes the attributes off the thread that ends the span:
-the hook only files the figures, under the span's context, and the
-exporter the processor wraps (``processor.exporter(exporter)``) adds them
-to the copy of each span it exports, on the exporting thread (a
-BatchSpanProcessor's worker). The copy has the same attributes and limits
-as the span the default mode exports; see ``ThreadTimeSpanProcessor``.
+The figures are read in C at the span's start and at its end, with no
+Python frame per span. Where the SDK's ``Span.end()`` calls the
+processors' ``_on_ending`` on the live span (SDK 1.40 and later), they go
+straight into the span's attribute store there, under its attribute limit
+(``path`` is "on_ending"): the SDK's own ``set_attribute`` would cost a
+fresh span more than the whole processor. With any other SDK shape the
+processor puts a hook on the span's own ``end()`` when the span starts,
+which sets them through the span's ``set_attribute`` (``path`` is
+"end_hook").
 
 ``register_metrics()`` adds observable counters to a meter: the process's
 CPU time and run-queue wait by thread name, the names grouped so that a pool's threads make
@@ -53,19 +49,19 @@ and the spans left unmeasured, by reason.
 from __future__ import annotations
 
 import asyncio
-import copy
 import os
 import re
 import threading
-from collections.abc import Callable, Sequence
-from typing import Final
+from collections.abc import Callable
+from typing import Final, Literal
 
 try:
     from opentelemetry import metrics as _metrics_api
     from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
     from opentelemetry.attributes import BoundedAttributes
-    from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
-    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+    from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 except ImportError as _missing:  # pragma: no cover - depends on the environment
     raise ImportError("threadtime.otel needs the OpenTelemetry SDK: pip install 'threadtime[otel]'") from _missing
 
@@ -106,46 +102,81 @@ NO_CLOCK: Final = "no_clock"
 REASONS: Final = (OTHER_THREAD, NO_CLOCK)
 
 
+class _ShapeProbe(SpanProcessor):
+    """Ends one span of a provider of its own and checks what the on_ending
+    path relies on: the span has an instance dict; its ``_on_ending`` comes
+    after the end time is set and the attributes are read-only, on the live
+    span, whose ``_attributes`` is exactly BoundedAttributes over a plain
+    dict with ``maxlen`` and ``dropped``; and an item put into that dict
+    there is in the span the next on_end gets."""
+
+    KEY = "threadtime.probe"
+
+    def __init__(self) -> None:
+        self.started = self.ending = self.ended = False
+
+    def on_start(self, span: Span, parent_context: object = None) -> None:
+        self.started = isinstance(getattr(span, "__dict__", None), dict)
+
+    def _on_ending(self, span: Span) -> None:
+        a = getattr(span, "_attributes", None)
+        if (self.started and span._end_time is not None and type(a) is BoundedAttributes
+                and type(getattr(a, "_dict", None)) is dict and getattr(a, "_immutable", None) is True
+                and (a.maxlen is None or type(a.maxlen) is int) and type(a.dropped) is int):
+            a._dict[self.KEY] = 1
+            self.ending = True
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.ended = self.ending and (span.attributes or {}).get(self.KEY) == 1
+
+
+def _sdk_has_on_ending() -> bool:
+    """Whether this SDK has the shape the on_ending path relies on (tried
+    on a span of a provider of its own, not registered anywhere)."""
+    probe = _ShapeProbe()
+    try:
+        provider = TracerProvider(sampler=ALWAYS_ON, resource=Resource.get_empty(), shutdown_on_exit=False)
+        provider.add_span_processor(probe)
+        provider.get_tracer(SCOPE).start_span("probe").end()
+        provider.shutdown()
+    except Exception:  # another SDK's constructor or span: the hook's path
+        return False
+    return probe.ended
+
+
 class ThreadTimeSpanProcessor(SpanProcessor):
     """Sets each span's CPU time and run-queue wait (see the module's doc)
-    on the span itself, just before it ends. Add it to a TracerProvider
-    like any processor: ``provider.add_span_processor(ThreadTimeSpanProcessor())``.
+    on the span itself, as it ends. Add it to a TracerProvider like any
+    processor, before or after the one that exports:
+    ``provider.add_span_processor(ThreadTimeSpanProcessor())``.
 
     split=True adds the user/system split on threads (one ``tt_self_times``
     per end instead of a fast-clock read, and two more attributes).
     run_wait=False leaves out the run-queue wait.
-
-    deferred=True sets the attributes on the exporting thread instead of
-    the one that ends the span, which then spends only the clock reads and
-    one table entry per span (docs/python-async.md has the figures). The
-    spans must then reach their exporter through ``exporter()``::
-
-        spans = ThreadTimeSpanProcessor(deferred=True)
-        provider.add_span_processor(spans)
-        provider.add_span_processor(BatchSpanProcessor(spans.exporter(OTLPSpanExporter())))
-
-    A span is exported as a copy (ReadableSpan) with the attributes added
-    as its own ``set_attribute`` would have added them. The figures wait
-    in a table of the newest 2 * ``pending`` spans ended: those of a span
-    that is never exported (a full queue dropped it, or another
-    processor's exporter got it) are dropped once 2 * ``pending`` more
-    spans ended, so ``pending`` must exceed the spans that can be queued
-    for export at once (a BatchSpanProcessor's max_queue_size, 2048 by
-    default, plus a batch).
     """
 
-    def __init__(self, *, split: bool = False, run_wait: bool = True, deferred: bool = False,
-                 pending: int = 16384) -> None:
-        if deferred and pending < 1:
-            raise ValueError(f"ThreadTimeSpanProcessor: pending must be at least 1, not {pending}")
+    def __init__(self, *, split: bool = False, run_wait: bool = True) -> None:
+        direct = _sdk_has_on_ending()
         self._clock = SpanClock(TOTAL, USER, SYSTEM, RUN_WAIT, asyncio._get_running_loop, asyncio.current_task,
-                                split, run_wait, pending=pending if deferred else 0)
-        self._deferred = deferred
+                                split, run_wait, attributes_type=BoundedAttributes if direct else None)
+        self._split, self._run_wait = split, run_wait
+        self._path: Literal["on_ending", "end_hook"] = "on_ending" if direct else "end_hook"
         # The SDK calls the hooks on the instance: C methods answer them,
         # with no Python frame per span.
         self.on_start = self._clock.on_start  # type: ignore[method-assign]
         self.on_end = self._clock.ignore  # type: ignore[method-assign]
-        self._on_ending = self._clock.ignore  # type: ignore[method-assign]
+        self._on_ending = self._clock.on_ending if direct else self._clock.ignore  # type: ignore[method-assign]
+
+    @property
+    def path(self) -> Literal["on_ending", "end_hook"]:
+        """How the figures reach the span: "on_ending" (straight into its
+        attributes from the SDK's ``_on_ending``) or "end_hook" (a hook on
+        its ``end()`` and its ``set_attribute``), chosen by the SDK's shape
+        when the processor was made."""
+        return self._path
+
+    def __repr__(self) -> str:
+        return f"ThreadTimeSpanProcessor(split={self._split}, run_wait={self._run_wait}, path={self._path!r})"
 
     def unmeasured(self, reason: str) -> int:
         """Spans that got no attribute for this reason (OTHER_THREAD or
@@ -153,60 +184,6 @@ class ThreadTimeSpanProcessor(SpanProcessor):
         if reason not in REASONS:
             raise ValueError(f"unmeasured(): reason must be one of {', '.join(REASONS)}, not {reason!r}")
         return self._clock.unmeasured()[REASONS.index(reason)]
-
-    def exporter(self, exporter: SpanExporter) -> SpanExporter:
-        """With deferred=True: an exporter that hands ``exporter`` each span
-        with the figures this processor filed for it."""
-        if not self._deferred:
-            raise ValueError("exporter(): the processor sets the attributes itself; make it with deferred=True")
-        return _FiguresExporter(self._clock, exporter)
-
-    def pending(self) -> int:
-        """With deferred=True: the spans whose figures wait for their export
-        (0 otherwise)."""
-        return self._clock.pending() if self._deferred else 0
-
-
-class _FiguresExporter(SpanExporter):
-    """Adds the figures a deferred processor filed to each span it hands on."""
-
-    def __init__(self, clock: SpanClock, exporter: SpanExporter) -> None:
-        self._take = clock.take
-        self._exporter = exporter
-
-    def _with_figures(self, span: ReadableSpan) -> ReadableSpan:
-        figures = self._take(span.context)
-        if figures is None:  # not measured, or the processor's table dropped it
-            return span
-        total, user, system, wait = figures
-        added = [(TOTAL, total)]
-        if user >= 0:
-            added += [(USER, user), (SYSTEM, system)]
-        if wait >= 0:
-            added.append((RUN_WAIT, wait))
-        # The span's own limits, as its set_attribute would have applied
-        # them: past maxlen the oldest attribute goes and counts as dropped.
-        # The SDK names no public way to a span's limits, nor a constructor
-        # that keeps its events' and links' dropped counts: the copy is the
-        # span's own (a shallow one) with its attributes replaced.
-        limits = span._attributes
-        maxlen = max_value_len = None
-        if isinstance(limits, BoundedAttributes):
-            maxlen, max_value_len = limits.maxlen, limits.max_value_len
-        attributes = BoundedAttributes(maxlen, dict([*(span.attributes or {}).items(), *added]), True, max_value_len)
-        attributes.dropped += span.dropped_attributes
-        exported = copy.copy(span)
-        exported._attributes = attributes
-        return exported
-
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        return self._exporter.export([self._with_figures(s) for s in spans])
-
-    def shutdown(self) -> None:
-        self._exporter.shutdown()
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return self._exporter.force_flush(timeout_millis)
 
 
 # "ThreadPoolExecutor-0_3" -> "ThreadPoolExecutor-0", "Thread-7 (work)" ->
