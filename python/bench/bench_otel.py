@@ -13,13 +13,18 @@ tracer providers that each end in SimpleSpanProcessor(InMemorySpanExporter())
                itself spends per processor (three calls per span)
   1 attr, 2 attrs  plain, with the loop's body setting one (two) int
                attributes on each span through its set_attribute: what
-               the SDK itself charges for the attributes the processor
-               sets (one for cpu, two for cpu+wait), on a span that has
-               none yet
+               the SDK itself charges for as many attributes as the
+               processor sets (one for cpu, two for cpu+wait), on a span
+               that has none yet; the processor pays that on the
+               end_hook path only
   cpu          ThreadTimeSpanProcessor(run_wait=False): the CPU total only
   cpu+wait     ThreadTimeSpanProcessor(): the total and the run-queue wait
                (the default)
   cpu+wait+split  ThreadTimeSpanProcessor(split=True): the user/system split too
+
+Every processor row runs on the path the processor takes on the installed
+SDK (its `path`, printed with the SDK's version); each timing checks that
+every span reached the exporter with its figure.
 
 and, as floors in the same run: span.set_attribute(name, int) called again
 and again on one live span (the key already there: far cheaper than the
@@ -27,13 +32,15 @@ first attribute of a fresh span, which the attrs rows show), total_ns()
 (the fast clock), sched() (tt_self_sched: schedstat and getrusage) and
 one os.pread of the thread's schedstat (what the wait reads, once per run
 of fast-clock anchors, i.e. after the thread was switched out, not per
-span; a Python call around it). The wait's own cost is cpu+wait - cpu less
-the SDK's second attribute (2 attrs - 1 attr), against two such preads. --gc-off keeps the cycle collector off while the spans are
-timed, to show its share. Thread CPU time per span (the loop runs on one
+span; a Python call around it). The wait's own cost is cpu+wait - cpu (on
+the end_hook path less the SDK's second attribute, 2 attrs - 1 attr),
+against two such preads. --gc-off keeps the cycle collector off while the
+spans are timed, to show its share. Thread CPU time per span (the loop runs on one
 thread, so CPU time is what the span costs, whatever else the host runs):
 the median over the rounds, and "over plain", the median of each round's
 difference to plain's run in the same round (paired, so the host's drift
-between rounds drops out); the floor is <= 2 us per span over plain.
+between rounds drops out); the floor is <= 2 us per span over plain. The
+load average (1 min) at the start and end of the timed rounds is printed.
 
 --callgrind counts instructions instead, which a loaded host cannot change:
 the script runs itself under valgrind's callgrind, each variant at N and 2N
