@@ -95,7 +95,8 @@ test-fuzz: build
 # Fuzzes the readers of threadtime run's recordings and every report for
 # FUZZ_SECONDS. Seeds: a recording of sh and its child with small files
 # (THREADTIME_RUN_*), one process's file cut out of it (the reporter reads
-# those from its run directory), and test_run_report's hand-made ones
+# those from its run directory), a run's log (lone processes and an exec
+# chain), and test_run_report's hand-made ones
 # (hostile names, exe[] without its NUL, a cut header).
 .PHONY: test-fuzz-run
 test-fuzz-run: build
@@ -108,6 +109,8 @@ test-fuzz-run: build
 		o=(48 if struct.unpack_from("<I",b,8)[0]==1 else 112)+struct.unpack_from("<I",b,20)[0]; \
 		n=struct.unpack_from("<Q",b,o)[0]; open(sys.argv[2],"wb").write(b[o+8:o+8+n])' \
 		build-fuzz/run-corpus/seed-run.ttrunset build-fuzz/run-corpus/seed-proc.ttrun
+	$(THREADTIME) run --report build-fuzz/seed-log.txt -- sh -c \
+		'/bin/true; sh -c "exec /bin/true"; cp "$$THREADTIME_RUN_DIR/run.ttlog" build-fuzz/run-corpus/seed-log.ttlog'
 	cp fuzz/seeds/*.ttrunset build-fuzz/run-corpus/
 	build-fuzz/fuzz_run_set -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 		-artifact_prefix=build-fuzz/run- build-fuzz/run-corpus

@@ -741,6 +741,49 @@ static void remove_dir(void)
     close(fd);
 }
 
+/* The run's log (run_file.h), made in the run directory before CMD starts,
+ * its device and inode in the environment: the lone processes' START and
+ * EXIT records go there. Where it cannot be made, the variables are unset
+ * (not an outer run's) and every process makes a file. 0 or -errno of a
+ * failed setenv. */
+static int g_logfd = -1;
+static int make_log(void)
+{
+    const char *dev = tt__settings[TT__SET_RUN_LOG_DEV].name, *ino = tt__settings[TT__SET_RUN_LOG_INO].name;
+    struct stat st;
+    g_logfd = openat(g_dirfd, TT_RUN_LOG_NAME, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (g_logfd < 0 || fstat(g_logfd, &st) != 0) {
+        if (g_logfd >= 0)
+            close(g_logfd);
+        g_logfd = -1;
+        return unsetenv(dev) || unsetenv(ino) ? -errno : 0;
+    }
+    char v[2][24];
+    snprintf(v[0], sizeof v[0], "%llu", (unsigned long long)st.st_dev);
+    snprintf(v[1], sizeof v[1], "%llu", (unsigned long long)st.st_ino);
+    return setenv(dev, v[0], 1) || setenv(ino, v[1], 1) ? -errno : 0;
+}
+
+/* The log's processes added to s (tt__run_set_add_log); damage in it is
+ * said, and costs only the records it hit. */
+static void load_log(tt__run_set *s)
+{
+    unsigned char *b = NULL;
+    size_t n = 0, skipped = 0;
+    int rc = g_logfd >= 0 ? tt__read_all(g_logfd, &b, &n) : 0;
+    if (!rc)
+        rc = tt__run_set_add_log(s, b, n, &skipped);
+    if (rc)
+        fprintf(stderr, "threadtime run: cannot read the run's log: %s\n", strerror(-rc));
+    else if (skipped)
+        fprintf(stderr, "threadtime run: %zu bytes of the run's log were no whole record (cut short, or written by "
+                        "the command): left out; the records around them were read\n", skipped);
+    free(b);
+    if (g_logfd >= 0)
+        close(g_logfd);
+    g_logfd = -1;
+}
+
 /* Ends threadtime by sig as if it had none of its own handling: the
  * report's end (or a command's death by that signal) is then the shell's
  * to see, "Terminated" or "Segmentation fault". No core of threadtime. */
@@ -946,7 +989,7 @@ int tt__cli_run(int argc, char **argv)
             snprintf(preload, plen, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "", lib);
         if (!preload || setenv("LD_PRELOAD", preload, 1) ||
             setenv(tt__settings[TT__SET_RUN_DIR].name, g_dir, 1) ||
-            setenv(tt__settings[TT__SET_RUN_INTERVAL_NS].name, interval, 1)) {
+            setenv(tt__settings[TT__SET_RUN_INTERVAL_NS].name, interval, 1) || make_log() != 0) {
             fprintf(stderr, "threadtime run: %s\n", strerror(errno));
             free(preload);
             free(lib);
@@ -1075,6 +1118,7 @@ int tt__cli_run(int argc, char **argv)
 
     tt__run_set set = {0};
     tt__run_set_load_dir(g_dir, &set); /* which follows no symlink in its place */
+    load_log(&set);
     settle(&set, running);
     /* The command and every descendant reaped here (orphans), with the
      * children they reaped in turn. */

@@ -60,6 +60,14 @@ typedef struct tt__run_set {
 int tt__run_set_add(tt__run_set *s, unsigned char *data, size_t len);
 /* Loads every .ttrun file of dir. 0 or -errno (message printed). */
 int tt__run_set_load_dir(const char *dir, tt__run_set *s);
+/* Adds to s the processes the run log (b, n bytes: run_file.h) holds that
+ * have no file in s: an image that exited alone as its file would say it,
+ * one with a START alone as one that never exited. Then marks each image
+ * that a later image of its process followed as replaced by exec. Bytes of
+ * the log that were no whole record (damage, a record cut short) are
+ * skipped, their count in *skipped; every whole record is still taken.
+ * 0 or -ENOMEM. */
+int tt__run_set_add_log(tt__run_set *s, const unsigned char *b, size_t n, size_t *skipped);
 /* The magic a kept recording (threadtime run -o) starts with. */
 static inline int tt__run_set_is(const unsigned char *b, size_t len)
 {

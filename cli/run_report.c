@@ -73,6 +73,187 @@ int tt__run_set_load_dir(const char *dir, tt__run_set *s)
     return rc;
 }
 
+/* ---- the run log: the processes that wrote no file ---- */
+
+typedef struct log_recs {
+    tt__run_log_rec *v;
+    size_t n, cap;
+    int oom;
+} log_recs;
+
+static void keep_rec(const tt__run_log_rec *r, void *ctx)
+{
+    log_recs *l = ctx;
+    tt__run_log_rec *v = tt__grow(l->v, &l->cap, l->n + 1, sizeof *v, 256);
+    if (!v) {
+        l->oom = 1;
+        return;
+    }
+    l->v = v;
+    l->v[l->n++] = *r;
+}
+
+/* Records of one image next to each other: by pid, start, key, and a
+ * START before its EXIT. */
+static int by_image(const void *a, const void *b)
+{
+    const tt__run_log_rec *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    if (x->proc_ino != y->proc_ino)
+        return x->proc_ino < y->proc_ino ? -1 : 1;
+    if (x->proc_start != y->proc_start)
+        return x->proc_start < y->proc_start ? -1 : 1;
+    return x->kind < y->kind ? -1 : x->kind > y->kind;
+}
+
+static int same_image(const tt__run_log_rec *a, const tt__run_log_rec *b)
+{
+    return a->pid == b->pid && a->start_ns == b->start_ns && a->proc_ino == b->proc_ino &&
+           a->proc_start == b->proc_start;
+}
+
+/* The headers of s's processes by pid and start (index into s->procs). */
+typedef struct image_index {
+    const tt__run_set *s;
+    uint32_t *v;
+} image_index;
+
+static const tt__run_header *proc_hdr(const tt__run_set *s, uint32_t i)
+{
+    return (const tt__run_header *)s->procs[i].data;
+}
+
+static int by_pid_start_index(const void *a, const void *b, void *ctx)
+{
+    const tt__run_header *x = proc_hdr(ctx, *(const uint32_t *)a), *y = proc_hdr(ctx, *(const uint32_t *)b);
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+typedef struct image_key {
+    const image_index *x;
+    uint32_t pid;
+    uint64_t start_ns;
+} image_key;
+
+static int image_below(const void *ctx, size_t i)
+{
+    const image_key *k = ctx;
+    const tt__run_header *h = proc_hdr(k->x->s, k->x->v[i]);
+    return h->pid < k->pid || (h->pid == k->pid && h->start_ns < k->start_ns);
+}
+
+/* 1 when one of the n files indexed is the image r is a record of: a
+ * process that became non-lone made its file with its image's start. */
+static int has_file(const image_index *x, size_t n, const tt__run_log_rec *r)
+{
+    image_key k = {x, r->pid, r->start_ns};
+    for (size_t i = tt__lower_bound(n, image_below, &k); i < n; i++) {
+        const tt__run_header *h = proc_hdr(x->s, x->v[i]);
+        if (h->pid != r->pid || h->start_ns != r->start_ns)
+            break;
+        if (tt__run_same_key(h->proc_start, h->proc_ino, r->proc_start, r->proc_ino))
+            return 1;
+    }
+    return 0;
+}
+
+/* An image that has only log records, as the file it would have written:
+ * its header (from its START where there is one: the parent then), and
+ * from its EXIT the one thread and the end; one record spare, as
+ * tt__run_file_read leaves one. NULL when out of memory. */
+static unsigned char *log_image(const tt__run_log_rec *start, const tt__run_log_rec *end, size_t *len)
+{
+    const tt__run_log_rec *r = start ? start : end;
+    uint32_t cap = end ? 2 : 1;
+    size_t n = tt__run_file_bytes(cap, 1);
+    unsigned char *b = calloc(1, n);
+    if (!b)
+        return NULL;
+    tt__run_header *h = (tt__run_header *)b;
+    tt__run_header_init(h, cap, 1);
+    h->pid = r->pid;
+    h->ppid = r->ppid;
+    h->proc_start = r->proc_start;
+    h->proc_ino = r->proc_ino;
+    h->start_ns = r->start_ns;
+    h->start_real_ns = r->start_real_ns;
+    memcpy(h->exe, r->exe, sizeof h->exe);
+    if (end) {
+        atomic_store_explicit(&h->threads_used, 1, memory_order_relaxed);
+        atomic_store_explicit(&h->state, TT_RUN_PROC_EXITED, memory_order_relaxed);
+        atomic_store_explicit(&h->end_ns, end->end_ns, memory_order_relaxed);
+        memcpy(b + TT_RUN_HEADER_SIZE, &end->thread, sizeof end->thread);
+    }
+    *len = n;
+    return b;
+}
+
+/* Marks each image that a later image of its process followed (one pid
+ * and key, a later start) and that says it is still running: exec
+ * replaced it. A lone image cannot mark its file itself, as the next image
+ * may make none. 0 or -ENOMEM. */
+static int mark_replaced(tt__run_set *s)
+{
+    uint32_t n = s->nprocs, *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        v[i] = i;
+    qsort_r(v, n, sizeof *v, by_pid_start_index, s);
+    for (uint32_t k = 0; k + 1 < n; k++) {
+        tt__run_header *h = (tt__run_header *)s->procs[v[k]].data;
+        const tt__run_header *next = proc_hdr(s, v[k + 1]);
+        if (atomic_load_explicit(&h->state, memory_order_relaxed) == TT_RUN_PROC_RUNNING &&
+            tt__run_same_process(h, next))
+            atomic_store_explicit(&h->state, TT_RUN_PROC_EXECED, memory_order_relaxed);
+    }
+    free(v);
+    return 0;
+}
+
+int tt__run_set_add_log(tt__run_set *s, const unsigned char *b, size_t n, size_t *skipped)
+{
+    log_recs l = {0};
+    *skipped = tt__run_log_scan(b, n, keep_rec, &l);
+    uint32_t files = s->nprocs;
+    image_index x = {s, malloc((files ? files : 1) * sizeof *x.v)};
+    int rc = l.oom || !x.v ? -ENOMEM : 0;
+    for (uint32_t i = 0; !rc && i < files; i++)
+        x.v[i] = i;
+    if (!rc) {
+        qsort_r(x.v, files, sizeof *x.v, by_pid_start_index, s);
+        qsort(l.v, l.n, sizeof *l.v, by_image);
+    }
+    for (size_t i = 0; !rc && i < l.n;) {
+        /* One image: its START and its EXIT (more of either are copies). */
+        const tt__run_log_rec *start = NULL, *end = NULL;
+        size_t j = i;
+        for (; j < l.n && same_image(&l.v[i], &l.v[j]); j++) {
+            if (l.v[j].kind == TT_RUN_LOG_START && !start)
+                start = &l.v[j];
+            if (l.v[j].kind == TT_RUN_LOG_EXIT && !end)
+                end = &l.v[j];
+        }
+        i = j;
+        if (has_file(&x, files, start ? start : end))
+            continue;
+        size_t len = 0;
+        unsigned char *img = log_image(start, end, &len);
+        if (!img || tt__run_set_add(s, img, len) != 0) {
+            free(img);
+            rc = -ENOMEM;
+        }
+    }
+    free(x.v);
+    free(l.v);
+    return rc ? rc : mark_replaced(s);
+}
+
 int tt__run_set_parse(const unsigned char *b, size_t len, tt__run_set *s, const char **why)
 {
     *why = NULL;

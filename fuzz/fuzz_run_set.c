@@ -1,7 +1,8 @@
 /* libFuzzer target: the readers of `threadtime run` recordings on arbitrary
  * bytes (a kept recording, threadtime run -o, as `threadtime dump` parses
- * it; anything else as one process's file, as the reporter takes it from
- * its run directory), then every report on what they accepted: text, CSV,
+ * it; a run's log, from its magic, as threadtime run joins it; anything
+ * else as one process's file, as the reporter takes it from its run
+ * directory), then every report on what they accepted: text, CSV,
  * JSON and Chrome, each plain and --group. It must never read outside the
  * input, crash, hang or overflow (UBSan), and every report must be valid
  * UTF-8 with no raw control character but the newline; the text and CSV
@@ -10,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "run.h"
 #include "run_file.h"
@@ -50,6 +52,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort(); /* refused: with a reason, and nothing kept */
             return 0;
         }
+    } else if (size >= 4 && !memcmp(data, "TTLG", 4)) {
+        /* A run's log, as threadtime run reads it after the command, with
+         * a process's file in the set before it for the join (its first
+         * record's image, when the input holds one). */
+        size_t skipped = 0;
+        if (tt__run_set_add_log(&set, data, size, &skipped) != 0 || skipped > size)
+            abort(); /* only -ENOMEM */
+        size_t before = set.nprocs;
+        if (before && tt__run_set_add_log(&set, data, size, &skipped) != 0)
+            abort();
+        if (set.nprocs != before)
+            abort(); /* each image has a file now: none is added twice */
     } else {
         if (tt__run_file_check(data, size, &why) != 0)
             return 0;

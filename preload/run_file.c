@@ -128,6 +128,12 @@ uint64_t tt__run_proc_ino(pid_t pid)
 #endif
 }
 
+void tt__run_proc_key(pid_t pid, int filtered, uint64_t *proc_start, uint64_t *proc_ino)
+{
+    *proc_ino = filtered ? 0 : tt__run_proc_ino(pid);
+    *proc_start = *proc_ino ? 0 : tt__run_proc_start(pid);
+}
+
 int tt__run_same_key(uint64_t start_a, uint64_t ino_a, uint64_t start_b, uint64_t ino_b)
 {
     if (ino_a && ino_b)
@@ -192,6 +198,82 @@ static void mark_execed(int dfd, const char *name, tt__run_header *own)
     close(fd);
 }
 
+void tt__run_header_init(tt__run_header *h, uint32_t thread_cap, uint32_t sample_cap)
+{
+    memcpy(h->magic, TT_RUN_MAGIC, TT_RUN_MAGIC_LEN);
+    h->version = TT_RUN_VERSION;
+    h->header_size = TT_RUN_HEADER_SIZE;
+    h->thread_size = TT_RUN_THREAD_SIZE;
+    h->sample_size = TT_RUN_SAMPLE_SIZE;
+    h->thread_cap = thread_cap;
+    h->sample_cap = sample_cap;
+}
+
+int tt__run_log_append(const char *dir, uint64_t dev, uint64_t ino, const tt__run_log_rec *r)
+{
+    char path[4096 + 32];
+    size_t dlen = strlen(dir);
+    if (dlen + sizeof "/" TT_RUN_LOG_NAME > sizeof path)
+        return -EINVAL;
+    memcpy(path, dir, dlen);
+    memcpy(path + dlen, "/" TT_RUN_LOG_NAME, sizeof "/" TT_RUN_LOG_NAME);
+    /* No link followed, no FIFO waited on: the inode check below settles
+     * what the file is, in place of a check of the directory. */
+    int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    int rc = fstat(fd, &st) != 0 ? -errno
+             : !S_ISREG(st.st_mode) || (uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino ? -ESTALE
+                                                                                              : 0;
+    if (!rc) {
+        /* One write, never resumed: a second part would land after some
+         * other process's record. A short one leaves a record without its
+         * end mark, which the reader skips. */
+        ssize_t w;
+        while ((w = write(fd, r, sizeof *r)) < 0 && errno == EINTR)
+            ;
+        rc = w == (ssize_t)sizeof *r ? 0 : w < 0 ? -errno : -EIO;
+    }
+    close(fd);
+    return rc;
+}
+
+/* 1 when r is a record this reader can take: its marks, its size, a kind
+ * it knows, a pid; an EXIT record's thread is the one thread, read at exit. */
+static int log_valid(const tt__run_log_rec *r)
+{
+    if (r->magic != TT_RUN_LOG_MAGIC || r->size != TT_RUN_LOG_SIZE || r->end != TT_RUN_LOG_END || !r->pid)
+        return 0;
+    if (r->kind == TT_RUN_LOG_START)
+        return 1;
+    return r->kind == TT_RUN_LOG_EXIT && r->thread.state == TT_RUN_AT_EXIT && r->thread.tid == r->pid &&
+           r->thread.kind == TT_RUN_KIND_OTHER;
+}
+
+size_t tt__run_log_scan(const unsigned char *b, size_t n, void (*fn)(const tt__run_log_rec *r, void *ctx), void *ctx)
+{
+    const uint32_t magic = TT_RUN_LOG_MAGIC;
+    size_t off = 0, skipped = 0;
+    while (n - off >= TT_RUN_LOG_SIZE) {
+        tt__run_log_rec r;
+        memcpy(&r, b + off, sizeof r);
+        if (log_valid(&r)) {
+            fn(&r, ctx);
+            off += TT_RUN_LOG_SIZE;
+            continue;
+        }
+        /* Not a record here: on to the next place the magic is. Records
+         * are appended whole, so after garbage of any length the next one
+         * starts at its magic. */
+        const unsigned char *next = memmem(b + off + 1, n - off - 1, &magic, sizeof magic);
+        size_t to = next ? (size_t)(next - b) : n;
+        skipped += to - off;
+        off = to;
+    }
+    return skipped + (n - off);
+}
+
 /* The directory must be the one threadtime run made: ours, and open to
  * nobody else. Its name is free again once run has ended (run renames the
  * directory away), and another user may make one by that name for a
@@ -248,10 +330,12 @@ int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_
     memset(h, 0, sizeof *h);
     h->pid = (uint32_t)init->pid;
     /* The key: the pidfd's inode, or the start from /proc without pidfs or
-     * under a seccomp filter, which /proc's open and read pass. */
-    h->proc_ino = init->filtered ? 0 : tt__run_proc_ino(init->pid);
-    if (!h->proc_ino)
-        h->proc_start = tt__run_proc_start(init->pid);
+     * under a seccomp filter, which /proc's open and read pass (read
+     * already by a process that logged its start). */
+    h->proc_ino = init->proc_ino;
+    h->proc_start = init->proc_start;
+    if (!h->proc_ino && !h->proc_start)
+        tt__run_proc_key(init->pid, init->filtered, &h->proc_start, &h->proc_ino);
     int fd = -1;
     for (uint32_t n = 0; n < 1000 && fd < 0; n++) {
         char *p = put_u32(name, (uint32_t)init->pid);
@@ -277,18 +361,12 @@ int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_
         close(dfd);
         return -EEXIST;
     }
-    memcpy(h->magic, TT_RUN_MAGIC, TT_RUN_MAGIC_LEN);
-    h->version = TT_RUN_VERSION;
-    h->header_size = TT_RUN_HEADER_SIZE;
-    h->thread_size = TT_RUN_THREAD_SIZE;
-    h->sample_size = TT_RUN_SAMPLE_SIZE;
-    h->thread_cap = init->thread_cap;
-    h->sample_cap = init->sample_cap;
+    tt__run_header_init(h, init->thread_cap, init->sample_cap);
     h->ppid = (uint32_t)init->ppid;
     h->flags = init->flags;
     h->interval_ns = init->interval_ns;
     h->start_ns = init->start_ns ? init->start_ns : tt__run_now();
-    h->start_real_ns = tt__run_now_real();
+    h->start_real_ns = init->start_real_ns ? init->start_real_ns : tt__run_now_real();
     if (init->exe)
         strncpy(h->exe, init->exe, sizeof h->exe - 1);
     /* One write of less than a page: a reader finds the whole header, magic

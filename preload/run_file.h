@@ -187,6 +187,62 @@ typedef struct tt__run_file {
     tt__run_header head; /* the header while the file is not mapped */
 } tt__run_file;
 
+/* The run's log: one append-only file, DIR/TT_RUN_LOG_NAME, made by
+ * threadtime run before the command starts (its device and inode in the
+ * environment). A lone process (one thread, no record taken, no sampler)
+ * has no file of its own: it appends one START record at load and one EXIT
+ * record at exit, each with a single write() on an O_APPEND descriptor,
+ * which a local filesystem (tmpfs, ext4) makes whole and in order against
+ * other appends (the write holds the inode's lock). Making and freeing a
+ * file per process was most of what such a process cost here. A process
+ * that becomes non-lone makes its file as before; the reader joins the two
+ * by pid, key and start. A fork child that stays lone writes its EXIT
+ * record alone (it has no START: killed, its parent's wait4 counts it). */
+#define TT_RUN_LOG_NAME "run.ttlog"
+#define TT_RUN_LOG_MAGIC 0x474c5454u /* "TTLG" in the file */
+#define TT_RUN_LOG_END 0x444e4554u   /* "TEND": the record's last bytes were written */
+#define TT_RUN_LOG_SIZE 512          /* divides a page: no record spans two */
+
+enum {
+    TT_RUN_LOG_START = 1, /* an image loaded the preload */
+    TT_RUN_LOG_EXIT = 2,  /* it exited alone: its one thread's figures */
+};
+
+typedef struct tt__run_log_rec {
+    uint32_t magic;      /* TT_RUN_LOG_MAGIC */
+    uint16_t size;       /* TT_RUN_LOG_SIZE */
+    uint16_t kind;       /* TT_RUN_LOG_* */
+    uint32_t pid, ppid;
+    uint64_t proc_start, proc_ino; /* the process's key, as in a file's header */
+    uint64_t start_ns;   /* CLOCK_MONOTONIC at the image's start (a fork child's: the fork):
+                            with pid and key, which image a record is of */
+    uint64_t start_real_ns;
+    uint64_t end_ns;     /* EXIT: CLOCK_MONOTONIC at exit */
+    tt__run_thread thread; /* EXIT: the one thread, state TT_RUN_AT_EXIT, tid pid */
+    char exe[256];       /* as the header's, NUL or not */
+    unsigned char spare[TT_RUN_LOG_SIZE - 444];
+    uint32_t end;        /* TT_RUN_LOG_END */
+} tt__run_log_rec;
+
+_Static_assert(sizeof(tt__run_log_rec) == TT_RUN_LOG_SIZE, "log record size");
+_Static_assert(4096 % TT_RUN_LOG_SIZE == 0, "a log record never spans two pages");
+
+/* Appends r to the log DIR/TT_RUN_LOG_NAME, which must be the regular file
+ * of device dev and inode ino (a file put at that path by anyone else is
+ * never written): open, fstat, one write, close. 0, or -errno (-ESTALE:
+ * another file; -EIO: a short write). Only system calls. */
+int tt__run_log_append(const char *dir, uint64_t dev, uint64_t ino, const tt__run_log_rec *r);
+
+/* Calls fn for each whole, valid record of the log held in b (n bytes), in
+ * the log's order; a stretch that is no record (garbage a program wrote, a
+ * record cut short) is skipped up to the next record's magic. Returns the
+ * bytes skipped. */
+size_t tt__run_log_scan(const unsigned char *b, size_t n, void (*fn)(const tt__run_log_rec *r, void *ctx),
+                        void *ctx);
+
+/* Fills a new header's constant part: magic, version, layout, capacities. */
+void tt__run_header_init(tt__run_header *h, uint32_t thread_cap, uint32_t sample_cap);
+
 /* What a new file's header says beyond what tt__run_file_create reads
  * itself (its start, proc_start). */
 typedef struct tt__run_file_init {
@@ -198,6 +254,8 @@ typedef struct tt__run_file_init {
     const char *exe;      /* NULL: none */
     int filtered;         /* a seccomp filter is on the process: the key is its start, not a
                              pidfd's inode (the filter may kill it for pidfd_open or fstatfs) */
+    uint64_t proc_start, proc_ino; /* the key when already read; both 0: read it */
+    uint64_t start_real_ns;        /* CLOCK_REALTIME of the start; 0: now */
 } tt__run_file_init;
 
 /* Bytes of a file with these capacities. */
@@ -252,6 +310,12 @@ uint64_t tt__run_proc_ino(pid_t pid);
 
 /* The same from a pidfd already open (0: not pidfs's, or a 32-bit build). */
 uint64_t tt__run_pidfd_ino(int pidfd);
+
+/* A running pid's key: *proc_ino (tt__run_proc_ino), or where that is 0
+ * or the process is under a seccomp filter (filtered: pidfd_open and
+ * fstatfs may kill it) *proc_start (tt__run_proc_start). Only system
+ * calls. */
+void tt__run_proc_key(pid_t pid, int filtered, uint64_t *proc_start, uint64_t *proc_ino);
 
 /* 1 when two processes' keys (proc_start, proc_ino; either 0: unknown) can
  * be one process: the inodes equal where both have one, else the starts

@@ -58,7 +58,12 @@ static _Atomic unsigned g_gen;  /* bumped in a fork child: records of the parent
 static _Atomic int g_sampling;  /* the sampler was started (with the process's second thread) */
 static _Atomic int g_stop;      /* the sampler stops at exit */
 static _Atomic int g_in_round;  /* the sampler is between its check of g_stop and the end of a round */
-static uint64_t g_fork_ns;      /* a fork child: when it was forked (its start) */
+static uint64_t g_start_ns;     /* the image's start: its load, or a fork child's fork */
+static uint64_t g_start_real_ns;
+static uint64_t g_log_dev, g_log_ino; /* the run's log (run_file.h); ino 0: none */
+static int g_logged;            /* this image's START record is in the log */
+static uint32_t g_ppid;         /* read with the key (0: not yet) */
+static uint64_t g_key_start, g_key_ino; /* the process's key, once read */
 static pid_t g_owner;           /* the process g_file and the state here belong to */
 static _Atomic int g_exit_done; /* the exit record is written (or being written) */
 
@@ -518,18 +523,60 @@ static int filtered(void)
     return atomic_load_explicit(&g_filtered, memory_order_relaxed);
 }
 
+/* The process's parent and key, read once (a fork child reads its own). */
+static void read_key(void)
+{
+    if (g_ppid)
+        return;
+    g_ppid = (uint32_t)getppid();
+    tt__run_proc_key(g_owner, filtered(), &g_key_start, &g_key_ino);
+}
+
 static int make_file(void)
 {
-    /* A fork child's file is made late: its start is when it was forked.
-     * g_owner is this process's pid: set by run_init and fork_child before
-     * any file is made, so no second getpid() here. */
-    tt__run_file_init init = {g_owner, getppid(), g_thread_cap, g_sample_cap, 0, g_interval_ns, g_fork_ns,
-                              program_invocation_name, filtered()};
+    /* Made when first needed, so its start is the image's (g_start_ns),
+     * which joins it to the image's START record in the log. g_owner is
+     * this process's pid: set by run_init and fork_child before any file
+     * is made, so no second getpid() here. */
+    read_key();
+    tt__run_file_init init = {g_owner, (pid_t)g_ppid, g_thread_cap, g_sample_cap, 0, g_interval_ns, g_start_ns,
+                              program_invocation_name, filtered(), g_key_start, g_key_ino, g_start_real_ns};
     return tt__run_file_create(g_dir, &init, &g_file) == 0;
 }
 
-/* A fork child makes its own file when it first needs one (a thread start
- * or exit()), so a child that only calls exec costs nothing here. */
+/* A log record of this image, kind and what every kind holds. */
+static void log_fill(tt__run_log_rec *r, uint16_t kind)
+{
+    memset(r, 0, sizeof *r);
+    r->magic = TT_RUN_LOG_MAGIC;
+    r->size = TT_RUN_LOG_SIZE;
+    r->kind = kind;
+    r->pid = (uint32_t)g_owner;
+    r->ppid = g_ppid;
+    r->proc_start = g_key_start;
+    r->proc_ino = g_key_ino;
+    r->start_ns = g_start_ns;
+    r->start_real_ns = g_start_real_ns;
+    strncpy(r->exe, program_invocation_name, sizeof r->exe - 1);
+    r->end = TT_RUN_LOG_END;
+}
+
+/* The image's START record, in place of a file of its own: 1 when the log
+ * took it. */
+static int log_start(void)
+{
+    if (!g_log_ino)
+        return 0;
+    tt__run_log_rec r;
+    read_key();
+    log_fill(&r, TT_RUN_LOG_START);
+    g_logged = tt__run_log_append(g_dir, g_log_dev, g_log_ino, &r) == 0;
+    return g_logged;
+}
+
+/* A process makes its own file when it first needs one (a thread start or
+ * a record, or an exit the log did not take), so a child that only calls
+ * exec, and a lone process, cost no file. */
 static int have_file(void)
 {
     if (g_file.hdr)
@@ -563,7 +610,11 @@ static void fork_child(void)
     /* The parent's file is the parent's: drop the mapping (one system call,
      * allowed in a fork child) and let the parent's records go. */
     tt__run_file_close(&g_file);
-    g_fork_ns = tt__run_now(); /* the vDSO clock: no lock, fine here */
+    g_start_ns = tt__run_now(); /* the vDSO clocks: no lock, fine here */
+    g_start_real_ns = tt__run_now_real();
+    g_logged = 0; /* the key and parent are this child's, read when needed */
+    g_ppid = 0;
+    g_key_start = g_key_ino = 0;
     atomic_fetch_add_explicit(&g_gen, 1, memory_order_relaxed);
     atomic_store_explicit(&g_creating, 0, memory_order_relaxed);
     atomic_store_explicit(&g_mapping, 0, memory_order_relaxed);
@@ -789,11 +840,43 @@ static int only_thread(void)
     return stat("/proc/self/task", &st) == 0 && st.st_nlink == 3;
 }
 
-/* The exit record of a process that took no record before and has one
- * thread (a shell's child, a compiler, a shell): that thread, read as any
- * at exit, and the header's end, written beside the header (with pwrite,
- * or through the mapping of a file made by root). Called with every
- * signal held: a handler that reaped a child or started a thread
+/* The one thread of a lone process at its exit (its leader: self is the
+ * pid), read as any at exit. */
+static void read_lone(tt__run_thread *r, uint32_t self, uint64_t now)
+{
+    memset(r, 0, sizeof *r);
+    r->tid = self;
+    r->kind = TT_RUN_KIND_OTHER;
+    r->start_ns = g_start_ns;
+    if (read_alive(r, self, 1, now) == 0) {
+        memcpy(r->name_start, r->name_end, TT_RUN_NAME); /* one name read for both */
+    } else {
+        thread_name(0, r->name_start);
+        r->end_ns = now; /* known to have lived, its CPU unknown */
+        r->user_ns = r->system_ns = -1;
+    }
+    atomic_store_explicit(&r->state, TT_RUN_AT_EXIT, memory_order_relaxed);
+}
+
+/* The EXIT record of a lone process with no file: its one thread, appended
+ * to the log. Static, not on the stack: _exit() in a signal handler may
+ * run this on a small alternate stack, once per process. 0 or -errno. */
+static tt__run_log_rec g_exit_rec;
+static int log_exit(uint32_t self, uint64_t now)
+{
+    if (!g_log_ino)
+        return -ENOENT;
+    read_key(); /* a fork child's, read here: it logged no START */
+    log_fill(&g_exit_rec, TT_RUN_LOG_EXIT);
+    g_exit_rec.end_ns = now;
+    read_lone(&g_exit_rec.thread, self, now);
+    return tt__run_log_append(g_dir, g_log_dev, g_log_ino, &g_exit_rec);
+}
+
+/* The exit record of a lone process that has a file (the log did not take
+ * it): its thread and the header's end, written beside the header (with
+ * pwrite, or through the mapping of a file made by root). Called with
+ * every signal held: a handler that reaped a child or started a thread
  * meanwhile would take a record, and this record, written beside the
  * header, would then be lost. The mapping is claimed first, and a file
  * mapped when made lets its records go, so a handler that runs once
@@ -804,18 +887,7 @@ static void exit_alone(uint32_t self, uint64_t now)
     atomic_store_explicit(&g_mapping, 1, memory_order_relaxed);
     __atomic_store_n(&g_file.threads, NULL, __ATOMIC_RELEASE);
     tt__run_thread r;
-    memset(&r, 0, sizeof r);
-    r.tid = self;
-    r.kind = TT_RUN_KIND_OTHER;
-    r.start_ns = self == g_file.head.pid ? g_file.head.start_ns : 0;
-    if (read_alive(&r, self, 1, now) == 0) {
-        memcpy(r.name_start, r.name_end, TT_RUN_NAME); /* one name read for both */
-    } else {
-        thread_name(0, r.name_start);
-        r.end_ns = now; /* known to have lived, its CPU unknown */
-        r.user_ns = r.system_ns = -1;
-    }
-    atomic_store_explicit(&r.state, TT_RUN_AT_EXIT, memory_order_relaxed);
+    read_lone(&r, self, now);
     atomic_store_explicit(&g_file.head.threads_used, 1, memory_order_relaxed);
     atomic_store_explicit(&g_file.head.end_ns, now, memory_order_relaxed);
     atomic_store_explicit(&g_file.head.state, TT_RUN_PROC_EXITED, memory_order_relaxed);
@@ -834,7 +906,7 @@ static void at_exit(void)
      * child of a raw clone() on a copy with the parent's file mapped: not
      * a process of ours (no fork handler ran for it). getpid() is a
      * system call, never a cached value. */
-    if (g_owner != getpid() || atomic_exchange(&g_exit_done, 1) || !have_file())
+    if (g_owner != getpid() || atomic_exchange(&g_exit_done, 1))
         return;
     /* Signals held from the count of threads to the end of a lone
      * process's record: a handler in between could start a thread or map
@@ -852,9 +924,24 @@ static void at_exit(void)
     uint32_t self = alone ? (uint32_t)g_owner : (uint32_t)tt__gettid();
     if (alone && (!__atomic_load_n(&g_file.threads, __ATOMIC_ACQUIRE) ||
                   !atomic_load_explicit(&g_file.hdr->threads_used, memory_order_relaxed))) {
-        exit_alone(self, tt__run_now());
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        return;
+        /* A lone process without a file writes its EXIT record to the log;
+         * one the log refuses, or one with a file, writes its file. */
+        uint64_t now = tt__run_now();
+        int done = !g_file.hdr && log_exit(self, now) == 0;
+        /* Logged: no file after it either, as exit_alone lets its records
+         * go, so a handler that runs once signals are let through (and
+         * reaps a child) records nothing beside this image's EXIT record. */
+        if (done)
+            atomic_store_explicit(&g_creating, 1, memory_order_relaxed);
+        else if (have_file() && (!__atomic_load_n(&g_file.threads, __ATOMIC_ACQUIRE) ||
+                                 !atomic_load_explicit(&g_file.hdr->threads_used, memory_order_relaxed))) {
+            exit_alone(self, now);
+            done = 1;
+        }
+        if (done || !g_file.hdr) {
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
+            return;
+        }
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!have_map())
@@ -995,9 +1082,16 @@ __attribute__((constructor)) static void run_init(void)
     g_interval_ns = setting(TT__SET_RUN_INTERVAL_NS);
     g_thread_cap = (uint32_t)setting(TT__SET_RUN_THREADS); /* at most TT_RUN_*_CAP_MAX */
     g_sample_cap = (uint32_t)setting(TT__SET_RUN_SAMPLES);
+    g_log_dev = setting(TT__SET_RUN_LOG_DEV);
+    g_log_ino = setting(TT__SET_RUN_LOG_INO);
     g_owner = getpid();
+    g_start_ns = tt__run_now();
+    g_start_real_ns = tt__run_now_real();
     pthread_atfork(NULL, NULL, fork_child);
-    if (!have_file())
+    /* The image's start goes to the log; its own file waits until it is
+     * needed. Where the log cannot be written, the file is made now, as a
+     * process killed before its exit is still seen by it. */
+    if (!log_start() && !have_file())
         return;
     atexit(at_exit);
 }
