@@ -100,16 +100,28 @@ def part3():
 
 # 4. Many short processes: sh running /bin/true 200 times, bare and under
 #    threadtime run, interleaved; wall time and the CPU of the tree. Each
-#    process gets a file of its own: with the run directory on tmpfs (the
-#    default, /dev/shm: made here, so this writes only what it made) and on
-#    the disk of TMPDIR. Between the two, where the cost per process goes:
+#    process of one thread appends its start and exit to the run's log (a
+#    process with threads gets a file of its own): with the run directory on
+#    tmpfs (the default, /dev/shm: made here, so this writes only what it
+#    made) and on the disk of TMPDIR. Between the two, where the cost per
+#    process goes:
 #    a library with one empty function preloaded (the loader's floor for
 #    any preload), the preload loaded but inert (no THREADTIME_RUN_DIR: the
 #    loader's share for this library, and its constructors), and recording
 #    into tmpfs without the command (the preload's own work: each process's
-#    file and exit record; the command's reading and report are the rest).
+#    records in the log; the command's reading and report are the rest).
 #    With BASELINE_CLI set (an older threadtime, its own preload beside it),
 #    that one runs too, on tmpfs.
+def run_dir_with_log(parent):
+    """A run directory under parent and its log, made as threadtime run makes
+    them: the variables that name them to the preload."""
+    d = tempfile.mkdtemp(dir=parent)
+    fd = os.open(os.path.join(d, "run.ttlog"), os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    st = os.fstat(fd)
+    os.close(fd)
+    return {"THREADTIME_RUN_DIR": d, "THREADTIME_RUN_LOG_DEV": str(st.st_dev), "THREADTIME_RUN_LOG_INO": str(st.st_ino)}
+
+
 def part4():
     shm = tempfile.mkdtemp(prefix="run_bench.", dir="/dev/shm") if os.path.isdir("/dev/shm") else tmp
     loop = "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done"
@@ -131,8 +143,8 @@ def part4():
             elif how == "inert":
                 env = dict(os.environ, LD_PRELOAD=LIB)
             elif how == "record":
-                env = dict(os.environ, LD_PRELOAD=LIB, THREADTIME_RUN_DIR=tempfile.mkdtemp(dir=shm),
-                           THREADTIME_RUN_INTERVAL_NS="100000000")
+                env = dict(os.environ, LD_PRELOAD=LIB, THREADTIME_RUN_INTERVAL_NS="100000000",
+                           **run_dir_with_log(shm))
             elif how:
                 # The report beside the run directory: on this guest's ext4
                 # (mounted with discard) replacing the last one cost ~5 ms.

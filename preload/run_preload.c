@@ -127,6 +127,43 @@ EXPORT int prctl(int option, ...)
     return f(option, a2, a3, a4, a5);
 }
 
+/* ---- a root process that gives up root ---- */
+
+static int have_file(void);
+
+/* A root process that changes its user or its root can no longer reach
+ * the run's directory (root's, 0700) by its path, for its file or the
+ * log: its file is made first, while it still can (root's is mapped as it
+ * is made, so what it records after needs no path). A process that stays
+ * root, as most do, makes none until it needs one. Not seen: the same
+ * change made by a raw system call. */
+static void before_drop(void)
+{
+    int e = errno;
+    /* Not a vfork child, which runs on the parent's memory. */
+    if (g_dir && !g_file.hdr && geteuid() == 0 && getpid() == g_owner)
+        have_file();
+    errno = e;
+}
+
+#define DROP_WRAPPER(ret, name, params, args)                                                                          \
+    EXPORT ret name params                                                                                             \
+    {                                                                                                                  \
+        static _Atomic(void *) real;                                                                                   \
+        ret(*f) params = (ret(*) params)real_fn(&real, #name);                                                         \
+        if (!f) {                                                                                                      \
+            errno = ENOSYS;                                                                                            \
+            return -1;                                                                                                 \
+        }                                                                                                              \
+        before_drop();                                                                                                 \
+        return f args;                                                                                                 \
+    }
+DROP_WRAPPER(int, setuid, (uid_t u), (u))
+DROP_WRAPPER(int, seteuid, (uid_t u), (u))
+DROP_WRAPPER(int, setreuid, (uid_t r, uid_t e), (r, e))
+DROP_WRAPPER(int, setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
+DROP_WRAPPER(int, chroot, (const char *path), (path))
+
 /* ---- children reaped ---- */
 
 static int have_map(void);
