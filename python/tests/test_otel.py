@@ -666,3 +666,32 @@ def test_a_span_open_across_many_others_gets_its_figures():
     outer = time.thread_time_ns() - before
     assert 0 < finished(exporter, "long")[otel.TOTAL] <= outer + BOUND
     provider.shutdown()
+
+
+def test_ends_from_many_threads_at_once_measure_each_span_once(traced):
+    """Eight threads (the one that started it among them) end one span at
+    once, twenty times over: each span is exported once, and either has its
+    figure (the starting thread got there first) or is counted once as
+    ended on another thread, never both or neither. On a free-threaded
+    build the eight really run at once."""
+    tracer, exporter, processor = traced
+    ends, rounds = 8, 20
+    barrier = threading.Barrier(ends)
+
+    def end(span):
+        barrier.wait()
+        span.end()
+
+    for i in range(rounds):
+        span = tracer.start_span(f"raced.{i}")
+        others = [threading.Thread(target=end, args=(span,)) for _ in range(ends - 1)]
+        for t in others:
+            t.start()
+        end(span)
+        for t in others:
+            t.join()
+    done = exporter.get_finished_spans()
+    assert sorted(s.name for s in done) == sorted(f"raced.{i}" for i in range(rounds))
+    measured = sum(otel.TOTAL in s.attributes for s in done)
+    assert measured + processor.unmeasured(otel.OTHER_THREAD) == rounds
+    assert processor.unmeasured(otel.NO_CLOCK) == 0
