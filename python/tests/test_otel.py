@@ -5,6 +5,8 @@ work, never threadtime's."""
 import asyncio
 import gc
 import os
+import subprocess
+import sys
 import threading
 import time
 import weakref
@@ -695,3 +697,33 @@ def test_ends_from_many_threads_at_once_measure_each_span_once(traced):
     measured = sum(otel.TOTAL in s.attributes for s in done)
     assert measured + processor.unmeasured(otel.OTHER_THREAD) == rounds
     assert processor.unmeasured(otel.NO_CLOCK) == 0
+
+
+SPAN_METRICS = """
+from opentelemetry import metrics
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from threadtime import otel
+
+reader = InMemoryMetricReader()
+metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+otel.ThreadTimeSpanProcessor()
+TracerProvider(shutdown_on_exit=False).get_tracer("app").start_span("the app's").end()
+data = reader.get_metrics_data()
+print(sum(p.value for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics
+          if m.name == "otel.sdk.span.started" for p in m.data.data_points))
+"""
+
+
+def test_the_shape_probe_is_not_counted_as_a_span():
+    """The span a processor ends to try the SDK's shape is not the
+    application's: with the SDK's metrics of its own spans on
+    (OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED, read where a tracer is made)
+    and a global meter provider, a process that makes the processor and
+    then one span of its own has started one span (two on the code before:
+    the probe's too)."""
+    env = {**os.environ, "OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED": "true"}
+    out = subprocess.run([sys.executable, "-c", SPAN_METRICS], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1"]

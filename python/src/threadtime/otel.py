@@ -57,7 +57,7 @@ from typing import Final, Literal
 
 try:
     from opentelemetry import metrics as _metrics_api
-    from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
+    from opentelemetry.metrics import CallbackOptions, MeterProvider, NoOpMeterProvider, Observation
     from opentelemetry.attributes import BoundedAttributes
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
@@ -134,8 +134,12 @@ def _sdk_has_on_ending() -> bool:
     """Whether this SDK has the shape the on_ending path relies on (tried
     on a span of a provider of its own, not registered anywhere)."""
     probe = _ShapeProbe()
+    own = {"sampler": ALWAYS_ON, "resource": Resource.get_empty(), "shutdown_on_exit": False}
     try:
-        provider = TracerProvider(sampler=ALWAYS_ON, resource=Resource.get_empty(), shutdown_on_exit=False)
+        try:  # the SDK's metrics of its own spans (1.40+) do not count the probe
+            provider = TracerProvider(**own, meter_provider=NoOpMeterProvider())
+        except TypeError:  # an SDK without them
+            provider = TracerProvider(**own)
         provider.add_span_processor(probe)
         provider.get_tracer(SCOPE).start_span("probe").end()
         provider.shutdown()
