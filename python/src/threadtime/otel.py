@@ -134,12 +134,13 @@ def _sdk_has_on_ending() -> bool:
     """Whether this SDK has the shape the on_ending path relies on (tried
     on a span of a provider of its own, not registered anywhere)."""
     probe = _ShapeProbe()
-    own = {"sampler": ALWAYS_ON, "resource": Resource.get_empty(), "shutdown_on_exit": False}
+    resource = Resource.get_empty()
     try:
         try:  # the SDK's metrics of its own spans (1.40+) do not count the probe
-            provider = TracerProvider(**own, meter_provider=NoOpMeterProvider())
+            provider = TracerProvider(sampler=ALWAYS_ON, resource=resource, shutdown_on_exit=False,
+                                      meter_provider=NoOpMeterProvider())
         except TypeError:  # an SDK without them
-            provider = TracerProvider(**own)
+            provider = TracerProvider(sampler=ALWAYS_ON, resource=resource, shutdown_on_exit=False)
         provider.add_span_processor(probe)
         provider.get_tracer(SCOPE).start_span("probe").end()
         provider.shutdown()
