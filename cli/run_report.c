@@ -227,7 +227,8 @@ int tt__run_set_add_log(tt__run_set *s, const unsigned char *b, size_t n, size_t
         x.v[i] = i;
     if (!rc) {
         qsort_r(x.v, files, sizeof *x.v, by_pid_start_index, s);
-        qsort(l.v, l.n, sizeof *l.v, by_image);
+        if (l.n)
+            qsort(l.v, l.n, sizeof *l.v, by_image);
     }
     for (size_t i = 0; !rc && i < l.n;) {
         /* One image: its START and its EXIT (more of either are copies). */
