@@ -1,7 +1,9 @@
 /* libthreadtime_run.so: what `threadtime run` preloads into a program.
  *
- * Inert unless THREADTIME_RUN_DIR is set. Then the process gets a
- * crash-safe recording file (run_file.h) and:
+ * Inert unless THREADTIME_RUN_DIR is set. Then a lone process (one
+ * thread, no record, no sampler) appends its START and EXIT records to the
+ * run's log (run_file.h), and a process that becomes non-lone gets a crash-safe
+ * recording file of its own, in which:
  *  - every thread started through pthread_create takes a record as it
  *    starts and fills it as it ends, with the split it reads itself
  *    (the kernel's scaled split, the figures /proc shows, brought up to
