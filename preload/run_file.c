@@ -180,7 +180,7 @@ int tt__run_same_process(const tt__run_header *earlier, const tt__run_header *la
  * file of ours: a link is not followed, and no FIFO is opened. */
 static void mark_execed(int dfd, const char *name, tt__run_header *own)
 {
-    int fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return;
     struct stat st;
@@ -219,7 +219,7 @@ int tt__run_log_append(const char *dir, uint64_t dev, uint64_t ino, const tt__ru
     memcpy(path + dlen, "/" TT_RUN_LOG_NAME, sizeof "/" TT_RUN_LOG_NAME);
     /* No link followed, no FIFO waited on: the inode check below settles
      * what the file is, in place of a check of the directory. */
-    int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
     struct stat st;
@@ -411,12 +411,14 @@ int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_
 
 /* The file f was made as, opened again by its path: a descriptor kept
  * open could be closed by the program, and its number reused. The fd or
- * -errno (-ESTALE: something else is at the path now). */
+ * -errno (-ESTALE: something else is at the path now). Checked only once
+ * open, so the open itself neither waits (a FIFO planted at the path) nor
+ * takes a controlling terminal (a tty), as root after a chroot might. */
 static int open_same(const tt__run_file *f)
 {
     if (!f->path[0])
         return -ENOSPC; /* in memory: there is no more than its capacity */
-    int fd = open(f->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    int fd = open(f->path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
     struct stat st;
