@@ -18,6 +18,7 @@
  * Nothing on a thread's start or end path takes a lock or waits, so a
  * thread ending while exit() runs the handler below cannot deadlock it.
  */
+#include "event_log.h"
 #include "internal.h"
 #include "prim/clockid.h"
 #include "prim/thread.h"
@@ -228,7 +229,10 @@ static void thread_name(pid_t tid, char name[TT_RUN_NAME])
 {
     memset(name, 0, TT_RUN_NAME);
     if (tid == 0) {
-        if (prctl(PR_GET_NAME, name) != 0)
+        /* The system call, not the exported prctl wrapper: its first call
+         * looks libc's up with dlsym, which is no async-signal-safe call,
+         * and this runs from _exit() in a signal handler. */
+        if (syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0) != 0)
             name[0] = 0;
         return;
     }
@@ -517,16 +521,16 @@ out:
     return NULL;
 }
 
-/* Starts the sampler with every signal blocked, so it never takes a signal
- * meant for the program's threads (a program waiting in sigwait() relies on
- * no thread accepting its signals). */
+/* Starts the sampler with every signal blocked but those a fault raises
+ * (tt__signals_hold), so it never takes a signal meant for the program's
+ * threads (a program waiting in sigwait() relies on no thread accepting its
+ * signals); a fault is the faulting thread's own. */
 static void start_sampler(void)
 {
     if (!g_interval_ns || !g_file.threads)
         return;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+    sigset_t old;
+    int held = tt__signals_hold(&old);
     pthread_t t;
     pthread_attr_t a;
     pthread_attr_init(&a);
@@ -541,7 +545,7 @@ static void start_sampler(void)
     else if (pthread_getcpuclockid(t, &c) == 0)
         g_file.hdr->sampler_tid = (uint32_t)tt__cpu_clockid_pid(c);
     pthread_attr_destroy(&a);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    tt__signals_release(&old, held);
 }
 
 /* ---- the file of this process ---- */
@@ -635,17 +639,17 @@ static int have_map(void)
 {
     if (__atomic_load_n(&g_file.threads, __ATOMIC_ACQUIRE))
         return 1;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+    sigset_t old;
+    int held = tt__signals_hold(&old);
     int ok = have_file() && !atomic_exchange_explicit(&g_mapping, 1, memory_order_acquire) &&
              tt__run_file_map(&g_file) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    tt__signals_release(&old, held);
     return ok;
 }
 
 static void fork_child(void)
 {
+    int e = errno; /* fork() returns to the child after this */
     /* The parent's file is the parent's: drop the mapping (one system call,
      * allowed in a fork child) and let the parent's records go. */
     tt__run_file_close(&g_file);
@@ -660,6 +664,7 @@ static void fork_child(void)
     g_owner = getpid();
     atomic_store_explicit(&g_exit_done, 0, memory_order_relaxed);
     atomic_store_explicit(&g_sampling, 0, memory_order_relaxed); /* threads do not survive fork */
+    errno = e;
 }
 
 /* ---- threads started through pthread_create ---- */
@@ -704,6 +709,7 @@ static void thread_end(void *p)
     life *l = p;
     if (!l->rec || l->gen != atomic_load_explicit(&g_gen, memory_order_relaxed))
         return;
+    int e = errno; /* seen by the thread's TLS destructors, run after this */
     /* The scheduler's accounts before the split, so that the CPU time,
      * read last, holds the cost of this read too (~40 us for the first
      * read of a thread's /proc file): a pread of the thread's schedstat
@@ -723,8 +729,10 @@ static void thread_end(void *p)
     if (renamed)
         thread_name(0, name);
     uint64_t now = tt__run_now();
-    if (!tt__run_thread_claim(l->rec, TT_RUN_LIVE))
+    if (!tt__run_thread_claim(l->rec, TT_RUN_LIVE)) {
+        errno = e;
         return; /* the exit handler read this thread already */
+    }
     l->rec->end_ns = now;
     l->rec->user_ns = rc ? -1 : t.user_ns;
     l->rec->system_ns = rc ? -1 : t.system_ns;
@@ -733,10 +741,12 @@ static void thread_end(void *p)
     memcpy(l->rec->name_end, renamed ? name : l->rec->name_start, TT_RUN_NAME);
     l->rec->flags |= TT_RUN_NAME_END;
     tt__run_thread_publish(l->rec, TT_RUN_ENDED);
+    errno = e;
 }
 
 static void *trampoline(void *p)
 {
+    int e = errno; /* the new thread's own, as the program would find it */
     start_arg a = *(start_arg *)p;
     free(p);
     life l = {NULL, atomic_load_explicit(&g_gen, memory_order_relaxed), a.renames};
@@ -748,6 +758,7 @@ static void *trampoline(void *p)
         tt__run_thread_publish(l.rec, TT_RUN_LIVE);
     }
     void *ret;
+    errno = e;
     /* Runs on return, pthread_exit() and cancellation alike. */
     pthread_cleanup_push(thread_end, &l);
     ret = a.fn(a.arg);
@@ -760,7 +771,12 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     create_fn real = real_create();
     if (!real)
         return EAGAIN;
-    if (!g_dir || !have_map())
+    /* The preload's own calls may fail (making the file: a run's directory
+     * gone, a fork child's): the program sees errno as libc leaves it. */
+    int e = errno;
+    int mapped = g_dir && have_map();
+    errno = e;
+    if (!mapped)
         return real(t, attr, fn, arg);
     /* The sampler comes with a process's second thread: a single-threaded
      * one (a shell, a compiler) is read whole at its exit, and its parent's
@@ -769,8 +785,10 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     if (!atomic_exchange_explicit(&g_sampling, 1, memory_order_relaxed))
         start_sampler();
     start_arg *a = malloc(sizeof *a);
-    if (!a)
+    if (!a) {
+        errno = e;
         return real(t, attr, fn, arg); /* unrecorded rather than refused */
+    }
     a->fn = fn;
     a->arg = arg;
     /* Loaded before the name is read: a rename in between makes the next
@@ -782,6 +800,7 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     }
     a->renames = renames - 1;
     memcpy(a->name, t_creator.name, TT_RUN_NAME);
+    errno = e;
     int rc = real(t, attr, trampoline, a);
     if (rc)
         free(a);
@@ -939,7 +958,7 @@ static void exit_alone(uint32_t self, uint64_t now)
  * calls no malloc: a signal handler may have interrupted either. Scratch
  * memory comes from the stack, or from mmap for many threads. Once per
  * process. */
-static void at_exit(void)
+static void write_exit(void)
 {
     /* A vfork child runs on the parent's memory until it execs, and a
      * child of a raw clone() on a copy with the parent's file mapped: not
@@ -951,10 +970,12 @@ static void at_exit(void)
      * process's record: a handler in between could start a thread or map
      * the file (exit_alone). Let through again before exit() goes on: a
      * signal the program's last writes raise (SIGPIPE) must act as it
-     * would without the preload. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+     * would without the preload. Not those a fault raises
+     * (tt__signals_hold): held, the kernel kills the process for them, as
+     * it would one whose seccomp filter answers a call with SIGSYS (a
+     * sandbox that emulates the call in its handler). */
+    sigset_t old;
+    int held = tt__signals_hold(&old);
     int alone = only_thread();
     /* The only thread of a process is its leader, whose tid is the pid:
      * unshare(CLONE_THREAD) succeeds only for a leader with no other thread
@@ -978,11 +999,11 @@ static void at_exit(void)
             done = 1;
         }
         if (done || !g_file.hdr) {
-            pthread_sigmask(SIG_SETMASK, &old, NULL);
+            tt__signals_release(&old, held);
             return;
         }
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    tt__signals_release(&old, held);
     if (!have_map())
         return;
     /* A round under way would add a SEEN record beside the ones read
@@ -1074,6 +1095,15 @@ static void at_exit(void)
     atomic_store_explicit(&g_file.hdr->end_ns, now, memory_order_relaxed);
     /* Release: a reader that sees EXITED sees every record above. */
     atomic_store_explicit(&g_file.hdr->state, TT_RUN_PROC_EXITED, memory_order_release);
+}
+
+/* errno as the program left it: atexit handlers registered before this
+ * one run after it. */
+static void at_exit(void)
+{
+    int e = errno;
+    write_exit();
+    errno = e;
 }
 
 /* _exit() and _Exit() end the process without exit()'s handlers: dash

@@ -165,18 +165,18 @@ static tt__ring *claim_ring(tt__run *run)
 
 /* The signals a registration holds back: all but those a fault raises, which
  * cannot wait (held, the kernel would kill the process instead of running
- * the program's handler). */
-static sigset_t g_held_signals;
-
-static void init_held_signals(void)
+ * the program's handler). Made at each hold (no system call), so it holds
+ * from a process's first instruction: the run preload holds signals in
+ * processes that never start a log. */
+int tt__signals_hold(sigset_t *old)
 {
-    sigfillset(&g_held_signals);
+    sigset_t held;
+    sigfillset(&held);
     static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
     for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
-        sigdelset(&g_held_signals, faults[i]);
+        sigdelset(&held, faults[i]);
+    return pthread_sigmask(SIG_BLOCK, &held, old) == 0;
 }
-
-int tt__signals_hold(sigset_t *old) { return pthread_sigmask(SIG_BLOCK, &g_held_signals, old) == 0; }
 
 void tt__signals_release(const sigset_t *old, int held)
 {
@@ -674,7 +674,6 @@ static void fork_child(void)
 static void process_init(void)
 {
     pthread_key_create(&g_exit_key, on_thread_exit);
-    init_held_signals();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(at_exit);
     tt__acc_process_init();

@@ -81,6 +81,15 @@
  *                         thread burn more CPU than its whole life had lasted
  *                         by then; lets all go; prints "TID CPU_NS": the
  *                         thread and the CPU its own clock passed.
+ *   run_threads sigsys    installs a seccomp filter that answers openat
+ *                         with SIGSYS, and a SIGSYS handler that makes
+ *                         the call fail with ENOSYS and writes "T" to
+ *                         stdout; prints "installed" and returns 0 (the
+ *                         preload's exit record opens the run's log).
+ *   run_threads errno     in a fork child, then in itself: sets errno to
+ *                         4242, starts a thread and prints "create RC
+ *                         ERRNO SEEN" (pthread_create's result, errno after
+ *                         it, and errno as the new thread found it).
  *   run_threads setuid N  as root: setuid(65534), then starts N threads one
  *                         after another, each burning 2 ms of CPU and
  *                         printing "tid cpu_ns" (its own CPU clock) as its
@@ -91,7 +100,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/futex.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <pthread.h>
@@ -105,6 +117,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 static pthread_mutex_t g_print = PTHREAD_MUTEX_INITIALIZER;
@@ -660,8 +673,91 @@ static int run_exitwait(void)
     return 0;
 }
 
+static void on_sigsys(int sig, siginfo_t *si, void *p)
+{
+    (void)sig;
+    (void)si;
+    ucontext_t *uc = p;
+#if defined(__x86_64__)
+    uc->uc_mcontext.gregs[REG_RAX] = -ENOSYS;
+#elif defined(__aarch64__)
+    uc->uc_mcontext.regs[0] = (unsigned long long)-ENOSYS;
+#endif
+    if (write(1, "T", 1) != 1)
+        _exit(3);
+}
+
+static int run_sigsys(void)
+{
+#if defined(__x86_64__)
+    const unsigned arch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+    const unsigned arch = AUDIT_ARCH_AARCH64;
+#else
+    printf("skip\n");
+    return 0;
+#endif
+    struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
+    if (sigaction(SIGSYS, &sa, NULL) != 0)
+        return 1;
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof f / sizeof f[0], f};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
+        return 1;
+    printf("installed\n");
+    fflush(stdout);
+    return 0;
+}
+
+static void *errno_at_start(void *p)
+{
+    *(int *)p = errno;
+    return NULL;
+}
+
+static void errno_round(void)
+{
+    pthread_t t;
+    int seen = -1;
+    errno = 4242;
+    int rc = pthread_create(&t, NULL, errno_at_start, &seen);
+    int e = errno;
+    if (rc == 0)
+        pthread_join(t, NULL);
+    printf("create %d %d %d\n", rc, e, seen);
+    fflush(stdout);
+}
+
+static int run_errno(void)
+{
+    pid_t c = fork();
+    if (c < 0)
+        return 1;
+    if (c == 0) {
+        errno_round();
+        _exit(0);
+    }
+    int st;
+    if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return 1;
+    errno_round();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "sigsys") == 0)
+        return run_sigsys();
+    if (argc == 2 && strcmp(argv[1], "errno") == 0)
+        return run_errno();
     if (argc == 2 && strcmp(argv[1], "handler") == 0)
         return run_handler();
     if (argc == 2 && strcmp(argv[1], "exitwait") == 0)
@@ -720,6 +816,6 @@ int main(int argc, char **argv)
         wait_sampled();
         kill(getpid(), SIGKILL);
     }
-    fprintf(stderr, "usage: run_threads short N | exact N | vfork | noname | kill | clone | lone | crowd N | pinned MS | switches | handler | setuid N | exitwait\n");
+    fprintf(stderr, "usage: run_threads short N | exact N | sigsys | errno | vfork | noname | kill | clone | lone | crowd N | pinned MS | switches | handler | setuid N | exitwait\n");
     return 2;
 }

@@ -715,6 +715,46 @@ print(json.dumps({"pid": pid, "status": st, "ru": round((ru.ru_utime + ru.ru_sti
 """
 
 
+def test_sigsys_at_exit():
+    # A sandbox's seccomp filter may answer a call with SIGSYS
+    # (SECCOMP_RET_TRAP) and emulate it in its handler. The preload holds
+    # signals while it writes a lone process's exit record, whose first call
+    # is the open of the run's log; a held SIGSYS is one the kernel forces
+    # to its default action, killing the process. The truth: the process's
+    # exit status (0: its handler ran and the call failed with ENOSYS, not
+    # killed by SIGSYS) and the handler's own "T" for each trapped call.
+    rc, out, err, rep = run([RUN_THREADS, "sigsys"])
+    if out.strip() == "skip":
+        print("  SKIP sigsys: no seccomp filter for this architecture here")
+        return
+    print(f"  sigsys: exit status {rc}, output {out.split()}")
+    check(rc == 0 and out.startswith("installed\n") and "T" in out[len("installed\n"):],
+          f"sigsys: exit status {rc} (0: the handler ran), output {out!r}: {err[-300:]}")
+
+
+def test_errno_kept():
+    # The preload's wrappers run inside the program's calls, and its own
+    # calls can fail (making its file in a fork child, a reopen after
+    # setuid): errno after pthread_create, and as a new thread first finds
+    # it, must be what they are without the preload. The truth: the same
+    # program run without threadtime (errno 4242 kept across a successful
+    # pthread_create; a new thread's errno starts at 0).
+    plain = subprocess.run([RUN_THREADS, "errno"], stdout=subprocess.PIPE, check=True).stdout.decode()
+    rc, out, err, rep = run([RUN_THREADS, "errno"])
+    print(f"  errno: plain {plain.split()}, recorded {out.split()}")
+    check(plain.splitlines() == ["create 0 4242 0"] * 2, f"errno: without threadtime {plain!r}")
+    check(rc == 0 and out == plain, f"errno: recorded {out!r}, without threadtime {plain!r}: {err[-300:]}")
+    # A process that outlived its run, whose directory is gone: the fork
+    # child's pthread_create tries to make its file there and fails
+    # (ENOENT), which must not show in errno.
+    lib = glob.glob(os.path.join(os.path.dirname(os.path.dirname(TT)), "lib*", "**", "libthreadtime_run.so"), recursive=True)
+    gone = subprocess.run([RUN_THREADS, "errno"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=dict(os.environ, LD_PRELOAD=lib[0], THREADTIME_RUN_DIR=os.path.join(TMP, "gone-run")))
+    print(f"  errno: run's directory gone {gone.stdout.decode().split()}")
+    check(gone.returncode == 0 and gone.stdout.decode() == plain, f"errno: run's directory gone: {gone.stdout!r}, "
+          f"without threadtime {plain!r}: {gone.stderr[-300:]!r}")
+
+
 def test_seccomp_at_load():
     # A process that starts under a seccomp filter (inherited: systemd's
     # SystemCallFilter=, a sandbox) may be killed for a call its filter does
