@@ -809,9 +809,13 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
 
 /* ---- process exit ---- */
 
-/* Reads a live thread's split and scheduler accounts into r; 0, or the
- * error when the thread ended since it was listed (r is then left as it
- * was). Another thread's split is its three clocks, the runtime divided in
+/* Reads a live thread's split and scheduler accounts into r, and its end
+ * right after its CPU (now: when the exit handler started, which says
+ * whether the calling thread is short); 0, or the error when the thread
+ * ended since it was listed (r is then left as it was). The threads run
+ * while the others are read: an end taken once for all would be before
+ * the CPU of a thread read late, which could then show more CPU than its
+ * life. Another thread's split is its three clocks, the runtime divided in
  * the proportion of its raw ticks as the kernel divides it for /proc; no
  * allocation, no lock. */
 static int read_alive(tt__run_thread *r, uint32_t tid, int self, uint64_t now)
@@ -846,9 +850,9 @@ static int read_alive(tt__run_thread *r, uint32_t tid, int self, uint64_t now)
     }
     if (src == 0)
         tt__run_thread_sched(r, &s);
+    r->end_ns = tt__run_now();
     thread_name(self ? 0 : (pid_t)tid, r->name_end);
     r->flags |= TT_RUN_NAME_END;
-    r->end_ns = now;
     r->user_ns = t.user_ns;
     r->system_ns = t.system_ns;
     return 0;
@@ -910,7 +914,7 @@ static void read_lone(tt__run_thread *r, uint32_t self, uint64_t now)
         memcpy(r->name_start, r->name_end, TT_RUN_NAME); /* one name read for both */
     } else {
         thread_name(0, r->name_start);
-        r->end_ns = now; /* known to have lived, its CPU unknown */
+        r->end_ns = tt__run_now(); /* known to have lived, its CPU unknown */
         r->user_ns = r->system_ns = -1;
     }
     atomic_store_explicit(&r->state, TT_RUN_AT_EXIT, memory_order_relaxed);
@@ -926,8 +930,8 @@ static int log_exit(uint32_t self, uint64_t now)
         return -ENOENT;
     read_key(); /* a fork child's, read here: it logged no START */
     log_fill(&g_exit_rec, TT_RUN_LOG_EXIT);
-    g_exit_rec.end_ns = now;
     read_lone(&g_exit_rec.thread, self, now);
+    g_exit_rec.end_ns = g_exit_rec.thread.end_ns;
     return tt__run_log_append(g_dir, g_log_dev, g_log_ino, &g_exit_rec);
 }
 
@@ -947,7 +951,7 @@ static void exit_alone(uint32_t self, uint64_t now)
     tt__run_thread r;
     read_lone(&r, self, now);
     atomic_store_explicit(&g_file.head.threads_used, 1, memory_order_relaxed);
-    atomic_store_explicit(&g_file.head.end_ns, now, memory_order_relaxed);
+    atomic_store_explicit(&g_file.head.end_ns, r.end_ns, memory_order_relaxed);
     atomic_store_explicit(&g_file.head.state, TT_RUN_PROC_EXITED, memory_order_relaxed);
     tt__run_file_put_alone(&g_file, &r);
 }
@@ -1012,9 +1016,9 @@ static void write_exit(void)
     atomic_store(&g_stop, 1);
     for (int i = 0; i < 2000 && atomic_load(&g_in_round); i++)
         nanosleep(&(struct timespec){0, 50000}, NULL);
-    /* The process's end, and each thread's read below, from after the
-     * wait: the threads' CPU is read now, and the round's figures were
-     * taken before. */
+    /* From after the wait: the round's figures were taken before. Each
+     * thread's end is taken at its read (read_alive), the process's after
+     * the last. */
     uint64_t now = tt__run_now();
     /* Listed once into a map on the stack, which holds the threads of most
      * processes; only a process with more is listed again into one sized
@@ -1080,7 +1084,7 @@ static void write_exit(void)
         /* Its own name without /proc: one prctl() for the calling thread. */
         thread_name(e->tid == self ? 0 : (pid_t)e->tid, r->name_start);
         if (read_alive(r, e->tid, e->tid == self, now) != 0) {
-            r->end_ns = now; /* gone by the read: known to have lived, its CPU unknown */
+            r->end_ns = tt__run_now(); /* gone by the read: known to have lived, its CPU unknown */
             r->user_ns = r->system_ns = -1;
         }
         tt__run_thread_publish(r, TT_RUN_AT_EXIT);
@@ -1092,7 +1096,8 @@ static void write_exit(void)
         if (s >= 0)
             atomic_store_explicit(&g_file.hdr->sampler_cpu_ns, (uint64_t)s, memory_order_relaxed);
     }
-    atomic_store_explicit(&g_file.hdr->end_ns, now, memory_order_relaxed);
+    /* The process's end after every thread's. */
+    atomic_store_explicit(&g_file.hdr->end_ns, tt__run_now(), memory_order_relaxed);
     /* Release: a reader that sees EXITED sees every record above. */
     atomic_store_explicit(&g_file.hdr->state, TT_RUN_PROC_EXITED, memory_order_release);
 }

@@ -63,6 +63,10 @@
  *                         tid of /proc/self/task (the kernel's list of the
  *                         process's threads) and calls exit() with all of
  *                         them alive.
+ *   run_threads crowd N busy  the same N threads, then one that keeps
+ *                         reading its own CPU clock; once that says 1 ms,
+ *                         prints "busy TID CPU_NS" (its last reading) and
+ *                         calls exit() with it still burning.
  *   run_threads handler   forks a child that burns 20 ms on its one thread
  *                         and exits, with a zombie child of its own and a
  *                         SIGUSR1 handler that reaps it. The parent traces
@@ -250,7 +254,19 @@ static void *crowd_member(void *arg)
     return NULL;
 }
 
-static int run_crowd(long n)
+static long long g_busy_cpu; /* busy()'s own CPU clock, as it last read it */
+static int g_busy_tid;
+
+static void *busy(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&g_busy_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+    for (;;)
+        __atomic_store_n(&g_busy_cpu, clock_ns(CLOCK_THREAD_CPUTIME_ID), __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static int run_crowd(long n, int with_busy)
 {
     pthread_t t;
     for (long i = 0; i < n; i++)
@@ -259,6 +275,20 @@ static int run_crowd(long n)
     while (__atomic_load_n(&g_crowd, __ATOMIC_ACQUIRE) < n) {
         struct timespec d = {0, 1000000L};
         nanosleep(&d, NULL);
+    }
+    if (with_busy) {
+        /* Started last, so its record is the last the exit handler reads;
+         * still burning when exit() is called. */
+        if (pthread_create(&t, NULL, busy, NULL) != 0)
+            return 1;
+        while (__atomic_load_n(&g_busy_cpu, __ATOMIC_ACQUIRE) < 1000000) {
+            struct timespec d = {0, 100000L};
+            nanosleep(&d, NULL);
+        }
+        printf("busy %d %lld\n", __atomic_load_n(&g_busy_tid, __ATOMIC_ACQUIRE),
+               __atomic_load_n(&g_busy_cpu, __ATOMIC_ACQUIRE));
+        fflush(stdout);
+        exit(0);
     }
     DIR *dir = opendir("/proc/self/task");
     if (!dir)
@@ -773,7 +803,9 @@ int main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "lone") == 0)
         return run_lone();
     if (argc == 3 && strcmp(argv[1], "crowd") == 0)
-        return run_crowd(atol(argv[2]));
+        return run_crowd(atol(argv[2]), 0);
+    if (argc == 4 && strcmp(argv[1], "crowd") == 0 && strcmp(argv[3], "busy") == 0)
+        return run_crowd(atol(argv[2]), 1);
     if (argc == 2 && strcmp(argv[1], "noname") == 0) {
         pthread_t t;
         if (pthread_create(&t, NULL, unnamed, NULL) != 0)
@@ -816,6 +848,6 @@ int main(int argc, char **argv)
         wait_sampled();
         kill(getpid(), SIGKILL);
     }
-    fprintf(stderr, "usage: run_threads short N | exact N | sigsys | errno | vfork | noname | kill | clone | lone | crowd N | pinned MS | switches | handler | setuid N | exitwait\n");
+    fprintf(stderr, "usage: run_threads short N | exact N | sigsys | errno | vfork | noname | kill | clone | lone | crowd N [busy] | pinned MS | switches | handler | setuid N | exitwait\n");
     return 2;
 }

@@ -864,6 +864,29 @@ def test_crowd_at_exit():
               f"but for {[(t, rows.get(t)) for t in wrong][:3]}")
 
 
+def test_busy_at_exit():
+    # The exit handler reads the threads alive one after another, while
+    # they run; each thread's end must be taken at its own read, not once
+    # before all of them, or a thread read late (here after 300 others,
+    # each a read of its /proc files) is recorded with more CPU than its
+    # life. The truth: that a thread's CPU time is never above its wall
+    # time (1 ms for the read of its start, in the thread, after its clone,
+    # as in test_end_after_round), and the thread's own CPU clock, which
+    # it read last just before exit() (the report holds at least that).
+    rc, out, err, rep = run([RUN_THREADS, "crowd", "300", "busy"])
+    got = out.split()
+    tid, cpu = (int(got[1]), int(got[2])) if len(got) == 3 else (-1, -1)
+    t = [t for t in threads(rep) if t["tid"] == tid]
+    print(f"  busy at exit: thread {tid} own clock {cpu / 1e6:.3f} ms; report "
+          f"{[(r['how'], r['total_ns'], r['lifetime_ns']) for r in t]}")
+    check(rc == 0 and len(t) == 1 and t[0]["how"] == "at exit" and t[0]["total_ns"] >= cpu > 0 and
+          t[0]["total_ns"] <= t[0]["lifetime_ns"] + 1_000_000,
+          f"busy at exit: the thread read at exit, CPU within its life: {t} ({err[-300:]})")
+    late = [(r["tid"], r["total_ns"], r["lifetime_ns"]) for r in threads(rep)
+            if r["lifetime_ns"] > 0 and r["total_ns"] > r["lifetime_ns"] + 1_000_000]
+    check(not late, f"busy at exit: threads with more CPU than their life: {late[:5]}")
+
+
 def test_wait_pinned_pair_and_sleeper():
     # Physics, not a scheduling outcome: two threads pinned to one CPU,
     # released together, never blocking until their burns end. While one
