@@ -110,6 +110,19 @@ EXPORT int pthread_setname_np(pthread_t t, const char *name)
     return f ? f(t, name) : ENOSYS;
 }
 
+/* 1 once a seccomp filter is known on the process. A filter inherited
+ * from the parent (systemd's SystemCallFilter=, a sandbox) or installed
+ * since may kill the process for a system call it does not list, so under
+ * one the preload makes none that a process without it would not need
+ * (docs/run.md lists them). A filter is never removed and passes to
+ * children, so once known it is not asked about again; while none is, each
+ * question is one prctl(PR_GET_SECCOMP), itself an option a strict filter
+ * may kill on: so the prctl wrapper marks a process that sets
+ * PR_SET_SECCOMP, or PR_SET_NO_NEW_PRIVS (which an unprivileged process
+ * sets before installing a filter with the seccomp system call), before
+ * the call. A filter installed with raw system calls alone is not seen. */
+static _Atomic int g_filtered;
+
 /* prctl() takes up to four more arguments; every option reads them as
  * unsigned long, so passing four on is what libc's own wrapper does. */
 EXPORT int prctl(int option, ...)
@@ -123,6 +136,8 @@ EXPORT int prctl(int option, ...)
     va_end(ap);
     if (option == PR_SET_NAME)
         atomic_fetch_add_explicit(&g_renames, 1, memory_order_relaxed);
+    else if (option == PR_SET_SECCOMP || (option == PR_SET_NO_NEW_PRIVS && a2 == 1))
+        atomic_store_explicit(&g_filtered, 1, memory_order_relaxed);
     if (!f) {
         errno = ENOSYS;
         return -1;
@@ -549,14 +564,6 @@ static void start_sampler(void)
 }
 
 /* ---- the file of this process ---- */
-
-/* 1 once a seccomp filter was seen on the process. A filter inherited
- * from the parent (systemd's SystemCallFilter=, a sandbox) may kill the
- * process for a system call it does not list, so the preload makes only
- * ordinary ones (open, read, write) under one. A filter is never removed
- * and passes to children, so once seen it is not asked about again; while
- * none is seen each question is one prctl, as one may be installed since. */
-static _Atomic int g_filtered;
 
 static int filtered(void)
 {

@@ -90,6 +90,11 @@
  *                         the call fail with ENOSYS and writes "T" to
  *                         stdout; prints "installed" and returns 0 (the
  *                         preload's exit record opens the run's log).
+ *   run_threads getseccomp prctl|raw  installs a seccomp filter that
+ *                         kills the process on prctl(PR_GET_SECCOMP),
+ *                         through prctl(PR_SET_SECCOMP) or the seccomp
+ *                         system call (raw; no_new_privs through prctl
+ *                         both ways), prints "installed" and returns 0.
  *   run_threads errno     in a fork child, then in itself: sets errno to
  *                         4242, starts a thread and prints "create RC
  *                         ERRNO SEEN" (pthread_create's result, errno after
@@ -717,30 +722,67 @@ static void on_sigsys(int sig, siginfo_t *si, void *p)
         _exit(3);
 }
 
+#if defined(__x86_64__)
+#define FILTER_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define FILTER_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/* Installs a seccomp filter that answers system call nr (with first
+ * argument arg0, if arg0 >= 0) with action and allows the rest: through
+ * prctl(PR_SET_SECCOMP), or with raw_seccomp through the seccomp system
+ * call (no_new_privs still set through prctl). 0, or -1 if refused. */
+static int install_filter(int nr, long arg0, unsigned action, int raw_seccomp)
+{
+#ifdef FILTER_ARCH
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FILTER_ARCH, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+        /* Any first argument when arg0 < 0; its low word (little-endian). */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)arg0, 0, arg0 < 0 ? 0 : 1),
+        BPF_STMT(BPF_RET | BPF_K, action),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof f / sizeof f[0], f};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return -1;
+    if (raw_seccomp)
+        return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0 ? 0 : -1;
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0 ? 0 : -1;
+#else
+    (void)nr, (void)arg0, (void)action, (void)raw_seccomp;
+    return -1;
+#endif
+}
+
 static int run_sigsys(void)
 {
-#if defined(__x86_64__)
-    const unsigned arch = AUDIT_ARCH_X86_64;
-#elif defined(__aarch64__)
-    const unsigned arch = AUDIT_ARCH_AARCH64;
-#else
+#ifndef FILTER_ARCH
     printf("skip\n");
     return 0;
 #endif
     struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
-    if (sigaction(SIGSYS, &sa, NULL) != 0)
+    if (sigaction(SIGSYS, &sa, NULL) != 0 || install_filter(__NR_openat, -1, SECCOMP_RET_TRAP, 0) != 0)
         return 1;
-    struct sock_filter f[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = {sizeof f / sizeof f[0], f};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
+    printf("installed\n");
+    fflush(stdout);
+    return 0;
+}
+
+/* A filter that kills the process on prctl(PR_GET_SECCOMP), as a strict
+ * one kills on a prctl option it does not list, installed after load; the
+ * process then returns 0. */
+static int run_getseccomp(int raw_seccomp)
+{
+#ifndef FILTER_ARCH
+    printf("skip\n");
+    return 0;
+#endif
+    if (install_filter(__NR_prctl, PR_GET_SECCOMP, SECCOMP_RET_KILL_PROCESS, raw_seccomp) != 0)
         return 1;
     printf("installed\n");
     fflush(stdout);
@@ -786,6 +828,8 @@ int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "sigsys") == 0)
         return run_sigsys();
+    if (argc == 3 && strcmp(argv[1], "getseccomp") == 0)
+        return run_getseccomp(strcmp(argv[2], "raw") == 0);
     if (argc == 2 && strcmp(argv[1], "errno") == 0)
         return run_errno();
     if (argc == 2 && strcmp(argv[1], "handler") == 0)
@@ -848,6 +892,6 @@ int main(int argc, char **argv)
         wait_sampled();
         kill(getpid(), SIGKILL);
     }
-    fprintf(stderr, "usage: run_threads short N | exact N | sigsys | errno | vfork | noname | kill | clone | lone | crowd N [busy] | pinned MS | switches | handler | setuid N | exitwait\n");
+    fprintf(stderr, "usage: run_threads short N | exact N | sigsys | getseccomp prctl|raw | errno | vfork | noname | kill | clone | lone | crowd N [busy] | pinned MS | switches | handler | setuid N | exitwait\n");
     return 2;
 }

@@ -755,6 +755,26 @@ def test_errno_kept():
           f"without threadtime {plain!r}: {gone.stderr[-300:]!r}")
 
 
+def test_get_seccomp_after_filter():
+    # A strict seccomp filter kills a process on a prctl option it does not
+    # list (Chromium's baseline policy), and the exit handler asks
+    # prctl(PR_GET_SECCOMP) unless it knows of a filter. A process that
+    # installs one after load through libc's prctl (PR_SET_SECCOMP, or
+    # PR_SET_NO_NEW_PRIVS before the seccomp system call, as libseccomp
+    # does) is known to have one: the handler must not ask. The truth: the
+    # exit status (0, not killed by SIGSYS) of a program whose filter kills
+    # on PR_GET_SECCOMP, and that it is read at its exit all the same.
+    for how in ("prctl", "raw"):
+        rc, out, err, rep = run([RUN_THREADS, "getseccomp", how])
+        if out.strip() == "skip":
+            print("  SKIP get seccomp: no seccomp filter for this architecture here")
+            return
+        at_exit = [t for t in threads(rep) if t["how"] == "at exit" and t["total_ns"] > 0]
+        print(f"  get seccomp ({how}): exit status {rc}, output {out.split()}, {len(at_exit)} read at exit")
+        check(rc == 0 and out == "installed\n" and len(at_exit) == 1,
+              f"get seccomp ({how}): exit status {rc} (-31: killed by the filter), {out!r}, {threads(rep)}: {err[-300:]}")
+
+
 def test_seccomp_at_load():
     # A process that starts under a seccomp filter (inherited: systemd's
     # SystemCallFilter=, a sandbox) may be killed for a call its filter does
