@@ -8,23 +8,10 @@
 
 #include "event_test_util.h"
 
-#include <errno.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
+#include "test_seccomp.h"
+
 #include <pthread.h>
 #include <signal.h>
-#include <stddef.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <ucontext.h>
-#include <unistd.h>
-
-#if defined(__x86_64__)
-#define FILTER_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define FILTER_ARCH AUDIT_ARCH_AARCH64
-#endif
 
 static volatile sig_atomic_t g_masks; /* rt_sigprocmask calls trapped */
 static long g_in_probes = -1;         /* of those, made by the probes */
@@ -34,13 +21,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *p)
 {
     (void)sig;
     (void)si;
-    ucontext_t *uc = p;
-    /* The call fails (ENOSYS) as if made: counted, not done. */
-#if defined(__x86_64__)
-    uc->uc_mcontext.gregs[REG_RAX] = -ENOSYS;
-#elif defined(__aarch64__)
-    uc->uc_mcontext.regs[0] = (unsigned long long)-ENOSYS;
-#endif
+    sigsys_fail_call(p); /* counted, not done */
     g_masks++;
 }
 
@@ -48,26 +29,13 @@ static void on_sigsys(int sig, siginfo_t *si, void *p)
 static void late_destructor(void *v)
 {
     (void)v;
-#ifdef FILTER_ARCH
-    struct sock_filter f[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FILTER_ARCH, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigprocmask, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = {sizeof f / sizeof f[0], f};
-    /* Without SECCOMP_FILTER_FLAG_TSYNC: this thread only. */
-    if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-        syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+    /* This thread only (no SECCOMP_FILTER_FLAG_TSYNC). */
+    if (install_filter(__NR_rt_sigprocmask, -1, SECCOMP_RET_TRAP, 1) != 0)
         return;
     g_masks = 0;
     for (int i = 0; i < 100; i++)
         tt_probe_end(31, tt_probe_begin(31), 0);
     g_in_probes = g_masks;
-#endif
 }
 
 static void *probing_thread(void *arg)

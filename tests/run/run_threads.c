@@ -105,14 +105,12 @@
  *                         last act; prints "skip" when not root.
  */
 #include "run_file.h"
+#include "../test_seccomp.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
 #include <linux/futex.h>
-#include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <pthread.h>
@@ -126,7 +124,6 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 static pthread_mutex_t g_print = PTHREAD_MUTEX_INITIALIZER;
@@ -712,51 +709,9 @@ static void on_sigsys(int sig, siginfo_t *si, void *p)
 {
     (void)sig;
     (void)si;
-    ucontext_t *uc = p;
-#if defined(__x86_64__)
-    uc->uc_mcontext.gregs[REG_RAX] = -ENOSYS;
-#elif defined(__aarch64__)
-    uc->uc_mcontext.regs[0] = (unsigned long long)-ENOSYS;
-#endif
+    sigsys_fail_call(p);
     if (write(1, "T", 1) != 1)
         _exit(3);
-}
-
-#if defined(__x86_64__)
-#define FILTER_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define FILTER_ARCH AUDIT_ARCH_AARCH64
-#endif
-
-/* Installs a seccomp filter that answers system call nr (with first
- * argument arg0, if arg0 >= 0) with action and allows the rest: through
- * prctl(PR_SET_SECCOMP), or with raw_seccomp through the seccomp system
- * call (no_new_privs still set through prctl). 0, or -1 if refused. */
-static int install_filter(int nr, long arg0, unsigned action, int raw_seccomp)
-{
-#ifdef FILTER_ARCH
-    struct sock_filter f[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FILTER_ARCH, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 3),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-        /* Any first argument when arg0 < 0; its low word (little-endian). */
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)arg0, 0, arg0 < 0 ? 0 : 1),
-        BPF_STMT(BPF_RET | BPF_K, action),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = {sizeof f / sizeof f[0], f};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-        return -1;
-    if (raw_seccomp)
-        return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0 ? 0 : -1;
-    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0 ? 0 : -1;
-#else
-    (void)nr, (void)arg0, (void)action, (void)raw_seccomp;
-    return -1;
-#endif
 }
 
 static int run_sigsys(void)
