@@ -1149,7 +1149,15 @@ static char g_dir_copy[4096];
 
 /* Only what every process needs is done here: libc's pthread_create and
  * the other wrapped functions are looked up when first called. */
+static void load(void);
 __attribute__((constructor)) static void run_init(void)
+{
+    int e = errno; /* main() finds it as the loader left it: 0, as C says */
+    load();
+    errno = e;
+}
+
+static void load(void)
 {
     /* The settings' readers (tt__env): nothing from the environment under
      * setuid, setgid or file capabilities (the loader drops LD_PRELOAD there

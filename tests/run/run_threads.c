@@ -95,7 +95,8 @@
  *                         through prctl(PR_SET_SECCOMP) or the seccomp
  *                         system call (raw; no_new_privs through prctl
  *                         both ways), prints "installed" and returns 0.
- *   run_threads errno     in a fork child, then in itself: sets errno to
+ *   run_threads errno     prints "start ERRNO" (errno as main found it);
+ *                         in a fork child, then in itself: sets errno to
  *                         4242, starts a thread and prints "create RC
  *                         ERRNO SEEN" (pthread_create's result, errno after
  *                         it, and errno as the new thread found it).
@@ -763,8 +764,10 @@ static void errno_round(void)
     fflush(stdout);
 }
 
-static int run_errno(void)
+static int run_errno(int at_start)
 {
+    printf("start %d\n", at_start);
+    fflush(stdout);
     pid_t c = fork();
     if (c < 0)
         return 1;
@@ -781,12 +784,13 @@ static int run_errno(void)
 
 int main(int argc, char **argv)
 {
+    int errno_at_start = errno;
     if (argc == 2 && strcmp(argv[1], "sigsys") == 0)
         return run_sigsys();
     if (argc == 3 && strcmp(argv[1], "getseccomp") == 0)
         return run_getseccomp(strcmp(argv[2], "raw") == 0);
     if (argc == 2 && strcmp(argv[1], "errno") == 0)
-        return run_errno();
+        return run_errno(errno_at_start);
     if (argc == 2 && strcmp(argv[1], "handler") == 0)
         return run_handler();
     if (argc == 2 && strcmp(argv[1], "exitwait") == 0)

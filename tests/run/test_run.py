@@ -736,17 +736,19 @@ def test_errno_kept():
     # The preload's wrappers run inside the program's calls, and its own
     # calls can fail (making its file in a fork child, a reopen after
     # setuid): errno after pthread_create, and as a new thread first finds
-    # it, must be what they are without the preload. The truth: the same
-    # program run without threadtime (errno 4242 kept across a successful
+    # it, and at main's start, must be what they are without the preload.
+    # The truth: the same program run without threadtime (errno 0 at
+    # main's start, 4242 kept across a successful
     # pthread_create; a new thread's errno starts at 0).
     plain = subprocess.run([RUN_THREADS, "errno"], stdout=subprocess.PIPE, check=True).stdout.decode()
     rc, out, err, rep = run([RUN_THREADS, "errno"])
     print(f"  errno: plain {plain.split()}, recorded {out.split()}")
-    check(plain.splitlines() == ["create 0 4242 0"] * 2, f"errno: without threadtime {plain!r}")
+    check(plain.splitlines() == ["start 0"] + ["create 0 4242 0"] * 2, f"errno: without threadtime {plain!r}")
     check(rc == 0 and out == plain, f"errno: recorded {out!r}, without threadtime {plain!r}: {err[-300:]}")
-    # A process that outlived its run, whose directory is gone: the fork
-    # child's pthread_create tries to make its file there and fails
-    # (ENOENT), which must not show in errno.
+    # A process that outlived its run, whose directory is gone: the
+    # preload's load, then the fork child's pthread_create, try to make the
+    # process's file there and fail (ENOENT), which must not show in errno
+    # (0 at main's start, as C says).
     lib = glob.glob(os.path.join(os.path.dirname(os.path.dirname(TT)), "lib*", "**", "libthreadtime_run.so"), recursive=True)
     gone = subprocess.run([RUN_THREADS, "errno"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           env=dict(os.environ, LD_PRELOAD=lib[0], THREADTIME_RUN_DIR=os.path.join(TMP, "gone-run")))
