@@ -182,6 +182,7 @@ static unsigned char *log_image(const tt__run_log_rec *start, const tt__run_log_
     h->proc_ino = r->proc_ino;
     h->start_ns = r->start_ns;
     h->start_real_ns = r->start_real_ns;
+    h->boot_offset = r->boot_offset;
     memcpy(h->exe, r->exe, sizeof h->exe);
     if (end) {
         atomic_store_explicit(&h->threads_used, 1, memory_order_relaxed);

@@ -39,6 +39,12 @@ size_t tt__run_file_bytes(uint32_t thread_cap, uint32_t sample_cap)
 uint64_t tt__run_now(void) { return (uint64_t)tt__read_clock(CLOCK_MONOTONIC); }
 uint64_t tt__run_now_real(void) { return (uint64_t)tt__read_clock(CLOCK_REALTIME); }
 
+uint64_t tt__run_boot_offset(void)
+{
+    int64_t d = tt__read_clock(CLOCK_BOOTTIME) - tt__read_clock(CLOCK_MONOTONIC);
+    return (uint64_t)(d > 0 ? d : 0) + 1;
+}
+
 /* Appends the decimal digits of v; no snprintf, which a fork child of a
  * threaded process must not call. */
 static char *put_u32(char *p, uint32_t v)
@@ -156,10 +162,13 @@ int tt__run_same_process(const tt__run_header *earlier, const tt__run_header *la
      * that had started by the time the earlier image made its file; one
      * that started after was another that got the pid again. proc_start
      * counts clock ticks since boot, suspend included, rounded down: in
-     * CLOCK_MONOTONIC it is at most the true start (less the time suspended
-     * as of now, which is at least as of then), so this never parts two
+     * CLOCK_MONOTONIC it is at most the true start, less the time suspended
+     * as the earlier image recorded it (at least as of the later process's
+     * start if that was before, at most if after), so this never parts two
      * images of one process; two processes whose starts fall within a tick
-     * (10 ms) of the earlier image's file stay taken for one. A later image
+     * (10 ms) of the earlier image's file stay taken for one. A file from
+     * before the offset was kept takes the reader's, which holds for a
+     * reader in the same boot with no suspend since. A later image
      * keyed by its inode alone (its start could not be read) cannot be
      * placed in time: taken for the same process, as before. */
     if (e->state == TT_RUN_PROC_EXITED)
@@ -167,7 +176,7 @@ int tt__run_same_process(const tt__run_header *earlier, const tt__run_header *la
     if (!l->proc_start)
         return 1;
     long hz = sysconf(_SC_CLK_TCK);
-    int64_t suspended = tt__read_clock(CLOCK_BOOTTIME) - tt__read_clock(CLOCK_MONOTONIC);
+    int64_t suspended = (int64_t)((e->boot_offset ? e->boot_offset : tt__run_boot_offset()) - 1);
     int64_t started = (int64_t)(l->proc_start * (uint64_t)(1000000000 / (hz > 0 ? hz : 100))) - suspended;
     return started <= (int64_t)e->start_ns;
 }
@@ -367,6 +376,7 @@ int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_
     h->interval_ns = init->interval_ns;
     h->start_ns = init->start_ns ? init->start_ns : tt__run_now();
     h->start_real_ns = init->start_real_ns ? init->start_real_ns : tt__run_now_real();
+    h->boot_offset = tt__run_boot_offset();
     if (init->exe)
         strncpy(h->exe, init->exe, sizeof h->exe - 1);
     /* One write of less than a page: a reader finds the whole header, magic

@@ -134,6 +134,8 @@ typedef struct tt__run_header {
                                     exec, so it names a process as proc_start does, without a read
                                     of /proc; 0 where the kernel has no pidfs (proc_start is read
                                     then). A process's key is the two: tt__run_same_key */
+    uint64_t boot_offset;        /* tt__run_boot_offset() when the file was made: places proc_start
+                                    on start_ns's clock for a reader after a suspend or a reboot */
 } tt__run_header;
 
 typedef struct tt__run_thread {
@@ -220,7 +222,8 @@ typedef struct tt__run_log_rec {
     uint64_t end_ns;     /* EXIT: CLOCK_MONOTONIC at exit */
     tt__run_thread thread; /* EXIT: the one thread, state TT_RUN_AT_EXIT, tid pid */
     char exe[256];       /* as the header's, NUL or not */
-    unsigned char spare[TT_RUN_LOG_SIZE - 444];
+    uint64_t boot_offset; /* as the header's, taken with the record */
+    unsigned char spare[TT_RUN_LOG_SIZE - 452];
     uint32_t end;        /* TT_RUN_LOG_END */
 } tt__run_log_rec;
 
@@ -356,6 +359,9 @@ void tt__run_sample_add(tt__run_file *f, uint64_t t_ns, uint32_t tid, uint32_t r
 /* CLOCK_MONOTONIC / CLOCK_REALTIME in ns. */
 uint64_t tt__run_now(void);
 uint64_t tt__run_now_real(void);
+/* CLOCK_BOOTTIME - CLOCK_MONOTONIC (the time suspended since boot) in ns,
+ * plus 1: 0 says unknown (a file or record from before it was kept). */
+uint64_t tt__run_boot_offset(void);
 
 /* Reads a process's file back from fd, a regular file of size bytes (a
  * reader's copy): its header, the

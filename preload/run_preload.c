@@ -607,6 +607,7 @@ static void log_fill(tt__run_log_rec *r, uint16_t kind)
     r->proc_ino = g_key_ino;
     r->start_ns = g_start_ns;
     r->start_real_ns = g_start_real_ns;
+    r->boot_offset = tt__run_boot_offset();
     strncpy(r->exe, program_invocation_name, sizeof r->exe - 1);
     r->end = TT_RUN_LOG_END;
 }

@@ -24,13 +24,18 @@ def thread(tid, name, state=ENDED, kind=PTHREAD, start=1_000_000_000, end=1_002_
 
 
 def proc_file(pid, ppid, exe, threads, samples=(), thread_cap=None, sample_cap=4, state=EXITED, threads_used=None,
-              sampler_tid=0, start=1_000_000_000, end=1_010_000_000, pad=b"\0", flags=0, sampler_cpu=0, version=2):
+              sampler_tid=0, start=1_000_000_000, end=1_010_000_000, pad=b"\0", flags=0, sampler_cpu=0, version=2,
+              key=None):
+    """key: (proc_start, proc_ino, boot_offset) appended after exe, or None
+    (a file from before them)."""
     thread_cap = thread_cap or max(len(threads), 1)
     used = len(threads) if threads_used is None else threads_used
     tsize = THREAD_SIZE if version == 2 else THREAD_SIZE_V1
     h = struct.pack("<8sIIIIIIIIII QQQ II QQQQ", b"TTRUN\0v1", version, HEADER_SIZE, tsize, SAMPLE_SIZE, thread_cap,
                     sample_cap, pid, ppid, flags, sampler_tid, start, start, 0, used, state, len(samples), end,
                     sampler_cpu, 0) + exe[:256].ljust(256, b"\0")
+    if key:
+        h += struct.pack("<QI4xQQ", key[0], 0, key[1], key[2])
     body = h + pad * (HEADER_SIZE - len(h))
     body += b"".join(threads[:thread_cap]).ljust(thread_cap * tsize, b"\0")
     ring = [struct.pack("<QIIqQ", *s, 0) for s in samples]

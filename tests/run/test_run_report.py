@@ -20,6 +20,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 from harness import check, main, scratch
 from untrusted import HOSTILE, HOSTILE_EXE, escaped, terminal_text
@@ -354,7 +355,35 @@ def test_exec_chain():
     check(len(row) == 1 and " - " in row[0] and "counts from exec" in row[0], f"exec alone: text row {row}")
 
 
-def test_dropped_and_unseen():
+def test_boot_offset_kept():
+    # Two images of pid 60, an exec chain: the first keyed by its pidfs
+    # inode alone and replaced by exec (the run's reader marked it so),
+    # with nothing but its sampler, the second by its start alone (made
+    # under a seccomp filter), in clock ticks since boot, suspend included.
+    # Whether the second's process had started by the first's file says
+    # whether they are one process, so the chain is folded into one block;
+    # that takes the time suspended, which the first file recorded. A kept
+    # copy read after a reboot (or a suspend) must use that, not the
+    # reader's own. The truth is the recording: built so that by its offset
+    # (the reader's + 100 s) the process started before the first file (one
+    # process: one block), by the reader's 100 s after it (two).
+    ms = 1_000_000
+    own = time.clock_gettime_ns(time.CLOCK_BOOTTIME) - time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    tick = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+    ticks = (own + 100_000 * ms) // tick + 1  # started at (ticks * tick - offset) = 0 to 1 tick: before 1 s
+    offset = ticks * tick
+    imgs = [proc_file(60, 1, b"sh", [thread(60, b"sh", state=LIVE, kind=2)], state=EXECED, sampler_tid=61,
+                      sampler_cpu=1 * ms, start=1000 * ms, end=1100 * ms, key=(0, 7, offset + 1)),
+            proc_file(60, 1, b"prog", [thread(60, b"prog", kind=2, start=1200 * ms, end=1300 * ms, user=50 * ms,
+                                              system=0)], sampler_tid=62, sampler_cpu=2 * ms, start=1200 * ms,
+                      end=1300 * ms, key=(ticks, 0, 0))]
+    path = write("boot-offset.ttrunset", run_set(imgs, rusage=(60 * ms, 0)))
+    st, out, err = dump(path, "--format", "json")
+    procs = json.loads(out)["processes"] if st == 0 else []
+    print(f"  boot offset: {[(p['exe'], p['state']) for p in procs]}")
+    check(st == 0 and [p["exe"] for p in procs] == ["prog"], f"boot offset: one process, the chain's last image: "
+          f"{[(p['exe'], p['state']) for p in procs]} {err[-300:]}")
+
     # 5 threads took records, the file had 2: the 3 others are said in
     # every format, and the line on what no read saw names what applies:
     # a process that did not exit, the dropped threads; nothing about
