@@ -4,10 +4,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
@@ -218,6 +221,40 @@ void tt__run_header_init(tt__run_header *h, uint32_t thread_cap, uint32_t sample
     h->sample_cap = sample_cap;
 }
 
+/* RLIMIT_FSIZE's soft limit + 1 (UINT64_MAX: none), 0 until read. A write
+ * or a truncate past the limit raises SIGXFSZ, whose default action ends
+ * the process: a program run under `ulimit -f` must not die of being
+ * measured once the run's log, which the whole tree shares, has outgrown
+ * its limit. Read once per image and again after a change made through
+ * the C library; a fork child inherits both the limit and this copy. */
+static _Atomic uint64_t g_fsize;
+
+void tt__run_fsize_changed(void)
+{
+    atomic_store_explicit(&g_fsize, 0, memory_order_relaxed);
+}
+
+static uint64_t fsize_limit(void)
+{
+    uint64_t lim = atomic_load_explicit(&g_fsize, memory_order_relaxed);
+    if (!lim) {
+        struct rlimit rl;
+        lim = getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= UINT64_MAX - 1
+                  ? UINT64_MAX
+                  : (uint64_t)rl.rlim_cur + 1;
+        atomic_store_explicit(&g_fsize, lim, memory_order_relaxed);
+    }
+    return lim;
+}
+
+/* 1 when this process may make a file `end` bytes long (the kernel allows
+ * a size up to the limit itself). */
+static int fsize_allows(uint64_t end)
+{
+    uint64_t lim = fsize_limit();
+    return lim == UINT64_MAX || end < lim;
+}
+
 int tt__run_log_append(const char *dir, uint64_t dev, uint64_t ino, const tt__run_log_rec *r)
 {
     char path[4096 + 32];
@@ -239,10 +276,29 @@ int tt__run_log_append(const char *dir, uint64_t dev, uint64_t ino, const tt__ru
         /* One write, never resumed: a second part would land after some
          * other process's record. A short one leaves a record without its
          * end mark, which the reader skips. */
-        ssize_t w;
-        while ((w = write(fd, r, sizeof *r)) < 0 && errno == EINTR)
-            ;
-        rc = w == (ssize_t)sizeof *r ? 0 : w < 0 ? -errno : -EIO;
+        ssize_t w = -1;
+        if (!fsize_allows((uint64_t)st.st_size + sizeof *r)) {
+            rc = -EFBIG;
+        } else if (fsize_limit() == UINT64_MAX) {
+            while ((w = write(fd, r, sizeof *r)) < 0 && errno == EINTR)
+                ;
+            rc = w == (ssize_t)sizeof *r ? 0 : w < 0 ? -errno : -EIO;
+        } else {
+            /* Under a limit, others' appends since the fstat can still take
+             * this one past it: SIGXFSZ is held for the write, and the one
+             * it raised (none was pending before) is taken back. */
+            sigset_t x, old, pending;
+            sigemptyset(&x);
+            sigaddset(&x, SIGXFSZ);
+            int was = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+            pthread_sigmask(SIG_BLOCK, &x, &old);
+            while ((w = write(fd, r, sizeof *r)) < 0 && errno == EINTR)
+                ;
+            rc = w == (ssize_t)sizeof *r ? 0 : w < 0 ? -errno : -EIO;
+            if (rc == -EFBIG && !was)
+                sigtimedwait(&x, NULL, &(struct timespec){0, 0});
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
+        }
     }
     close(fd);
     return rc;
@@ -383,7 +439,7 @@ int tt__run_file_create(const char *dir, const tt__run_file_init *init, tt__run_
      * included, or none (a file without the magic never started). */
     size_t bytes = tt__run_file_bytes(init->thread_cap, init->sample_cap);
     struct stat st;
-    int rc = ftruncate(fd, (off_t)bytes) != 0 || fstat(fd, &st) != 0 ? -errno : 0;
+    int rc = !fsize_allows(bytes) ? -EFBIG : ftruncate(fd, (off_t)bytes) != 0 || fstat(fd, &st) != 0 ? -errno : 0;
     if (!rc) {
         ssize_t w = pwrite(fd, h, sizeof *h, 0);
         rc = w == (ssize_t)sizeof *h ? 0 : w < 0 ? -errno : -ENOSPC;

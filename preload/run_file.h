@@ -233,8 +233,14 @@ _Static_assert(4096 % TT_RUN_LOG_SIZE == 0, "a log record never spans two pages"
 /* Appends r to the log DIR/TT_RUN_LOG_NAME, which must be the regular file
  * of device dev and inode ino (a file put at that path by anyone else is
  * never written): open, fstat, one write, close. 0, or -errno (-ESTALE:
- * another file; -EIO: a short write). Only system calls. */
+ * another file; -EIO: a short write; -EFBIG: past this process's file size
+ * limit). Only system calls. */
 int tt__run_log_append(const char *dir, uint64_t dev, uint64_t ino, const tt__run_log_rec *r);
+
+/* The process's file size limit (RLIMIT_FSIZE) may have changed: read it
+ * again before the next write or truncate of a run file. Called by the
+ * preload's wrappers of setrlimit and prlimit. */
+void tt__run_fsize_changed(void);
 
 /* Calls fn for each whole, valid record of the log held in b (n bytes), in
  * the log's order; a stretch that is no record (garbage a program wrote, a

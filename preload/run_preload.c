@@ -164,7 +164,9 @@ static void before_drop(void)
     errno = e;
 }
 
-#define DROP_WRAPPER(ret, name, params, args)                                                                          \
+/* An exported wrapper of the C library's `name`: `before` runs before the
+ * call, `after` once it returned (errno as the call left it). */
+#define WRAPPER(ret, name, params, args, before, after)                                                                \
     EXPORT ret name params                                                                                             \
     {                                                                                                                  \
         static _Atomic(void *) real;                                                                                   \
@@ -173,14 +175,25 @@ static void before_drop(void)
             errno = ENOSYS;                                                                                            \
             return -1;                                                                                                 \
         }                                                                                                              \
-        before_drop();                                                                                                 \
-        return f args;                                                                                                 \
+        before;                                                                                                        \
+        ret rc = f args;                                                                                               \
+        after;                                                                                                         \
+        return rc;                                                                                                     \
     }
+#define DROP_WRAPPER(ret, name, params, args) WRAPPER(ret, name, params, args, before_drop(), (void)0)
 DROP_WRAPPER(int, setuid, (uid_t u), (u))
 DROP_WRAPPER(int, seteuid, (uid_t u), (u))
 DROP_WRAPPER(int, setreuid, (uid_t r, uid_t e), (r, e))
 DROP_WRAPPER(int, setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
 DROP_WRAPPER(int, chroot, (const char *path), (path))
+
+/* A changed limit is read again before the run's files are next written
+ * (a write past RLIMIT_FSIZE raises SIGXFSZ: tt__run_fsize_changed). */
+#define LIMIT_WRAPPER(name, params, args) WRAPPER(int, name, params, args, (void)0, tt__run_fsize_changed())
+LIMIT_WRAPPER(setrlimit, (__rlimit_resource_t r, const struct rlimit *l), (r, l))
+LIMIT_WRAPPER(setrlimit64, (__rlimit_resource_t r, const struct rlimit64 *l), (r, l))
+LIMIT_WRAPPER(prlimit, (pid_t p, __rlimit_resource_t r, const struct rlimit *n, struct rlimit *o), (p, r, n, o))
+LIMIT_WRAPPER(prlimit64, (pid_t p, __rlimit_resource_t r, const struct rlimit64 *n, struct rlimit64 *o), (p, r, n, o))
 
 /* ---- children reaped ---- */
 
