@@ -180,7 +180,12 @@ int tt__run_same_process(const tt__run_header *earlier, const tt__run_header *la
         return 1;
     long hz = sysconf(_SC_CLK_TCK);
     int64_t suspended = (int64_t)((e->boot_offset ? e->boot_offset : tt__run_boot_offset()) - 1);
-    int64_t started = (int64_t)(l->proc_start * (uint64_t)(1000000000 / (hz > 0 ? hz : 100))) - suspended;
+    int64_t started;
+    /* Both come from files and log records any process of the tree can
+     * write: a pair that does not fit is no pair. */
+    if (__builtin_sub_overflow((int64_t)(l->proc_start * (uint64_t)(1000000000 / (hz > 0 ? hz : 100))), suspended,
+                               &started))
+        return 0;
     return started <= (int64_t)e->start_ns;
 }
 

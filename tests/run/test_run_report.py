@@ -384,6 +384,21 @@ def test_boot_offset_kept():
     check(st == 0 and [p["exe"] for p in procs] == ["prog"], f"boot offset: one process, the chain's last image: "
           f"{[(p['exe'], p['state']) for p in procs]} {err[-300:]}")
 
+    # The same pair forged so that the second's start, in ns, less the
+    # first's suspended time does not fit in 64 bits (any process of the
+    # tree can write both): no pair, and no undefined arithmetic (the
+    # ASan/UBSan build of the reader stopped on the subtraction before).
+    imgs[0] = proc_file(60, 1, b"sh", [thread(60, b"sh", state=LIVE, kind=2)], state=EXECED, sampler_tid=61,
+                        sampler_cpu=1 * ms, start=1000 * ms, end=1100 * ms, key=(0, 7, (1 << 62) + 1))
+    imgs[1] = proc_file(60, 1, b"prog", [thread(60, b"prog", kind=2, start=1200 * ms, end=1300 * ms, user=50 * ms,
+                                                system=0)], sampler_tid=62, sampler_cpu=2 * ms, start=1200 * ms,
+                        end=1300 * ms, key=((3 << 62) // tick, 0, 0))
+    path = write("boot-offset-forged.ttrunset", run_set(imgs, rusage=(60 * ms, 0)))
+    st, out, err = dump(path, "--format", "json")
+    procs = json.loads(out)["processes"] if st == 0 else []
+    check(st == 0 and sorted(p["exe"] for p in procs) == ["prog", "sh"],
+          f"boot offset forged: two processes: {[(p['exe'], p['state']) for p in procs]} {err[-300:]}")
+
     # 5 threads took records, the file had 2: the 3 others are said in
     # every format, and the line on what no read saw names what applies:
     # a process that did not exit, the dropped threads; nothing about
