@@ -15,6 +15,7 @@
 
 static volatile sig_atomic_t g_masks; /* rt_sigprocmask calls trapped */
 static long g_in_probes = -1;         /* of those, made by the probes */
+static int g_no_filter;               /* the kernel (or qemu-user) took no filter */
 static pthread_key_t g_late;
 
 static void on_sigsys(int sig, siginfo_t *si, void *p)
@@ -30,8 +31,10 @@ static void late_destructor(void *v)
 {
     (void)v;
     /* This thread only (no SECCOMP_FILTER_FLAG_TSYNC). */
-    if (install_filter(__NR_rt_sigprocmask, -1, SECCOMP_RET_TRAP, 1) != 0)
+    if (install_filter(__NR_rt_sigprocmask, -1, SECCOMP_RET_TRAP, 1) != 0) {
+        g_no_filter = 1;
         return;
+    }
     g_masks = 0;
     for (int i = 0; i < 100; i++)
         tt_probe_end(31, tt_probe_begin(31), 0);
@@ -62,9 +65,13 @@ TT_TEST(probes_past_the_exit_destructor_make_no_system_call)
     CHECK_OP(pthread_create(&t, NULL, probing_thread, NULL), ==, 0);
     pthread_join(t, NULL);
     CHECK_OP(tt_log_stop(), ==, 0);
-    CHECK_OP(g_in_probes, ==, 0);
     pthread_key_delete(g_late);
     signal(SIGSYS, SIG_DFL);
+    if (g_no_filter) {
+        printf("  SKIP: this kernel (or emulator: qemu-user) installs no seccomp filter\n");
+        return;
+    }
+    CHECK_OP(g_in_probes, ==, 0);
 }
 
 TT_TEST_MAIN()
