@@ -117,9 +117,11 @@ def run_dir_with_log(parent):
     them: the variables that name them to the preload."""
     d = tempfile.mkdtemp(dir=parent)
     fd = os.open(os.path.join(d, "run.ttlog"), os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    os.fchmod(fd, 0o600)  # whatever the umask: the preload takes only this mode
     st = os.fstat(fd)
     os.close(fd)
-    return {"THREADTIME_RUN_DIR": d, "THREADTIME_RUN_LOG_DEV": str(st.st_dev), "THREADTIME_RUN_LOG_INO": str(st.st_ino)}
+    return {"THREADTIME_RUN_DIR": d, "THREADTIME_RUN_LOG_DEV": str(st.st_dev), "THREADTIME_RUN_LOG_INO": str(st.st_ino),
+            "THREADTIME_RUN_LOG_UID": str(st.st_uid)}
 
 
 def part4():

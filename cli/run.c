@@ -742,26 +742,28 @@ static void remove_dir(void)
 }
 
 /* The run's log (run_file.h), made in the run directory before CMD starts,
- * its device and inode in the environment: the lone processes' START and
- * EXIT records go there. Where it cannot be made, the variables are unset
- * (not an outer run's) and every process makes a file. 0 or -errno of a
- * failed setenv. */
+ * mode TT_RUN_LOG_MODE whatever the umask, its device, inode and owner in
+ * the environment: the lone processes' START and EXIT records go there.
+ * Where it cannot be made, the variables are unset (not an outer run's)
+ * and every process makes a file. 0 or -errno of a failed setenv. */
 static int g_logfd = -1;
 static int make_log(void)
 {
     const char *dev = tt__settings[TT__SET_RUN_LOG_DEV].name, *ino = tt__settings[TT__SET_RUN_LOG_INO].name;
+    const char *uid = tt__settings[TT__SET_RUN_LOG_UID].name;
     struct stat st;
-    g_logfd = openat(g_dirfd, TT_RUN_LOG_NAME, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (g_logfd < 0 || fstat(g_logfd, &st) != 0) {
+    g_logfd = openat(g_dirfd, TT_RUN_LOG_NAME, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, TT_RUN_LOG_MODE);
+    if (g_logfd < 0 || fchmod(g_logfd, TT_RUN_LOG_MODE) != 0 || fstat(g_logfd, &st) != 0) {
         if (g_logfd >= 0)
             close(g_logfd);
         g_logfd = -1;
-        return unsetenv(dev) || unsetenv(ino) ? -errno : 0;
+        return unsetenv(dev) || unsetenv(ino) || unsetenv(uid) ? -errno : 0;
     }
-    char v[2][24];
+    char v[3][24];
     snprintf(v[0], sizeof v[0], "%llu", (unsigned long long)st.st_dev);
     snprintf(v[1], sizeof v[1], "%llu", (unsigned long long)st.st_ino);
-    return setenv(dev, v[0], 1) || setenv(ino, v[1], 1) ? -errno : 0;
+    snprintf(v[2], sizeof v[2], "%lu", (unsigned long)st.st_uid);
+    return setenv(dev, v[0], 1) || setenv(ino, v[1], 1) || setenv(uid, v[2], 1) ? -errno : 0;
 }
 
 /* The log's processes added to s (tt__run_set_add_log); damage in it is

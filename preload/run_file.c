@@ -260,7 +260,7 @@ static int fsize_allows(uint64_t end)
     return lim == UINT64_MAX || end < lim;
 }
 
-int tt__run_log_append(const char *dir, uint64_t dev, uint64_t ino, const tt__run_log_rec *r)
+int tt__run_log_append(const char *dir, const tt__run_log_id *id, const tt__run_log_rec *r)
 {
     char path[4096 + 32];
     size_t dlen = strlen(dir);
@@ -268,15 +268,17 @@ int tt__run_log_append(const char *dir, uint64_t dev, uint64_t ino, const tt__ru
         return -EINVAL;
     memcpy(path, dir, dlen);
     memcpy(path + dlen, "/" TT_RUN_LOG_NAME, sizeof "/" TT_RUN_LOG_NAME);
-    /* No link followed, no FIFO waited on: the inode check below settles
-     * what the file is, in place of a check of the directory. */
+    /* No link followed, no FIFO waited on: the check below settles what
+     * the file is, in place of a check of the directory. */
     int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
     struct stat st;
     int rc = fstat(fd, &st) != 0 ? -errno
-             : !S_ISREG(st.st_mode) || (uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino ? -ESTALE
-                                                                                              : 0;
+             : (st.st_mode & (S_IFMT | 07777)) != (S_IFREG | TT_RUN_LOG_MODE) || (uint64_t)st.st_dev != id->dev ||
+                       (uint64_t)st.st_ino != id->ino || (uint32_t)st.st_uid != id->uid
+                 ? -ESTALE
+                 : 0;
     if (!rc) {
         /* One write, never resumed: a second part would land after some
          * other process's record. A short one leaves a record without its

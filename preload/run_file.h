@@ -230,12 +230,25 @@ typedef struct tt__run_log_rec {
 _Static_assert(sizeof(tt__run_log_rec) == TT_RUN_LOG_SIZE, "log record size");
 _Static_assert(4096 % TT_RUN_LOG_SIZE == 0, "a log record never spans two pages");
 
+/* The log as threadtime run made it: its device, inode and owner (the
+ * command's effective uid), and its mode, TT_RUN_LOG_MODE exactly (set
+ * with fchmod, whatever the umask). A process that outlived the run can
+ * still find a file at the log's path once the run's directory is gone,
+ * and a filesystem reuses a freed inode number (ext4 does), so device and
+ * inode alone could name another user's file made since. */
+#define TT_RUN_LOG_MODE 0600
+typedef struct tt__run_log_id {
+    uint64_t dev, ino; /* ino 0: no log */
+    uint32_t uid;      /* UINT32_MAX: none given (no file is taken) */
+} tt__run_log_id;
+
 /* Appends r to the log DIR/TT_RUN_LOG_NAME, which must be the regular file
- * of device dev and inode ino (a file put at that path by anyone else is
- * never written): open, fstat, one write, close. 0, or -errno (-ESTALE:
- * another file; -EIO: a short write; -EFBIG: past this process's file size
- * limit). Only system calls. */
-int tt__run_log_append(const char *dir, uint64_t dev, uint64_t ino, const tt__run_log_rec *r);
+ * id names, with TT_RUN_LOG_MODE (a file put at that path by anyone else
+ * is never written): open, fstat, one write, close. 0, or -errno
+ * (-ESTALE: another file; -EIO: a short write; -EFBIG: past this process's
+ * file size limit). Only system calls; the check compares what fstat
+ * returns, so it costs none of its own. */
+int tt__run_log_append(const char *dir, const tt__run_log_id *id, const tt__run_log_rec *r);
 
 /* The process's file size limit (RLIMIT_FSIZE) may have changed: read it
  * again before the next write or truncate of a run file. Called by the

@@ -63,7 +63,7 @@ static _Atomic int g_stop;      /* the sampler stops at exit */
 static _Atomic int g_in_round;  /* the sampler is between its check of g_stop and the end of a round */
 static uint64_t g_start_ns;     /* the image's start: its load, or a fork child's fork */
 static uint64_t g_start_real_ns;
-static uint64_t g_log_dev, g_log_ino; /* the run's log (run_file.h); ino 0: none */
+static tt__run_log_id g_log;    /* the run's log (run_file.h); ino 0: none */
 static int g_logged;            /* this image's START record is in the log */
 static uint32_t g_ppid;         /* read with the key (0: not yet) */
 static uint64_t g_key_start, g_key_ino; /* the process's key, once read */
@@ -629,12 +629,12 @@ static void log_fill(tt__run_log_rec *r, uint16_t kind)
  * took it. */
 static int log_start(void)
 {
-    if (!g_log_ino)
+    if (!g_log.ino)
         return 0;
     tt__run_log_rec r;
     read_key();
     log_fill(&r, TT_RUN_LOG_START);
-    g_logged = tt__run_log_append(g_dir, g_log_dev, g_log_ino, &r) == 0;
+    g_logged = tt__run_log_append(g_dir, &g_log, &r) == 0;
     return g_logged;
 }
 
@@ -947,13 +947,13 @@ static void read_lone(tt__run_thread *r, uint32_t self, uint64_t now)
 static tt__run_log_rec g_exit_rec;
 static int log_exit(uint32_t self, uint64_t now)
 {
-    if (!g_log_ino)
+    if (!g_log.ino)
         return -ENOENT;
     read_key(); /* a fork child's, read here: it logged no START */
     log_fill(&g_exit_rec, TT_RUN_LOG_EXIT);
     read_lone(&g_exit_rec.thread, self, now);
     g_exit_rec.end_ns = g_exit_rec.thread.end_ns;
-    return tt__run_log_append(g_dir, g_log_dev, g_log_ino, &g_exit_rec);
+    return tt__run_log_append(g_dir, &g_log, &g_exit_rec);
 }
 
 /* The exit record of a lone process that has a file (the log did not take
@@ -1185,8 +1185,9 @@ static void load(void)
     g_interval_ns = setting(TT__SET_RUN_INTERVAL_NS);
     g_thread_cap = (uint32_t)setting(TT__SET_RUN_THREADS); /* at most TT_RUN_*_CAP_MAX */
     g_sample_cap = (uint32_t)setting(TT__SET_RUN_SAMPLES);
-    g_log_dev = setting(TT__SET_RUN_LOG_DEV);
-    g_log_ino = setting(TT__SET_RUN_LOG_INO);
+    g_log.dev = setting(TT__SET_RUN_LOG_DEV);
+    g_log.ino = setting(TT__SET_RUN_LOG_INO);
+    g_log.uid = (uint32_t)setting(TT__SET_RUN_LOG_UID);
     g_owner = getpid();
     g_start_ns = tt__run_now();
     g_start_real_ns = tt__run_now_real();

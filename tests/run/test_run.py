@@ -615,6 +615,49 @@ def test_damaged_log():
     check(len(got) == 4, f"damaged log: the script ran 4 processes: {got}")
 
 
+def preload_lib():
+    return glob.glob(os.path.join(os.path.dirname(os.path.dirname(TT)), "lib*", "**", "libthreadtime_run.so"),
+                     recursive=True)[0]
+
+
+def test_log_owner_and_mode():
+    # A process that outlived its run keeps the log's device and inode in
+    # its environment, and a filesystem reuses a freed inode number (ext4
+    # does): a file made since at the log's path, of that inode, may be
+    # another user's. The preload appends only to a regular file of the
+    # owner threadtime run named and of the mode it made (0600), and makes
+    # its own file otherwise. The truth: the planted log's size (the kernel's
+    # stat) after /bin/true ran with the variables naming it, and what the
+    # directory then holds. As root the planted log is nobody's and names
+    # root, as a survivor would meet it; as another user (no chown) it names
+    # an owner it does not have.
+    d = tempfile.mkdtemp(dir=TMP)
+    log = os.path.join(d, "run.ttlog")
+    me = os.geteuid()
+    cases = [("as made", me, me, 0o600, 1024),
+             ("another owner", 65534 if me == 0 else me, 0 if me == 0 else me + 1, 0o600, 0),
+             ("group write", me, me, 0o620, 0), ("others write", me, me, 0o602, 0),
+             ("not the mode made", me, me, 0o400 if me == 0 else 0o644, 0)]
+    for what, owner, named, mode, want in cases:
+        for f in os.listdir(d):
+            os.unlink(os.path.join(d, f))
+        fd = os.open(log, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        os.fchmod(fd, mode)
+        if owner != me:
+            os.fchown(fd, owner, -1)
+        st = os.fstat(fd)
+        os.close(fd)
+        p = subprocess.run(["/bin/true"], env=dict(os.environ, LD_PRELOAD=preload_lib(), THREADTIME_RUN_DIR=d,
+                                                   THREADTIME_RUN_LOG_DEV=str(st.st_dev),
+                                                   THREADTIME_RUN_LOG_INO=str(st.st_ino),
+                                                   THREADTIME_RUN_LOG_UID=str(named)))
+        size, files = os.stat(log).st_size, sorted(os.listdir(d))
+        print(f"  log {what}: {size} bytes appended, directory {files}")
+        check(p.returncode == 0 and size == want and len(files) == (1 if want else 2),
+              f"log {what} (owner {owner}, named {named}, mode {mode:o}): {size} bytes appended, want {want}; "
+              f"directory {files}")
+
+
 def test_many_lone_processes():
     # 2,000 processes of one thread started at once from sh (&): each
     # appends its start and exit to the one log at the same time as the
@@ -777,9 +820,8 @@ def test_errno_kept():
     # preload's load, then the fork child's pthread_create, try to make the
     # process's file there and fail (ENOENT), which must not show in errno
     # (0 at main's start, as C says).
-    lib = glob.glob(os.path.join(os.path.dirname(os.path.dirname(TT)), "lib*", "**", "libthreadtime_run.so"), recursive=True)
     gone = subprocess.run([RUN_THREADS, "errno"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          env=dict(os.environ, LD_PRELOAD=lib[0], THREADTIME_RUN_DIR=os.path.join(TMP, "gone-run")))
+                          env=dict(os.environ, LD_PRELOAD=preload_lib(), THREADTIME_RUN_DIR=os.path.join(TMP, "gone-run")))
     print(f"  errno: run's directory gone {gone.stdout.decode().split()}")
     check(gone.returncode == 0 and gone.stdout.decode() == plain, f"errno: run's directory gone: {gone.stdout!r}, "
           f"without threadtime {plain!r}: {gone.stderr[-300:]!r}")
