@@ -43,9 +43,11 @@ def burn_cpu_ns(ns: int) -> None:
 
 def counter_points(reader, name: str, unit: str) -> list:
     """The data points of the monotonic counter name (checked to be in
-    unit) in one collection of an OpenTelemetry metric reader."""
+    unit) in one collection of an OpenTelemetry metric reader, or in the
+    collection given (what a reader's get_metrics_data() answered)."""
     points = []
-    for rm in reader.get_metrics_data().resource_metrics:
+    data = reader.get_metrics_data() if hasattr(reader, "get_metrics_data") else reader
+    for rm in data.resource_metrics:
         for sm in rm.scope_metrics:
             for metric in sm.metrics:
                 if metric.name == name:

@@ -7,6 +7,8 @@ the measured thread holds the CPU, so the figure is up to date) is time
 the runnable measured thread waited."""
 import asyncio
 import contextlib
+import errno
+import logging
 import os
 import select
 import subprocess
@@ -241,6 +243,145 @@ def test_run_wait_metric_by_thread_name():
     assert "ttwait_0" not in waits
     assert waits["ttwait"] * 1e9 >= 0.9 * ran[0], (waits, ran)
     assert waits[threading.current_thread().name] >= 0
+
+
+class Parked:
+    """A thread named name that runs work() and then blocks in a read of a
+    pipe, where it uses no CPU and waits for none, so its schedstat stays
+    as the test reads it. tid: its native id; release() lets it end, and
+    waits until the kernel has let it go."""
+
+    def __init__(self, name: str, work=lambda: None):
+        self._r, self._w = os.pipe()
+        self._thread = threading.Thread(target=lambda: (work(), os.read(self._r, 1)), name=name)
+        self._thread.start()
+        self.tid = self._thread.native_id
+        # Blocked once the kernel shows it in read(r, 1) and asleep there
+        # (its syscall file: number, then the arguments in hex).
+        while True:
+            assert self._thread.is_alive(), f"{name} ended before it blocked"
+            with open(f"/proc/self/task/{self.tid}/syscall") as f:
+                call = f.read().split()
+            with open(f"/proc/self/task/{self.tid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            if call[1:2] == [hex(self._r)] and call[3:4] == ["0x1"] and state == "S":
+                break
+            time.sleep(0.001)
+
+    def release(self) -> None:
+        if self._thread.is_alive():
+            os.write(self._w, b"x")
+            self._thread.join()
+        while os.path.exists(f"/proc/self/task/{self.tid}"):
+            time.sleep(0.001)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+        os.close(self._r)
+        os.close(self._w)
+
+
+def meters(data, group: str) -> tuple[int, int, int]:
+    """(CPU time ns, run-queue wait ns) of a group of thread names, and the
+    count of skipped reads, from one collection."""
+    cpu = {p.attributes["cpu.mode"]: p.value for p in counter_points(data, otel.THREAD_CPU, "s")
+           if p.attributes["thread.name"] == group}
+    (wait,) = [p.value for p in counter_points(data, otel.THREAD_RUN_WAIT, "s") if p.attributes["thread.name"] == group]
+    (skipped,) = counter_points(data, otel.THREAD_RUN_WAIT_SKIPPED, "{read}")
+    return round((cpu["user"] + cpu["system"]) * 1e9), round(wait * 1e9), skipped.value
+
+
+def test_an_unreadable_thread_keeps_its_figures_and_is_counted(monkeypatch, caplog):
+    """The metrics' reads refuse one thread (EACCES) for two collections,
+    and then /proc/self/task can't be listed for one. The thread burned
+    beside the pinned burner (so it has both CPU time and a wait) and is
+    blocked; at every collection its group's CPU time and wait are its
+    schedstat file's (read by the test), so they never go back and are
+    never counted twice once it is read again (on the code before, that
+    collection doubled both: the thread was dropped, then counted as new);
+    each refused read and the failed listing count in
+    THREAD_RUN_WAIT_SKIPPED, and the first failure of each meter is logged,
+    once. A blocked neighbour's group is its own file's throughout."""
+    refused = set()
+
+    def refusing(read):
+        def read_unless_refused(tid):
+            if tid in refused:
+                raise PermissionError(errno.EACCES, "refused by the test", f"/proc/self/task/{tid}/schedstat")
+            return read(tid)
+        return read_unless_refused
+
+    monkeypatch.setattr(otel, "_cpu", refusing(otel._cpu))
+    monkeypatch.setattr(otel, "_run_wait", refusing(otel._run_wait))
+    reader = InMemoryMetricReader()
+    otel.register_metrics(MeterProvider(metric_readers=[reader]))
+
+    def contended():
+        os.sched_setaffinity(0, {CPU})
+        contend(other_cpu)
+
+    listdir = os.listdir
+
+    def listdir_but_tasks(path):
+        if path == "/proc/self/task":
+            raise PermissionError(errno.EACCES, "refused by the test", path)
+        return listdir(path)
+
+    with pinned_burner() as other_cpu, Parked("ttunread_0", contended) as bad, Parked("ttneighbour_0") as ok:
+        truth = schedstat(f"/proc/self/task/{bad.tid}/schedstat")
+        neighbour = schedstat(f"/proc/self/task/{ok.tid}/schedstat")
+        assert truth[0] > 0 and truth[1] > 0, truth
+        assert meters(reader.get_metrics_data(), "ttunread") == (*truth, 0)
+        with caplog.at_level(logging.WARNING, logger="threadtime.otel"):
+            refused.add(bad.tid)
+            for skipped in (1, 2):
+                data = reader.get_metrics_data()
+                assert meters(data, "ttunread") == (*truth, skipped)
+                assert meters(data, "ttneighbour")[:2] == neighbour
+            refused.clear()
+            assert meters(reader.get_metrics_data(), "ttunread") == (*truth, 2)
+            with monkeypatch.context() as m:
+                m.setattr(os, "listdir", listdir_but_tasks)
+                data = reader.get_metrics_data()
+            assert meters(data, "ttunread") == (*truth, 3)
+        assert meters(reader.get_metrics_data(), "ttunread") == (*truth, 3)
+    logged = [r for r in caplog.records if r.name == "threadtime.otel"]
+    assert [r.levelno for r in logged] == [logging.WARNING] * 2, logged
+    assert all(f"thread {bad.tid}" in r.args and r.exc_info[1].errno == errno.EACCES for r in logged)
+    assert sum(otel.THREAD_RUN_WAIT_SKIPPED in r.getMessage() for r in logged) == 1
+
+
+@pytest.mark.parametrize("read", ["_cpu", "_run_wait"])
+def test_a_thread_that_exits_before_its_read_is_no_skipped_read(read, monkeypatch, caplog):
+    """A thread that exits between the listing of /proc/self/task and its
+    read (the read lets it end, waits until the kernel has let it go, then
+    reads it: ProcessLookupError from the kernel) is left out quietly: its
+    group keeps the figures of the last collection (its schedstat file's,
+    read by the test while it was blocked), no read counts as skipped, and
+    nothing is logged."""
+    armed = []
+    real = getattr(otel, read)
+
+    def exit_then_read(tid):
+        if armed and tid == armed[0].tid:
+            armed[0].release()
+        return real(tid)
+
+    monkeypatch.setattr(otel, read, exit_then_read)
+    reader = InMemoryMetricReader()
+    otel.register_metrics(MeterProvider(metric_readers=[reader]))
+    with Parked("ttexiting_0", lambda: burn_cpu_ns(MS)) as exiting:
+        truth = schedstat(f"/proc/self/task/{exiting.tid}/schedstat")
+        assert meters(reader.get_metrics_data(), "ttexiting") == (*truth, 0)
+        armed.append(exiting)
+        with caplog.at_level(logging.WARNING, logger="threadtime.otel"):
+            data = reader.get_metrics_data()
+        assert not os.path.exists(f"/proc/self/task/{exiting.tid}"), "the read did not make the thread exit"
+        assert meters(data, "ttexiting") == (*truth, 0)
+    assert [r for r in caplog.records if r.name == "threadtime.otel"] == []
 
 
 def test_thread_sched_reads_another_thread():

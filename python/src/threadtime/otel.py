@@ -44,11 +44,14 @@ which sets them through the span's ``set_attribute`` (``path`` is
 ``register_metrics()`` adds observable counters to a meter: the process's
 CPU time and run-queue wait by thread name, the names grouped so that a pool's threads make
 one series (``ThreadPoolExecutor-0_3`` counts as ``ThreadPoolExecutor-0``),
-and the spans left unmeasured, by reason.
+the reads of a thread's wait that failed, and the spans left unmeasured, by
+reason.
 """
 from __future__ import annotations
 
 import asyncio
+import errno
+import logging
 import os
 import re
 import threading
@@ -76,6 +79,7 @@ __all__ = [
     "SCOPE",
     "THREAD_CPU",
     "THREAD_RUN_WAIT",
+    "THREAD_RUN_WAIT_SKIPPED",
     "CGROUP_THROTTLED",
     "CGROUP_THROTTLED_PERIODS",
     "UNMEASURED",
@@ -92,6 +96,7 @@ RUN_WAIT: Final = "threadtime.sched.run_wait_ns"
 SCOPE: Final = "threadtime.otel"
 THREAD_CPU: Final = "threadtime.thread.cpu.time"
 THREAD_RUN_WAIT: Final = "threadtime.thread.run_wait.time"
+THREAD_RUN_WAIT_SKIPPED: Final = "threadtime.thread.run_wait.skipped"
 CGROUP_THROTTLED: Final = "threadtime.cgroup.cpu.throttled.time"
 CGROUP_THROTTLED_PERIODS: Final = "threadtime.cgroup.cpu.throttled.periods"
 UNMEASURED: Final = "threadtime.span.unmeasured"
@@ -204,6 +209,14 @@ def group_thread_name(name: str) -> str:
     return name if m is None else m["base"] + (m["target"] or "")
 
 
+# A read of a thread that has exited since /proc/self/task listed it: the
+# kernel no longer knows the tid (ESRCH), or its directory there is gone
+# (ENOENT). Any other error is a thread that could not be read.
+_EXITED: Final = (errno.ESRCH, errno.ENOENT)
+
+_log = logging.getLogger(__name__)
+
+
 class _ThreadSampler:
     """The process's figures by group of thread names, for an observable
     counter: every thread of the process (/proc/self/task), named as
@@ -213,43 +226,74 @@ class _ThreadSampler:
     thread renamed into another group leaves what it used before in the
     old group and counts once; a thread that exits keeps the figures its
     group last saw of it, so a series never goes back; what it used after
-    that last collection is not counted."""
+    that last collection is not counted.
 
-    def __init__(self, group: Callable[[str], str], read: Callable[[int], tuple[int, ...]], size: int) -> None:
+    A thread whose read fails otherwise than by its exit (EACCES, EIO: a
+    file that did not parse) keeps, for that collection, the figures it had
+    at the last one, so what it used meanwhile is added once it can be read
+    again, neither lost nor counted twice; a listing of /proc/self/task
+    that fails leaves every thread so. Each such failure is counted in
+    skipped(); the sampler's first one is logged (WARNING, logger
+    threadtime.otel), naming what it reads (what) and the counter that
+    reports the count (counted_in; None: none does)."""
+
+    def __init__(self, group: Callable[[str], str], read: Callable[[int], tuple[int, ...]], size: int,
+                 what: str, counted_in: str | None = None) -> None:
         self._group = group
         self._read = read
         self._size = size
+        self._what = what
+        self._counted_in = counted_in
         self._lock = threading.Lock()
         self._live: dict[int, tuple[str, tuple[int, ...]]] = {}  # tid -> (group, figures)
         self._totals: dict[str, list[int]] = {}  # group -> figures counted so far
+        self._skipped = 0
 
     @staticmethod
-    def _kernel_name(tid: int) -> str | None:
-        try:
-            with open(f"/proc/self/task/{tid}/comm", "rb") as f:
-                return f.read().rstrip(b"\n").decode("utf-8", "replace")
-        except OSError:  # exited meanwhile
-            return None
+    def _kernel_name(tid: int) -> str:
+        with open(f"/proc/self/task/{tid}/comm", "rb") as f:
+            return f.read().rstrip(b"\n").decode("utf-8", "replace")
 
-    def _sample(self) -> dict[int, tuple[str, tuple[int, ...]]]:
+    def _skip(self, tid: int | None, error: OSError) -> None:
+        """Counts a read that failed (tid None: the listing of every thread);
+        logs the first."""
+        self._skipped += 1
+        if self._skipped == 1:
+            counted = f" (counted in {self._counted_in})" if self._counted_in is not None else ""
+            _log.warning("threadtime: could not read the %s of %s; kept at the last collection's figure, as at "
+                         "any later such failure, which is not logged%s", self._what,
+                         "every thread (/proc/self/task)" if tid is None else f"thread {tid}", counted,
+                         exc_info=error)
+
+    def _sample(self) -> dict[int, tuple[str, tuple[int, ...]]] | None:
+        """Every thread's group and figures now (a thread that could not be
+        read: those of the last collection); None if the threads could not
+        be listed."""
         names = {t.native_id: t.name for t in threading.enumerate() if t.native_id is not None}
+        try:
+            tids = [int(entry) for entry in os.listdir("/proc/self/task")]
+        except OSError as e:
+            self._skip(None, e)
+            return None
         live = {}
-        for entry in os.listdir("/proc/self/task"):
-            tid = int(entry)
+        for tid in tids:
             try:
                 figures = self._read(tid)
-            except OSError:  # exited since the listing
+                name = names.get(tid) or self._kernel_name(tid)
+            except OSError as e:
+                if e.errno not in _EXITED:
+                    if tid in self._live:
+                        live[tid] = self._live[tid]
+                    self._skip(tid, e)
                 continue
-            name = names.get(tid) or self._kernel_name(tid)
-            if name is not None:
-                live[tid] = (self._group(name), figures)
+            live[tid] = (self._group(name), figures)
         return live
 
     def sums(self) -> dict[str, list[int]]:
         """{group: figures}, each never below what it was last time."""
         with self._lock:
             live = self._sample()
-            for tid, (group, figures) in live.items():
+            for tid, (group, figures) in (live or {}).items():
                 total = self._totals.setdefault(group, [0] * self._size)
                 before = self._live.get(tid)
                 # The same thread: what it used since, in the group it is in
@@ -260,8 +304,15 @@ class _ThreadSampler:
                     since = list(figures)
                 for i, f in enumerate(since):
                     total[i] += f
-            self._live = live
+            if live is not None:
+                self._live = live
             return {group: list(figures) for group, figures in sorted(self._totals.items())}
+
+    def skipped(self) -> int:
+        """The reads that failed otherwise than by a thread's exit since the
+        sampler was made (a failed listing counts once)."""
+        with self._lock:
+            return self._skipped
 
 
 def _cpu(tid: int) -> tuple[int, int]:
@@ -285,6 +336,11 @@ def register_metrics(meter_provider: MeterProvider | None = None, *, spans: Thre
       were runnable but waiting for a CPU (schedstat's run_delay: a busy
       host, or the cgroup's CPU quota), by the same groups; left out where
       the kernel keeps no schedstat;
+    * THREAD_RUN_WAIT_SKIPPED ({read}), beside it: the reads of a thread's
+      wait that failed otherwise than by the thread's exit (EACCES, EIO),
+      the thread keeping the figure it had (the first failure is logged
+      through ``logging``, logger ``threadtime.otel``); a CPU time read
+      that fails so keeps its figure too and is logged, with no counter;
     * CGROUP_THROTTLED (s) and CGROUP_THROTTLED_PERIODS ({period}): the
       time the process's cgroup was held back by its CPU quota, and the
       quota periods in which it was (``cgroup_cpu()``: the whole group's,
@@ -295,7 +351,7 @@ def register_metrics(meter_provider: MeterProvider | None = None, *, spans: Thre
     """
     provider = meter_provider if meter_provider is not None else _metrics_api.get_meter_provider()
     meter = provider.get_meter(SCOPE, __version__)
-    cpu = _ThreadSampler(group, _cpu, 2)
+    cpu = _ThreadSampler(group, _cpu, 2, "CPU time")
 
     def cpu_time(options: CallbackOptions) -> list[Observation]:
         out = []
@@ -311,7 +367,7 @@ def register_metrics(meter_provider: MeterProvider | None = None, *, spans: Thre
     except OSError:  # no schedstat in this kernel: no series rather than zeros
         pass
     else:
-        waits = _ThreadSampler(group, _run_wait, 1)
+        waits = _ThreadSampler(group, _run_wait, 1, "run-queue wait", THREAD_RUN_WAIT_SKIPPED)
 
         def run_wait(options: CallbackOptions) -> list[Observation]:
             return [Observation(w / 1e9, {"thread.name": name}) for name, (w,) in waits.sums().items()]
@@ -319,6 +375,12 @@ def register_metrics(meter_provider: MeterProvider | None = None, *, spans: Thre
         meter.create_observable_counter(THREAD_RUN_WAIT, callbacks=[run_wait], unit="s",
                                         description="Time this process's threads waited for a CPU, by group of "
                                                     "thread names")
+        # After the wait: the SDK calls the callbacks in the order they were
+        # registered, so a collection's count includes its own failures.
+        meter.create_observable_counter(THREAD_RUN_WAIT_SKIPPED,
+                                        callbacks=[lambda options: [Observation(waits.skipped())]], unit="{read}",
+                                        description="Reads of a thread's run-queue wait that failed, the thread "
+                                                    "keeping the figure it had")
     try:
         cgroup_cpu()
     except OSError:  # no CPU controller visible: no series rather than zeros

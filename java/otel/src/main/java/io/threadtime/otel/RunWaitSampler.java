@@ -49,7 +49,7 @@ public final class RunWaitSampler {
     public static final String THREAD_RUN_WAIT = "threadtime.thread.run_wait.time";
     public static final String CGROUP_THROTTLED = "threadtime.cgroup.cpu.throttled.time";
     public static final String CGROUP_THROTTLED_PERIODS = "threadtime.cgroup.cpu.throttled.periods";
-    /** Java's alone: the Python module leaves a thread it cannot read out of a collection without a count. */
+    /** Reads that failed; threadtime's Python module counts its own under the same name. */
     public static final String THREAD_RUN_WAIT_SKIPPED = "threadtime.thread.run_wait.skipped";
 
     /** "pool-1-thread-3" -> "pool-1-thread": a number after the last - or _,
