@@ -165,10 +165,16 @@ static int has_file(const image_index *x, size_t n, const tt__run_log_rec *r)
 /* An image that has only log records, as the file it would have written:
  * its header (from its START where there is one: the parent then), and
  * from its EXIT the one thread and the end; one record spare, as
- * tt__run_file_read leaves one. NULL when out of memory. */
-static unsigned char *log_image(const tt__run_log_rec *start, const tt__run_log_rec *end, size_t *len)
+ * tt__run_file_read leaves one. With a NOFILE record, no EXIT is taken:
+ * the image failed to make its file, its threads since are in no record,
+ * and it stays RUNNING (its parent's wait4 counts it) with the errno.
+ * NULL when out of memory. */
+static unsigned char *log_image(const tt__run_log_rec *start, const tt__run_log_rec *end,
+                                const tt__run_log_rec *nofile, size_t *len)
 {
-    const tt__run_log_rec *r = start ? start : end;
+    if (nofile)
+        end = NULL;
+    const tt__run_log_rec *r = start ? start : nofile ? nofile : end;
     uint32_t cap = end ? 2 : 1;
     size_t n = tt__run_file_bytes(cap, 1);
     unsigned char *b = calloc(1, n);
@@ -184,6 +190,7 @@ static unsigned char *log_image(const tt__run_log_rec *start, const tt__run_log_
     h->start_real_ns = r->start_real_ns;
     h->boot_offset = r->boot_offset;
     memcpy(h->exe, r->exe, sizeof h->exe);
+    h->file_errno = nofile ? nofile->err : 0;
     if (end) {
         atomic_store_explicit(&h->threads_used, 1, memory_order_relaxed);
         atomic_store_explicit(&h->state, TT_RUN_PROC_EXITED, memory_order_relaxed);
@@ -232,20 +239,22 @@ int tt__run_set_add_log(tt__run_set *s, const unsigned char *b, size_t n, size_t
             qsort(l.v, l.n, sizeof *l.v, by_image);
     }
     for (size_t i = 0; !rc && i < l.n;) {
-        /* One image: its START and its EXIT (more of either are copies). */
-        const tt__run_log_rec *start = NULL, *end = NULL;
+        /* One image: its START, its EXIT or NOFILE (more of any are copies). */
+        const tt__run_log_rec *start = NULL, *end = NULL, *nofile = NULL;
         size_t j = i;
         for (; j < l.n && same_image(&l.v[i], &l.v[j]); j++) {
             if (l.v[j].kind == TT_RUN_LOG_START && !start)
                 start = &l.v[j];
             if (l.v[j].kind == TT_RUN_LOG_EXIT && !end)
                 end = &l.v[j];
+            if (l.v[j].kind == TT_RUN_LOG_NOFILE && !nofile)
+                nofile = &l.v[j];
         }
         i = j;
-        if (has_file(&x, files, start ? start : end))
+        if (has_file(&x, files, start ? start : nofile ? nofile : end))
             continue;
         size_t len = 0;
-        unsigned char *img = log_image(start, end, &len);
+        unsigned char *img = log_image(start, end, nofile, &len);
         if (!img || tt__run_set_add(s, img, len) != 0) {
             free(img);
             rc = -ENOMEM;
@@ -656,6 +665,13 @@ static int group_rows(proc *p)
     return 0;
 }
 
+/* An image that failed to make its file (file_errno, from its NOFILE
+ * record) and so has no exit record: its threads since are in no record. */
+static int no_file(const tt__run_header *h)
+{
+    return h->file_errno && (h->state == TT_RUN_PROC_RUNNING || h->state == TT_RUN_PROC_REAPED);
+}
+
 static const char *proc_state(const tt__run_header *h)
 {
     if (h->flags & TT_RUN_FLAG_OUTSIDE)
@@ -673,6 +689,18 @@ static const char *proc_state(const tt__run_header *h)
     default:
         return "did not exit (killed?): ended threads and the last sample";
     }
+}
+
+/* The process's state as the text and JSON reports say it (plain text: an
+ * errno's text has no quote or control character). */
+static void put_state(sink *out, const tt__run_header *h)
+{
+    if (no_file(h))
+        put_fmt(out, "not recorded: could not make its file (%s): %s", strerror((int)h->file_errno),
+                h->state == TT_RUN_PROC_REAPED ? "its CPU is from its parent's wait4"
+                                               : "no recorded parent reaped it, so no figure");
+    else
+        put_cstr(out, proc_state(h));
 }
 
 /* The tree's orders of process indices: by parent pid, then by start
@@ -919,7 +947,9 @@ static void text_proc(sink *out, const proc *p, int group)
     uint64_t wall = h->end_ns > h->start_ns ? h->end_ns - h->start_ns : 0;
     put_fmt(out, "\n%*spid %u (parent %u) ", (int)p->depth * 2, "", h->pid, h->ppid);
     put_escaped(out, h->exe, exe_len(h));
-    put_fmt(out, ": %s, %.3f ms\n", proc_state(h), (double)wall / 1e6);
+    put_cstr(out, ": ");
+    put_state(out, h);
+    put_fmt(out, ", %.3f ms\n", (double)wall / 1e6);
     if (group)
         put_fmt(out, "  %7s  %-24s %12s %12s %12s %12s %7s" SCHED_HEAD "\n", "threads", "name", "user_ms",
                 "system_ms", "total_ms", "process_ms", "cpu_%", SCHED_NAMES);
@@ -1134,11 +1164,12 @@ static int chrome(sink *out, proc *ps, const uint32_t *order, uint32_t n)
  * outside. */
 static void unseen(sink *out, const proc *ps, const uint32_t *order, uint32_t n, double ms_)
 {
-    uint32_t killed = 0, drops = 0, child_drops = 0, outside = 0;
+    uint32_t killed = 0, nofile = 0, drops = 0, child_drops = 0, outside = 0;
     for (uint32_t k = 0; k < n; k++) {
         const tt__run_header *h = ps[order[k]].h;
         outside += (h->flags & TT_RUN_FLAG_OUTSIDE) != 0;
-        killed += !(h->flags & TT_RUN_FLAG_OUTSIDE) && h->state == TT_RUN_PROC_RUNNING;
+        killed += !(h->flags & TT_RUN_FLAG_OUTSIDE) && h->state == TT_RUN_PROC_RUNNING && !h->file_errno;
+        nofile += !(h->flags & TT_RUN_FLAG_OUTSIDE) && h->state == TT_RUN_PROC_RUNNING && h->file_errno;
         drops += dropped(h);
         child_drops += dropped_children(h);
     }
@@ -1147,6 +1178,9 @@ static void unseen(sink *out, const proc *ps, const uint32_t *order, uint32_t n,
     if (killed)
         put_fmt(out, "; what %u process%s that did not exit ran after the last sample", killed,
                 killed == 1 ? "" : "es");
+    if (nofile)
+        put_fmt(out, "; what %u process%s that could not make %s file ran", nofile, nofile == 1 ? "" : "es",
+                nofile == 1 ? "its" : "their");
     if (drops)
         put_fmt(out, "; %u threads that had no record", drops);
     if (child_drops)
@@ -1341,7 +1375,9 @@ static void report_json(sink *out, const tt__run_set *s, const proc *ps, const u
         const tt__run_header *h = p->h;
         put_fmt(out, "%s\n{\"pid\":%u,\"ppid\":%u,\"depth\":%u,\"exe\":", k ? "," : "", h->pid, h->ppid, p->depth);
         put_json_utf8(out, h->exe, exe_len(h));
-        put_fmt(out, ",\"state\":\"%s\"", proc_state(h));
+        put_cstr(out, ",\"state\":\"");
+        put_state(out, h);
+        put_cstr(out, "\"");
         put_fmt(out, ",\"exited\":%s,\"wall_ns\":%llu,\"dropped_threads\":%u,\"dropped_children\":%u,"
                      "\"sampler\":{\"tid\":%u,"
                      "\"interval_ns\":%llu,\"rounds\":%llu,\"cpu_ns\":%llu},\"%s\":[",

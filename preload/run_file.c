@@ -312,13 +312,16 @@ int tt__run_log_append(const char *dir, const tt__run_log_id *id, const tt__run_
 }
 
 /* 1 when r is a record this reader can take: its marks, its size, a kind
- * it knows, a pid; an EXIT record's thread is the one thread, read at exit. */
+ * it knows, a pid; an EXIT record's thread is the one thread, read at exit;
+ * a NOFILE record's errno one. */
 static int log_valid(const tt__run_log_rec *r)
 {
     if (r->magic != TT_RUN_LOG_MAGIC || r->size != TT_RUN_LOG_SIZE || r->end != TT_RUN_LOG_END || !r->pid)
         return 0;
     if (r->kind == TT_RUN_LOG_START)
         return 1;
+    if (r->kind == TT_RUN_LOG_NOFILE)
+        return r->err >= 1 && r->err <= TT_RUN_LOG_ERR_MAX;
     return r->kind == TT_RUN_LOG_EXIT && r->thread.state == TT_RUN_AT_EXIT && r->thread.tid == r->pid &&
            r->thread.kind == TT_RUN_KIND_OTHER;
 }

@@ -136,6 +136,9 @@ typedef struct tt__run_header {
                                     then). A process's key is the two: tt__run_same_key */
     uint64_t boot_offset;        /* tt__run_boot_offset() when the file was made: places proc_start
                                     on start_ns's clock for a reader after a suspend or a reboot */
+    uint32_t file_errno;         /* set by a reader from the run's log (TT_RUN_LOG_NOFILE): the errno
+                                    with which the image failed to make this file when it first needed
+                                    it; 0: none */
 } tt__run_header;
 
 typedef struct tt__run_thread {
@@ -208,7 +211,11 @@ typedef struct tt__run_file {
 enum {
     TT_RUN_LOG_START = 1, /* an image loaded the preload */
     TT_RUN_LOG_EXIT = 2,  /* it exited alone: its one thread's figures */
+    TT_RUN_LOG_NOFILE = 3, /* it needed its own file (a thread started, a child reaped) and could
+                              not make it (err: the errno): what it ran is not recorded, and it
+                              writes no EXIT (its parent's wait4 counts it) */
 };
+#define TT_RUN_LOG_ERR_MAX 4095 /* the largest errno a NOFILE record may carry */
 
 typedef struct tt__run_log_rec {
     uint32_t magic;      /* TT_RUN_LOG_MAGIC */
@@ -223,7 +230,8 @@ typedef struct tt__run_log_rec {
     tt__run_thread thread; /* EXIT: the one thread, state TT_RUN_AT_EXIT, tid pid */
     char exe[256];       /* as the header's, NUL or not */
     uint64_t boot_offset; /* as the header's, taken with the record */
-    unsigned char spare[TT_RUN_LOG_SIZE - 452];
+    uint32_t err;         /* NOFILE: the errno, 1 to TT_RUN_LOG_ERR_MAX */
+    unsigned char spare[TT_RUN_LOG_SIZE - 456];
     uint32_t end;        /* TT_RUN_LOG_END */
 } tt__run_log_rec;
 

@@ -65,6 +65,7 @@ static uint64_t g_start_ns;     /* the image's start: its load, or a fork child'
 static uint64_t g_start_real_ns;
 static tt__run_log_id g_log;    /* the run's log (run_file.h); ino 0: none */
 static int g_logged;            /* this image's START record is in the log */
+static int g_file_err;          /* the errno of this image's failed making of its file (0: none) */
 static uint32_t g_ppid;         /* read with the key (0: not yet) */
 static uint64_t g_key_start, g_key_ino; /* the process's key, once read */
 static pid_t g_owner;           /* the process g_file and the state here belong to */
@@ -595,6 +596,7 @@ static void read_key(void)
     tt__run_proc_key(g_owner, filtered(), &g_key_start, &g_key_ino);
 }
 
+/* 0 or -errno. */
 static int make_file(void)
 {
     /* Made when first needed, so its start is the image's (g_start_ns),
@@ -604,7 +606,7 @@ static int make_file(void)
     read_key();
     tt__run_file_init init = {g_owner, (pid_t)g_ppid, g_thread_cap, g_sample_cap, 0, g_interval_ns, g_start_ns,
                               program_invocation_name, filtered(), g_key_start, g_key_ino, g_start_real_ns};
-    return tt__run_file_create(g_dir, &init, &g_file) == 0;
+    return tt__run_file_create(g_dir, &init, &g_file);
 }
 
 /* A log record of this image, kind and what every kind holds. */
@@ -638,16 +640,37 @@ static int log_start(void)
     return g_logged;
 }
 
+/* The image could not make its file (err): what it runs from now on
+ * (threads, children's reaps) goes unrecorded, so its EXIT record would be
+ * short of it. A NOFILE record says so in the log, in place of that EXIT
+ * record; its parent's wait4 then counts the process. Where the log cannot
+ * take it either (the descriptor that failed the file fails it too), the
+ * image reads as one that did not exit. */
+static void log_no_file(int err)
+{
+    g_file_err = err;
+    if (!g_log.ino)
+        return;
+    tt__run_log_rec r;
+    log_fill(&r, TT_RUN_LOG_NOFILE);
+    r.end_ns = tt__run_now();
+    r.err = err >= 1 && err <= TT_RUN_LOG_ERR_MAX ? (uint32_t)err : EIO;
+    (void)tt__run_log_append(g_dir, &g_log, &r);
+}
+
 /* A process makes its own file when it first needs one (a thread start or
  * a record, or an exit the log did not take), so a child that only calls
- * exec, and a lone process, cost no file. */
+ * exec, and a lone process, cost no file. Tried once per image. */
 static int have_file(void)
 {
     if (g_file.hdr)
         return 1;
     if (!g_dir || atomic_exchange_explicit(&g_creating, 1, memory_order_acquire))
         return 0;
-    return make_file();
+    int rc = make_file();
+    if (rc)
+        log_no_file(-rc);
+    return !rc;
 }
 
 /* The file mapped, which its first record needs (a thread started, a child
@@ -677,6 +700,7 @@ static void fork_child(void)
     g_start_ns = tt__run_now(); /* the vDSO clocks: no lock, fine here */
     g_start_real_ns = tt__run_now_real();
     g_logged = 0; /* the key and parent are this child's, read when needed */
+    g_file_err = 0;
     g_ppid = 0;
     g_key_start = g_key_ino = 0;
     atomic_fetch_add_explicit(&g_gen, 1, memory_order_relaxed);
@@ -1009,10 +1033,12 @@ static void write_exit(void)
     uint32_t self = alone ? (uint32_t)g_owner : (uint32_t)tt__gettid();
     if (alone && (!__atomic_load_n(&g_file.threads, __ATOMIC_ACQUIRE) ||
                   !atomic_load_explicit(&g_file.hdr->threads_used, memory_order_relaxed))) {
-        /* A lone process without a file writes its EXIT record to the log;
-         * one the log refuses, or one with a file, writes its file. */
+        /* A lone process without a file writes its EXIT record to the log
+         * (none where it failed to make its file: its NOFILE record stands,
+         * as threads it ran since are in no figure here); one the log
+         * refuses, or one with a file, writes its file. */
         uint64_t now = tt__run_now();
-        int done = !g_file.hdr && log_exit(self, now) == 0;
+        int done = !g_file.hdr && !g_file_err && log_exit(self, now) == 0;
         /* Logged: no file after it either, as exit_alone lets its records
          * go, so a handler that runs once signals are let through (and
          * reaps a child) records nothing beside this image's EXIT record. */

@@ -104,6 +104,13 @@
  *                         after another, each burning 2 ms of CPU and
  *                         printing "tid cpu_ns" (its own CPU clock) as its
  *                         last act; prints "skip" when not root.
+ *   run_threads nofile join|live  lowers its descriptor limit to one above
+ *                         its lowest free descriptor (a program one short
+ *                         of its limit: one more open works, two at once
+ *                         fail with EMFILE), then starts a thread that
+ *                         burns 2 ms of CPU and prints "tid cpu_ns" (its
+ *                         own CPU clock); join: joined before exit(); live:
+ *                         then blocks, alive at exit().
  */
 #include "run_file.h"
 #include "../test_seccomp.h"
@@ -782,6 +789,40 @@ static int run_errno(int at_start)
     return 0;
 }
 
+static int g_burned; /* nofile's thread has printed */
+
+static void *burn_print_block(void *arg)
+{
+    burn_and_print(arg);
+    __atomic_store_n(&g_burned, 1, __ATOMIC_RELEASE);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static int run_nofile(int live)
+{
+    int free_fd = dup(0);
+    if (free_fd < 0 || close(free_fd) != 0)
+        return 1;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 1;
+    rl.rlim_cur = (rlim_t)free_fd + 1;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 1;
+    pthread_t t;
+    if (pthread_create(&t, NULL, live ? burn_print_block : burn_and_print, NULL) != 0)
+        return 1;
+    if (!live)
+        return pthread_join(t, NULL) != 0;
+    while (!__atomic_load_n(&g_burned, __ATOMIC_ACQUIRE)) {
+        struct timespec d = {0, 1000000L};
+        nanosleep(&d, NULL);
+    }
+    exit(0);
+}
+
 int main(int argc, char **argv)
 {
     int errno_at_start = errno;
@@ -797,6 +838,8 @@ int main(int argc, char **argv)
         return run_exitwait();
     if (argc == 3 && strcmp(argv[1], "setuid") == 0)
         return run_setuid(atol(argv[2]));
+    if (argc == 3 && strcmp(argv[1], "nofile") == 0)
+        return run_nofile(strcmp(argv[2], "live") == 0);
     if (argc == 3 && strcmp(argv[1], "pinned") == 0)
         return run_pinned(atol(argv[2]));
     if (argc == 2 && strcmp(argv[1], "switches") == 0)
@@ -851,6 +894,6 @@ int main(int argc, char **argv)
         wait_sampled();
         kill(getpid(), SIGKILL);
     }
-    fprintf(stderr, "usage: run_threads short N | exact N | sigsys | getseccomp prctl|raw | errno | vfork | noname | kill | clone | lone | crowd N [busy] | pinned MS | switches | handler | setuid N | exitwait\n");
+    fprintf(stderr, "usage: run_threads short N | exact N | sigsys | getseccomp prctl|raw | errno | vfork | noname | kill | clone | lone | crowd N [busy] | pinned MS | switches | handler | setuid N | exitwait | nofile join|live\n");
     return 2;
 }

@@ -7,6 +7,7 @@ Usage: test_run.py THREADTIME RUN_THREADS (TEST_RUN_ONLY="test_a test_b"
 runs those alone). No check depends on timing: the
 programs' work is fixed, and every tolerance is explained where it is used.
 Temporary files go under $TMPDIR (the build tree's)."""
+import errno
 import glob
 import json
 import os
@@ -656,6 +657,35 @@ def test_log_owner_and_mode():
         check(p.returncode == 0 and size == want and len(files) == (1 if want else 2),
               f"log {what} (owner {owner}, named {named}, mode {mode:o}): {size} bytes appended, want {want}; "
               f"directory {files}")
+
+
+def test_no_file_made():
+    # A process that logged its start and then could not make its own file
+    # when it first needed it (its second thread): run_threads nofile runs
+    # one descriptor short of its limit, so the file's making (the run
+    # directory's descriptor, then the file's) fails with EMFILE, and the
+    # log's append (one descriptor) still works. Its thread then runs
+    # unrecorded: the report must say why, and count the process from its
+    # parent's wait4 (sh reaps it), not as one that exited with its main
+    # thread alone (a thread joined before exit: the code before wrote an
+    # EXIT record short of the thread's CPU) or one killed (a thread alive
+    # at exit: no exit record at all). The truths: the kernel's text of
+    # EMFILE, and the thread's CPU by its own clock, which its parent's
+    # wait4 holds (rusage is in us: 2 us of truncation).
+    why = os.strerror(errno.EMFILE)
+    for mode in ("join", "live"):
+        rc, out, err, rep = run(["/bin/sh", "-c", f"{RUN_THREADS} nofile {mode}; echo status $?"])
+        words = out.split()
+        cpu = int(words[1]) if len(words) == 4 else -1
+        p = [p for p in rep["processes"] if p["exe"] == RUN_THREADS]
+        t = p[0]["threads"] if len(p) == 1 else []
+        print(f"  no file ({mode}): the thread burned {cpu} ns; the process: {p[0]['state'] if p else None}, "
+              f"{[(x['how'], x['total_ns']) for x in t]}")
+        check(rc == 0 and words[2:] == ["status", "0"], f"no file ({mode}): output {out!r}: {err[-300:]}")
+        check(len(p) == 1 and not p[0]["exited"] and f"could not make its file ({why})" in p[0]["state"] and
+              "parent's wait4" in p[0]["state"], f"no file ({mode}): its state: {p}")
+        check(len(t) == 1 and t[0]["how"] == "parent's wait4" and t[0]["total_ns"] >= cpu - 2000 > 0,
+              f"no file ({mode}): its CPU, from its parent's wait4, holds the thread's {cpu} ns: {t}")
 
 
 def test_many_lone_processes():
