@@ -152,6 +152,13 @@ bench-split: build
 bench-run-report: build
 	python3 bench/run_report_bench.py $(THREADTIME) $(BUILD) "$(BASELINE_CLI)" $(BENCH_ROUNDS)
 
+# The memory threadtime run holds to read a run's log of 20,000 and 60,000
+# lone processes (20 and 59 MiB), and with none (the floor), medians of
+# BENCH_ROUNDS runs; BASELINE_CLI=path/to/an/older/threadtime alternately.
+.PHONY: bench-run-log
+bench-run-log: build
+	python3 bench/run_log_bench.py $(THREADTIME) $(BUILD) "$(BASELINE_CLI)" $(BENCH_ROUNDS) 0 20000 60000
+
 # How lumpy this host's per-thread CPU clock is, idle and then with a busy
 # loop per CPU beside it (CLOCK_STEPS_SECONDS each).
 CLOCK_STEPS_SECONDS ?= 30

@@ -66,8 +66,10 @@ int tt__run_set_load_dir(const char *dir, tt__run_set *s);
  * that a later image of its process followed as replaced by exec. Bytes of
  * the log that were no whole record (damage, a record cut short) are
  * skipped, their count in *skipped; every whole record is still taken.
- * 0 or -ENOMEM. */
-int tt__run_set_add_log(tt__run_set *s, const unsigned char *b, size_t n, size_t *skipped);
+ * The records are parsed in b itself, which this rearranges
+ * (tt__run_log_compact): b must be aligned as malloc aligns (-EINVAL
+ * otherwise, nothing done). 0 or -ENOMEM. */
+int tt__run_set_add_log(tt__run_set *s, unsigned char *b, size_t n, size_t *skipped);
 /* The magic a kept recording (threadtime run -o) starts with. */
 static inline int tt__run_set_is(const unsigned char *b, size_t len)
 {

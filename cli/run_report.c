@@ -75,29 +75,12 @@ int tt__run_set_load_dir(const char *dir, tt__run_set *s)
 
 /* ---- the run log: the processes that wrote no file ---- */
 
-typedef struct log_recs {
-    tt__run_log_rec *v;
-    size_t n, cap;
-    int oom;
-} log_recs;
-
-static void keep_rec(const tt__run_log_rec *r, void *ctx)
-{
-    log_recs *l = ctx;
-    tt__run_log_rec *v = tt__grow(l->v, &l->cap, l->n + 1, sizeof *v, 256);
-    if (!v) {
-        l->oom = 1;
-        return;
-    }
-    l->v = v;
-    l->v[l->n++] = *r;
-}
-
 /* Records of one image next to each other: by pid, start, key, and a
- * START before its EXIT. */
-static int by_image(const void *a, const void *b)
+ * START before its EXIT (indices into the log's records, ctx; ties in the
+ * log's order, so the first of copies is taken). */
+static int by_image(const void *a, const void *b, void *ctx)
 {
-    const tt__run_log_rec *x = a, *y = b;
+    const tt__run_log_rec *v = ctx, *x = &v[*(const uint32_t *)a], *y = &v[*(const uint32_t *)b];
     if (x->pid != y->pid)
         return x->pid < y->pid ? -1 : 1;
     if (x->start_ns != y->start_ns)
@@ -106,7 +89,9 @@ static int by_image(const void *a, const void *b)
         return x->proc_ino < y->proc_ino ? -1 : 1;
     if (x->proc_start != y->proc_start)
         return x->proc_start < y->proc_start ? -1 : 1;
-    return x->kind < y->kind ? -1 : x->kind > y->kind;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return (x > y) - (x < y);
 }
 
 static int same_image(const tt__run_log_rec *a, const tt__run_log_rec *b)
@@ -224,31 +209,43 @@ static int mark_replaced(tt__run_set *s)
     return 0;
 }
 
-int tt__run_set_add_log(tt__run_set *s, const unsigned char *b, size_t n, size_t *skipped)
+int tt__run_set_add_log(tt__run_set *s, unsigned char *b, size_t n, size_t *skipped)
 {
-    log_recs l = {0};
-    *skipped = tt__run_log_scan(b, n, keep_rec, &l);
+    *skipped = 0;
+    if ((uintptr_t)b % _Alignof(tt__run_log_rec))
+        return -EINVAL;
+    /* The records parsed where they were read: b itself, then an index of
+     * 4 bytes a record (of 512) to sort them by image, where a copy of
+     * each record (grown, then sorted through another) held the log ~3
+     * times over beside b. */
+    size_t nrec = 0;
+    if (n)
+        *skipped = tt__run_log_compact(b, n, &nrec);
+    const tt__run_log_rec *v = (const tt__run_log_rec *)b;
     uint32_t files = s->nprocs;
     image_index x = {s, malloc((files ? files : 1) * sizeof *x.v)};
-    int rc = l.oom || !x.v ? -ENOMEM : 0;
+    uint32_t *order = nrec <= UINT32_MAX ? malloc((nrec ? nrec : 1) * sizeof *order) : NULL;
+    int rc = !x.v || !order ? -ENOMEM : 0;
     for (uint32_t i = 0; !rc && i < files; i++)
         x.v[i] = i;
+    for (uint32_t i = 0; !rc && i < nrec; i++)
+        order[i] = i;
     if (!rc) {
         qsort_r(x.v, files, sizeof *x.v, by_pid_start_index, s);
-        if (l.n)
-            qsort(l.v, l.n, sizeof *l.v, by_image);
+        qsort_r(order, nrec, sizeof *order, by_image, (void *)v);
     }
-    for (size_t i = 0; !rc && i < l.n;) {
+    for (size_t i = 0; !rc && i < nrec;) {
         /* One image: its START, its EXIT or NOFILE (more of any are copies). */
         const tt__run_log_rec *start = NULL, *end = NULL, *nofile = NULL;
         size_t j = i;
-        for (; j < l.n && same_image(&l.v[i], &l.v[j]); j++) {
-            if (l.v[j].kind == TT_RUN_LOG_START && !start)
-                start = &l.v[j];
-            if (l.v[j].kind == TT_RUN_LOG_EXIT && !end)
-                end = &l.v[j];
-            if (l.v[j].kind == TT_RUN_LOG_NOFILE && !nofile)
-                nofile = &l.v[j];
+        for (; j < nrec && same_image(&v[order[i]], &v[order[j]]); j++) {
+            const tt__run_log_rec *r = &v[order[j]];
+            if (r->kind == TT_RUN_LOG_START && !start)
+                start = r;
+            if (r->kind == TT_RUN_LOG_EXIT && !end)
+                end = r;
+            if (r->kind == TT_RUN_LOG_NOFILE && !nofile)
+                nofile = r;
         }
         i = j;
         if (has_file(&x, files, start ? start : nofile ? nofile : end))
@@ -261,7 +258,7 @@ int tt__run_set_add_log(tt__run_set *s, const unsigned char *b, size_t n, size_t
         }
     }
     free(x.v);
-    free(l.v);
+    free(order);
     return rc ? rc : mark_replaced(s);
 }
 

@@ -311,30 +311,53 @@ int tt__run_log_append(const char *dir, const tt__run_log_id *id, const tt__run_
     return rc;
 }
 
-/* 1 when r is a record this reader can take: its marks, its size, a kind
- * it knows, a pid; an EXIT record's thread is the one thread, read at exit;
- * a NOFILE record's errno one. */
-static int log_valid(const tt__run_log_rec *r)
+/* A field of the record at p, wherever p is (a record after garbage is at
+ * any offset of the log, so no struct is read through it). */
+static uint32_t log_u32(const unsigned char *p, size_t off)
 {
-    if (r->magic != TT_RUN_LOG_MAGIC || r->size != TT_RUN_LOG_SIZE || r->end != TT_RUN_LOG_END || !r->pid)
-        return 0;
-    if (r->kind == TT_RUN_LOG_START)
-        return 1;
-    if (r->kind == TT_RUN_LOG_NOFILE)
-        return r->err >= 1 && r->err <= TT_RUN_LOG_ERR_MAX;
-    return r->kind == TT_RUN_LOG_EXIT && r->thread.state == TT_RUN_AT_EXIT && r->thread.tid == r->pid &&
-           r->thread.kind == TT_RUN_KIND_OTHER;
+    uint32_t v;
+    memcpy(&v, p + off, sizeof v);
+    return v;
 }
 
-size_t tt__run_log_scan(const unsigned char *b, size_t n, void (*fn)(const tt__run_log_rec *r, void *ctx), void *ctx)
+static uint16_t log_u16(const unsigned char *p, size_t off)
+{
+    uint16_t v;
+    memcpy(&v, p + off, sizeof v);
+    return v;
+}
+
+/* 1 when the bytes at p are a record this reader can take: its marks, its
+ * size, a kind it knows, a pid; an EXIT record's thread is the one thread,
+ * read at exit; a NOFILE record's errno one. */
+static int log_valid(const unsigned char *p)
+{
+#define AT(field) offsetof(tt__run_log_rec, field)
+    uint32_t pid = log_u32(p, AT(pid)), err = log_u32(p, AT(err));
+    uint16_t kind = log_u16(p, AT(kind));
+    if (log_u32(p, AT(magic)) != TT_RUN_LOG_MAGIC || log_u16(p, AT(size)) != TT_RUN_LOG_SIZE ||
+        log_u32(p, AT(end)) != TT_RUN_LOG_END || !pid)
+        return 0;
+    if (kind == TT_RUN_LOG_START)
+        return 1;
+    if (kind == TT_RUN_LOG_NOFILE)
+        return err >= 1 && err <= TT_RUN_LOG_ERR_MAX;
+    return kind == TT_RUN_LOG_EXIT && log_u32(p, AT(thread.state)) == TT_RUN_AT_EXIT &&
+           log_u32(p, AT(thread.tid)) == pid && log_u32(p, AT(thread.kind)) == TT_RUN_KIND_OTHER;
+#undef AT
+}
+
+size_t tt__run_log_compact(unsigned char *b, size_t n, size_t *records)
 {
     const uint32_t magic = TT_RUN_LOG_MAGIC;
-    size_t off = 0, skipped = 0;
+    size_t off = 0, skipped = 0, k = 0;
     while (n - off >= TT_RUN_LOG_SIZE) {
-        tt__run_log_rec r;
-        memcpy(&r, b + off, sizeof r);
-        if (log_valid(&r)) {
-            fn(&r, ctx);
+        if (log_valid(b + off)) {
+            /* Never onto bytes not read yet: the slot ends at or before
+             * this record's end. */
+            if (off != k * TT_RUN_LOG_SIZE)
+                memmove(b + k * TT_RUN_LOG_SIZE, b + off, TT_RUN_LOG_SIZE);
+            k++;
             off += TT_RUN_LOG_SIZE;
             continue;
         }
@@ -346,6 +369,7 @@ size_t tt__run_log_scan(const unsigned char *b, size_t n, void (*fn)(const tt__r
         skipped += to - off;
         off = to;
     }
+    *records = k;
     return skipped + (n - off);
 }
 

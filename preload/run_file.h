@@ -263,12 +263,13 @@ int tt__run_log_append(const char *dir, const tt__run_log_id *id, const tt__run_
  * preload's wrappers of setrlimit and prlimit. */
 void tt__run_fsize_changed(void);
 
-/* Calls fn for each whole, valid record of the log held in b (n bytes), in
- * the log's order; a stretch that is no record (garbage a program wrote, a
- * record cut short) is skipped up to the next record's magic. Returns the
- * bytes skipped. */
-size_t tt__run_log_scan(const unsigned char *b, size_t n, void (*fn)(const tt__run_log_rec *r, void *ctx),
-                        void *ctx);
+/* Parses the log held in b (n bytes) in place: each whole, valid record
+ * is moved, in the log's order, to the front of b, so that b then starts
+ * with *records records (b must be aligned as a tt__run_log_rec is: from
+ * malloc). A stretch that is no record (garbage a program wrote, a record
+ * cut short) is skipped up to the next record's magic; a log without one
+ * moves nothing. Returns the bytes skipped. */
+size_t tt__run_log_compact(unsigned char *b, size_t n, size_t *records);
 
 /* Fills a new header's constant part: magic, version, layout, capacities. */
 void tt__run_header_init(tt__run_header *h, uint32_t thread_cap, uint32_t sample_cap);
