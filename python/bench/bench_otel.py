@@ -21,6 +21,10 @@ tracer providers that each end in SimpleSpanProcessor(InMemorySpanExporter())
   cpu+wait     ThreadTimeSpanProcessor(): the total and the run-queue wait
                (the default)
   cpu+wait+split  ThreadTimeSpanProcessor(split=True): the user/system split too
+  front cpu, front cpu+wait  the cpu and cpu+wait processors in front of the
+               exporting one (ThreadTimeSpanProcessor(SimpleSpanProcessor(
+               exporter))), the provider's only processor: the SDK calls
+               one processor's hooks per span, as in plain
 
 Every processor row runs on the path the processor takes on the installed
 SDK (its `path`, printed with the SDK's version); each timing checks that
@@ -64,6 +68,7 @@ import tempfile
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from importlib.metadata import version
 
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
@@ -78,14 +83,22 @@ FLOOR_NS = 2000
 
 class Variant:
     """A tracer provider ending in an in-memory exporter, and the
-    attributes the benchmark's own loop sets on each span."""
+    attributes the benchmark's own loop sets on each span. front: the
+    processor is made with front(exporting processor) and is the provider's
+    only one."""
 
-    def __init__(self, processor: SpanProcessor | None, attrs: int = 0) -> None:
+    def __init__(self, processor: SpanProcessor | None, attrs: int = 0,
+                 front: Callable[[SpanProcessor], SpanProcessor] | None = None) -> None:
         self.exporter = InMemorySpanExporter()
         self.provider = TracerProvider()
-        if processor is not None:
+        exporting = SimpleSpanProcessor(self.exporter)
+        if front is not None:
+            processor = front(exporting)
             self.provider.add_span_processor(processor)
-        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        else:
+            if processor is not None:
+                self.provider.add_span_processor(processor)
+            self.provider.add_span_processor(exporting)
         self.tracer = self.provider.get_tracer("bench")
         self.attrs = attrs
         self.measured = isinstance(processor, ThreadTimeSpanProcessor)
@@ -149,6 +162,8 @@ def variants_and_floors() -> tuple[dict[str, Variant], dict]:
         "cpu": Variant(ThreadTimeSpanProcessor(run_wait=False)),
         "cpu+wait": Variant(ThreadTimeSpanProcessor()),
         "cpu+wait+split": Variant(ThreadTimeSpanProcessor(split=True)),
+        "front cpu": Variant(None, front=lambda p: ThreadTimeSpanProcessor(p, run_wait=False)),
+        "front cpu+wait": Variant(None, front=ThreadTimeSpanProcessor),
     }
     live = TracerProvider().get_tracer("bench").start_span("live")
     schedstat = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
@@ -256,7 +271,7 @@ def main() -> int:
         o = f"{over[name]:+11.0f}" if name in variants else f"{'':>11}"
         print(f"{name:<15} {med[name]:9.0f} {o} {min(v):9.0f} {max(v):9.0f}")
     hooked = ThreadTimeSpanProcessor().path == "end_hook"  # sets the figures through set_attribute
-    for name in ("cpu", "cpu+wait", "cpu+wait+split"):
+    for name in ("cpu", "cpu+wait", "cpu+wait+split", "front cpu", "front cpu+wait"):
         verdict = "holds" if over[name] <= FLOOR_NS else "MISSED"
         beyond = f"; beyond the SDK's own set_attribute calls ({ATTRS[name]}): " \
                  f"{over[name] - over[ATTRS[name]]:.0f} ns" if hooked and name in ATTRS else ""

@@ -1,8 +1,11 @@
-/* threadtime._core's OpenTelemetry span hooks (threadtime.otel wraps them).
+/* threadtime._core's OpenTelemetry span hooks (threadtime.otel's
+ * ThreadTimeSpanProcessor is a subclass of SpanClock).
  *
  * A SpanClock is a span processor's hooks: its on_start reads the figures
  * on the thread that starts a span, the span's end reads them again, and
- * the differences go on the span as int attributes. Two paths;
+ * the differences go on the span as int attributes. It may wrap another
+ * processor (the exporter's), whose hooks it calls from its own: the SDK
+ * then calls one processor's hooks per span instead of two. Two paths;
  * threadtime.otel picks one when it makes the processor, by trying the
  * SDK's shape once:
  *
@@ -51,6 +54,9 @@ typedef struct {
     PyObject *get_running_loop; /* asyncio._get_running_loop */
     PyObject *current_task;     /* asyncio.current_task */
     PyObject *attributes_type;  /* on_ending: the SDK's BoundedAttributes; NULL: end_hook */
+    /* The wrapped processor's on_start and _on_ending (bound methods),
+     * each NULL where it has none that does anything. */
+    PyObject *then_start, *then_ending;
     int split, run_wait;
     Py_ssize_t unmeasured[REASONS]; /* spans left without figures, by reason; atomic */
 } ClockObject;
@@ -250,10 +256,24 @@ static int put_hook(ClockObject *c, PyObject *span, const span_start *start)
 
 /* ---- SpanClock: the processor's hooks ---- */
 
-/* on_start(span, parent_context=None). A method, not the object's own
- * call: the SDK passes parent_context by keyword, and a builtin method
- * takes it from the vectorcall's names where a tp_call would first build a
- * dict of it (~250 instructions a span). */
+/* Calls a wrapped processor's hook with the span, and the parent context
+ * where the SDK gave one (positionally: every SpanProcessor takes it so):
+ * 0 or -1. */
+static int call_then(PyObject *hook, PyObject *span, PyObject *parent_context)
+{
+    PyObject *r = PyObject_CallFunctionObjArgs(hook, span, parent_context, NULL);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+/* on_start(span, parent_context=None). A method of the type, not the
+ * object's own call: the SDK passes parent_context by keyword, and a
+ * builtin method takes it from the vectorcall's names where a tp_call would
+ * first build a dict of it (~250 instructions a span); and the SDK's
+ * `sp.on_start` finds it on the class, where its interpreter caches the
+ * lookup (an instance attribute shadowing the class is looked up afresh at
+ * every call). A wrapped processor's on_start runs first, so that its work
+ * is not charged to the span; an error from it is raised as the SDK would. */
 static PyObject *clock_on_start(PyObject *o, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     ClockObject *c = (ClockObject *)o;
@@ -265,6 +285,8 @@ static PyObject *clock_on_start(PyObject *o, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     PyObject *span = args[0];
+    if (c->then_start != NULL && call_then(c->then_start, span, nargs + nkw == 2 ? args[1] : NULL) != 0)
+        return NULL;
     span_start start;
     int got = read_start(c, &start);
     if (got < 0)
@@ -398,18 +420,19 @@ out:
     return rc;
 }
 
-/* _on_ending(span) on the on_ending path. It never raises into the
- * span's end(): a failure is reported as unraisable, and the span ends. */
-static PyObject *clock_on_ending(PyObject *o, PyObject *span)
+/* The on_ending path's work: the figures into the span's attributes. It
+ * never raises into the span's end(): a failure is reported as unraisable,
+ * and the span ends. */
+static void set_figures(ClockObject *c, PyObject *span)
 {
-    ClockObject *c = (ClockObject *)o;
+    PyObject *o = (PyObject *)c;
     PyObject *found = PyObject_GetAttr(span, str_start);
     if (found == NULL) { /* a span that started before the processor was added */
         if (PyErr_ExceptionMatches(PyExc_AttributeError))
             PyErr_Clear();
         else
             PyErr_WriteUnraisable(o);
-        Py_RETURN_NONE;
+        return;
     }
     /* None: on_start gave it no figure. Another clock's: two of threadtime's
      * processors on one provider, where the later one's start replaced
@@ -426,28 +449,47 @@ static PyObject *clock_on_ending(PyObject *o, PyObject *span)
             PyErr_WriteUnraisable(o);
     }
     Py_DECREF(found);
+}
+
+/* _on_ending(span): on the on_ending path the figures go into the span
+ * (on the end_hook path its end() has set them already); then the wrapped
+ * processor's _on_ending, which sees them. */
+static PyObject *clock_on_ending(PyObject *o, PyObject *span)
+{
+    ClockObject *c = (ClockObject *)o;
+    if (c->attributes_type != NULL)
+        set_figures(c, span);
+    if (c->then_ending != NULL && call_then(c->then_ending, span, NULL) != 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
-/* on_end(span), and _on_ending(span) on the end_hook path: nothing to do;
- * a builtin method costs the SDK's call less than SpanProcessor's Python
- * ones. */
-static PyObject *clock_ignore(PyObject *o, PyObject *span) { Py_RETURN_NONE; }
+/* on_end(span): nothing to do; a builtin method costs the SDK's call less
+ * than SpanProcessor's Python one. (A wrapping processor's on_end is the
+ * wrapped one's own, put on the instance: the SDK's interpreter calls it
+ * for less than a call from here would cost.) */
+static PyObject *clock_on_end(PyObject *o, PyObject *span) { Py_RETURN_NONE; }
 
 static PyObject *clock_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kw[] = {"total", "user", "system", "wait", "get_running_loop", "current_task", "split", "run_wait",
-                         "attributes_type", NULL};
+                         "attributes_type", "then_on_start", "then_on_ending", NULL};
     PyObject *names[NAMES], *get_running_loop, *current_task, *attributes_type = Py_None;
+    PyObject *then[2] = {Py_None, Py_None};
     int split, run_wait;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UUUUOOpp|$O:SpanClock", kw, &names[TOTAL], &names[USER],
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UUUUOOpp|$OOO:SpanClock", kw, &names[TOTAL], &names[USER],
                                      &names[SYSTEM], &names[WAIT], &get_running_loop, &current_task, &split,
-                                     &run_wait, &attributes_type))
+                                     &run_wait, &attributes_type, &then[0], &then[1]))
         return NULL;
     if (attributes_type != Py_None && !PyType_Check(attributes_type)) {
         PyErr_SetString(PyExc_TypeError, "SpanClock: attributes_type must be the SDK's BoundedAttributes class or None");
         return NULL;
     }
+    for (int i = 0; i < 2; i++)
+        if (then[i] != Py_None && !PyCallable_Check(then[i])) {
+            PyErr_Format(PyExc_TypeError, "SpanClock: %s must be callable or None", kw[9 + i]);
+            return NULL;
+        }
     allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
     ClockObject *c = (ClockObject *)alloc(type, 0);
     if (c == NULL)
@@ -457,6 +499,8 @@ static PyObject *clock_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     c->get_running_loop = Py_NewRef(get_running_loop);
     c->current_task = Py_NewRef(current_task);
     c->attributes_type = attributes_type == Py_None ? NULL : Py_NewRef(attributes_type);
+    c->then_start = then[0] == Py_None ? NULL : Py_NewRef(then[0]);
+    c->then_ending = then[1] == Py_None ? NULL : Py_NewRef(then[1]);
     c->split = split;
     c->run_wait = run_wait;
     for (int i = 0; i < REASONS; i++)
@@ -479,6 +523,8 @@ static int clock_traverse(PyObject *o, visitproc visit, void *arg)
     Py_VISIT(c->get_running_loop);
     Py_VISIT(c->current_task);
     Py_VISIT(c->attributes_type);
+    Py_VISIT(c->then_start);
+    Py_VISIT(c->then_ending);
     Py_VISIT(Py_TYPE(o));
     return 0;
 }
@@ -491,30 +537,34 @@ static int clock_clear(PyObject *o)
     Py_CLEAR(c->get_running_loop);
     Py_CLEAR(c->current_task);
     Py_CLEAR(c->attributes_type);
+    Py_CLEAR(c->then_start);
+    Py_CLEAR(c->then_ending);
     return 0;
 }
 
 static PyMethodDef clock_methods[] = {
     {"on_start", (PyCFunction)(void (*)(void))clock_on_start, METH_FASTCALL | METH_KEYWORDS,
-     "on_start($self, span, /, parent_context=None)\n--\n\nThe processor's on_start: reads the figures where the "
-     "span starts and leaves them on the span (on_ending), or puts a SpanEnd on it as its end() (end_hook)."},
-    {"on_ending", clock_on_ending, METH_O,
-     "on_ending($self, span, /)\n--\n\nThe processor's _on_ending on the on_ending path: reads the figures again "
-     "and puts the differences into the span's attributes."},
-    {"ignore", clock_ignore, METH_O,
-     "ignore($self, span, /)\n--\n\nThe processor's on_end, and its _on_ending on the end_hook path: does nothing."},
-    {"unmeasured", clock_unmeasured, METH_NOARGS,
-     "unmeasured($self, /)\n--\n\n(other_thread, no_clock): the spans left without figures, by reason."},
+     "on_start($self, span, /, parent_context=None)\n--\n\nThe processor's on_start: the wrapped processor's, "
+     "then reads the figures where the span starts and leaves them on the span (on_ending), or puts a SpanEnd on "
+     "it as its end() (end_hook)."},
+    {"_on_ending", clock_on_ending, METH_O,
+     "_on_ending($self, span, /)\n--\n\nThe processor's _on_ending: on the on_ending path reads the figures "
+     "again and puts the differences into the span's attributes; then the wrapped processor's."},
+    {"on_end", clock_on_end, METH_O,
+     "on_end($self, span, /)\n--\n\nThe processor's on_end: does nothing."},
+    {"_unmeasured_counts", clock_unmeasured, METH_NOARGS,
+     "_unmeasured_counts($self, /)\n--\n\n(other_thread, no_clock): the spans left without figures, by reason."},
     {NULL, NULL, 0, NULL},
 };
 
 static PyType_Slot clock_slots[] = {
     {Py_tp_doc, "SpanClock(total, user, system, wait, get_running_loop, current_task, split, run_wait, *, "
-                "attributes_type=None)\n--\n\n"
+                "attributes_type=None, then_on_start=None, then_on_ending=None)\n--\n\n"
                 "A span processor's hooks. With attributes_type (the SDK's BoundedAttributes) the on_ending path: "
-                "on_start leaves the start's figures on the span and on_ending puts the span's figures into its "
-                "attributes; without, the end_hook path: on_start puts a SpanEnd on the span as its end(). "
-                "threadtime.otel.ThreadTimeSpanProcessor makes one."},
+                "on_start leaves the start's figures on the span and _on_ending puts the span's figures into its "
+                "attributes; without, the end_hook path: on_start puts a SpanEnd on the span as its end(). The "
+                "then_* hooks are a wrapped processor's, called from this one's. "
+                "threadtime.otel.ThreadTimeSpanProcessor is its subclass."},
     {Py_tp_new, clock_new},
     {Py_tp_dealloc, ttpy_gc_dealloc},
     {Py_tp_traverse, clock_traverse},
@@ -524,7 +574,8 @@ static PyType_Slot clock_slots[] = {
 };
 
 static PyType_Spec clock_spec = {
-    "threadtime.SpanClock", sizeof(ClockObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, clock_slots,
+    "threadtime.SpanClock", sizeof(ClockObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
+    clock_slots,
 };
 
 /* ---- SpanStart: what on_ending's on_start leaves on a span ---- */

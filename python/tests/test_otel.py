@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 import weakref
+from unittest.mock import ANY
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -39,21 +40,23 @@ def end_hook_sdk(monkeypatch):
     monkeypatch.delattr(SynchronousMultiSpanProcessor, "_on_ending")
 
 
-@pytest.fixture(params=["before", "after", "end_hook"])
+@pytest.fixture(params=["before", "after", "front", "end_hook", "front end_hook"])
 def traced(request):
     """(tracer, exporter, processor) on a provider of their own; the
     processor splits user and system time. It is added before the exporting
-    processor or after it; end_hook: before, on an SDK without _on_ending."""
-    if request.param == "end_hook":
+    processor or after it, or wraps it (front: the provider's only
+    processor); end_hook: on an SDK without _on_ending."""
+    if request.param.endswith("end_hook"):
         request.getfixturevalue("end_hook_sdk")
-    processor = otel.ThreadTimeSpanProcessor(split=True)
-    assert processor.path == ("end_hook" if request.param == "end_hook" else "on_ending")
     exporter = InMemorySpanExporter()
+    front = request.param.startswith("front")
+    processor = otel.ThreadTimeSpanProcessor(SimpleSpanProcessor(exporter) if front else None, split=True)
+    assert processor.path == ("end_hook" if request.param.endswith("end_hook") else "on_ending")
     provider = TracerProvider()
     if request.param == "after":
         provider.add_span_processor(SimpleSpanProcessor(exporter))
     provider.add_span_processor(processor)
-    if request.param != "after":
+    if request.param in ("before", "end_hook"):
         provider.add_span_processor(SimpleSpanProcessor(exporter))
     yield provider.get_tracer("test"), exporter, processor
     provider.shutdown()
@@ -493,6 +496,103 @@ def test_hooks_take_the_sdks_calls_and_refuse_others():
     span = tracer.start_span("ignored")
     assert processor.on_end(span) is None and processor._on_ending(span) is None
     provider.shutdown()
+
+
+class Recording(SpanProcessor):
+    """Records every call the SDK makes to it, with what the span carries
+    then; its on_start burns 20 ms of CPU."""
+
+    def __init__(self):
+        self.calls = []
+
+    def on_start(self, span, parent_context=None):
+        self.calls.append(("on_start", span.name, parent_context))
+        burn_cpu_ns(20 * MS)
+
+    def _on_ending(self, span):
+        self.calls.append(("_on_ending", span.name, otel.TOTAL in span.attributes))
+
+    def on_end(self, span):
+        self.calls.append(("on_end", span.name, otel.TOTAL in span.attributes))
+
+    def shutdown(self):
+        self.calls.append(("shutdown",))
+
+    def force_flush(self, timeout_millis=30000):
+        self.calls.append(("force_flush", timeout_millis))
+        return False
+
+
+@pytest.mark.parametrize("path", ["on_ending", "end_hook"])
+def test_a_wrapped_processor_gets_every_call(path, request):
+    """A processor in front of another, as the provider's only one, passes
+    it every call the SDK makes, as the SDK itself would have (the truth:
+    the same processor on a provider of its own): on_start with the parent
+    context, before the span's start figures are read (its 20 ms burn is
+    not charged to the span, which the thread's clock read around it
+    bounds), then _on_ending and on_end with the figures already on the
+    span; force_flush with its timeout and answer; shutdown."""
+    if path == "end_hook":
+        request.getfixturevalue("end_hook_sdk")
+    inner = Recording()
+    processor = otel.ThreadTimeSpanProcessor(inner, run_wait=False)
+    assert processor.then is inner and processor.path == path
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    alone = Recording()
+    truth = TracerProvider()
+    truth.add_span_processor(alone)
+    parent = sdk_trace.trace_api.set_span_in_context(truth.get_tracer("test").start_span("parent"))
+    alone.calls.clear()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))  # after the one in front, to read the span
+    for p in (provider, truth):
+        before = time.thread_time_ns()
+        span = p.get_tracer("test").start_span("work", context=parent)
+        inside = time.thread_time_ns()
+        burn_cpu_ns(5 * MS)
+        inside = time.thread_time_ns() - inside
+        span.end()
+        outer = time.thread_time_ns() - before
+        assert p.force_flush(1234) is False
+        p.shutdown()
+        if p is provider:
+            total = finished(exporter, "work")[otel.TOTAL]
+            assert inside - BOUND <= total <= outer - 20 * MS + BOUND, (inside, total, outer)
+    ending = [("_on_ending", "work")] if path == "on_ending" else []  # an SDK before 1.40 makes no such call
+    assert [c[:2] for c in inner.calls] == [c[:2] for c in alone.calls] == [
+        ("on_start", "work"), *ending, ("on_end", "work"), ("force_flush", ANY), ("shutdown",)]
+    assert 0 < inner.calls[-2][1] <= 1234 and 0 < alone.calls[-2][1] <= 1234  # what was left of the SDK's deadline
+    assert inner.calls[0][2] is alone.calls[0][2] is parent
+    ended = slice(1, 2 + len(ending))
+    assert all(c[2] is True for c in inner.calls[ended])  # the figures are on the span by then
+    assert all(c[2] is False for c in alone.calls[ended])
+
+
+@pytest.mark.parametrize("hook", ["pass, another signature", "raises"])
+def test_a_wrapped_hook_fails_as_on_the_sdk(hook):
+    """A wrapped processor's on_start that the SDK's call would fail (one
+    that does nothing but takes no span; one that raises) fails the same
+    way in front of threadtime's, and the span is not started."""
+    class Bad(SpanProcessor):
+        if hook == "raises":
+            def on_start(self, span, parent_context=None):
+                raise LookupError("from on_start")
+        else:
+            def on_start(self):
+                pass
+
+    error = TypeError if hook.startswith("pass") else LookupError
+    for wrapped in (False, True):
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        if wrapped:
+            provider.add_span_processor(otel.ThreadTimeSpanProcessor(Bad(), run_wait=False))
+        else:
+            provider.add_span_processor(Bad())
+        with pytest.raises(error):
+            provider.get_tracer("test").start_span("refused")
+        provider.shutdown()
 
 
 def exported_by(*processors, limits=None):
