@@ -135,9 +135,12 @@ EXPORT int prctl(int option, ...)
     unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
     unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
     va_end(ap);
+    /* Not for a vfork child, which runs on the parent's memory and sets
+     * the flag on itself alone (getpid(): a system call, and these options
+     * are rare). */
     if (option == PR_SET_NAME)
         atomic_fetch_add_explicit(&g_renames, 1, memory_order_relaxed);
-    else if (option == PR_SET_SECCOMP || (option == PR_SET_NO_NEW_PRIVS && a2 == 1))
+    else if ((option == PR_SET_SECCOMP || (option == PR_SET_NO_NEW_PRIVS && a2 == 1)) && getpid() == g_owner)
         atomic_store_explicit(&g_filtered, 1, memory_order_relaxed);
     if (!f) {
         errno = ENOSYS;

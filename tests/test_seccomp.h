@@ -38,8 +38,9 @@ static inline void sigsys_fail_call(void *p)
  * seccomp filter that answers system call nr (with first argument arg0,
  * if arg0 >= 0) with action and allows the rest: through libc's
  * prctl(PR_SET_SECCOMP), or with raw_seccomp through the seccomp system
- * call (no_new_privs set through libc's prctl both ways). 0, or -1 if
- * refused or not built for this architecture. */
+ * call (no_new_privs set through libc's prctl both ways; raw_seccomp 2:
+ * through the prctl system call, so a preload's prctl wrapper sees
+ * neither). 0, or -1 if refused or not built for this architecture. */
 static inline int install_filter(int nr, long arg0, unsigned action, int raw_seccomp)
 {
 #ifdef FILTER_ARCH
@@ -56,7 +57,8 @@ static inline int install_filter(int nr, long arg0, unsigned action, int raw_sec
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
     struct sock_fprog prog = {sizeof f / sizeof f[0], f};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    if ((raw_seccomp == 2 ? syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+                          : prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) != 0)
         return -1;
     if (raw_seccomp)
         return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0 ? 0 : -1;

@@ -104,6 +104,12 @@
  *                         after another, each burning 2 ms of CPU and
  *                         printing "tid cpu_ns" (its own CPU clock) as its
  *                         last act; prints "skip" when not root.
+ *   run_threads vforkprivs  a vfork child sets no_new_privs through libc's
+ *                         prctl and ends with _exit(); the parent then
+ *                         installs, by raw system calls alone, a filter
+ *                         that traps prctl(PR_GET_SECCOMP), whose SIGSYS
+ *                         handler writes "T" to stdout and fails the call;
+ *                         prints "installed" and returns 0.
  *   run_threads nofile join|live  lowers its descriptor limit to one above
  *                         its lowest free descriptor (a program one short
  *                         of its limit: one more open works, two at once
@@ -739,6 +745,31 @@ static int run_sigsys(void)
 /* A filter that kills the process on prctl(PR_GET_SECCOMP), as a strict
  * one kills on a prctl option it does not list, installed after load; the
  * process then returns 0. */
+static int run_vfork_privs(void)
+{
+#ifndef FILTER_ARCH
+    printf("skip\n");
+    return 0;
+#endif
+    /* libc's prctl through the preload looked up by the parent first: the
+     * child borrows the parent's memory and should run little code. */
+    char name[16];
+    if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
+        return 1;
+    pid_t c = vfork();
+    if (c == 0)
+        _exit(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 ? 0 : 1);
+    int st = 0;
+    if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return 1;
+    struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
+    if (sigaction(SIGSYS, &sa, NULL) != 0 || install_filter(__NR_prctl, PR_GET_SECCOMP, SECCOMP_RET_TRAP, 2) != 0)
+        return 1;
+    printf("installed\n");
+    fflush(stdout);
+    return 0;
+}
+
 static int run_getseccomp(int raw_seccomp)
 {
 #ifndef FILTER_ARCH
@@ -828,6 +859,8 @@ int main(int argc, char **argv)
     int errno_at_start = errno;
     if (argc == 2 && strcmp(argv[1], "sigsys") == 0)
         return run_sigsys();
+    if (argc == 2 && strcmp(argv[1], "vforkprivs") == 0)
+        return run_vfork_privs();
     if (argc == 3 && strcmp(argv[1], "getseccomp") == 0)
         return run_getseccomp(strcmp(argv[2], "raw") == 0);
     if (argc == 2 && strcmp(argv[1], "errno") == 0)
@@ -894,6 +927,6 @@ int main(int argc, char **argv)
         wait_sampled();
         kill(getpid(), SIGKILL);
     }
-    fprintf(stderr, "usage: run_threads short N | exact N | sigsys | getseccomp prctl|raw | errno | vfork | noname | kill | clone | lone | crowd N [busy] | pinned MS | switches | handler | setuid N | exitwait | nofile join|live\n");
+    fprintf(stderr, "usage: run_threads short N | exact N | sigsys | getseccomp prctl|raw | vforkprivs | errno | vfork | noname | kill | clone | lone | crowd N [busy] | pinned MS | switches | handler | setuid N | exitwait | nofile join|live\n");
     return 2;
 }
