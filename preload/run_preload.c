@@ -65,7 +65,8 @@ static uint64_t g_start_ns;     /* the image's start: its load, or a fork child'
 static uint64_t g_start_real_ns;
 static tt__run_log_id g_log;    /* the run's log (run_file.h); ino 0: none */
 static int g_logged;            /* this image's START record is in the log */
-static int g_file_err;          /* the errno of this image's failed making of its file (0: none) */
+static _Atomic int g_file_err;  /* the errno of this image's failed making of its file (0: none); set by
+                                   the thread that tried, read by the one that exits */
 static uint32_t g_ppid;         /* read with the key (0: not yet) */
 static uint64_t g_key_start, g_key_ino; /* the process's key, once read */
 static pid_t g_owner;           /* the process g_file and the state here belong to */
@@ -651,7 +652,7 @@ static int log_start(void)
  * image reads as one that did not exit. */
 static void log_no_file(int err)
 {
-    g_file_err = err;
+    atomic_store_explicit(&g_file_err, err, memory_order_relaxed);
     if (!g_log.ino)
         return;
     tt__run_log_rec r;
@@ -703,7 +704,7 @@ static void fork_child(void)
     g_start_ns = tt__run_now(); /* the vDSO clocks: no lock, fine here */
     g_start_real_ns = tt__run_now_real();
     g_logged = 0; /* the key and parent are this child's, read when needed */
-    g_file_err = 0;
+    atomic_store_explicit(&g_file_err, 0, memory_order_relaxed);
     g_ppid = 0;
     g_key_start = g_key_ino = 0;
     atomic_fetch_add_explicit(&g_gen, 1, memory_order_relaxed);
@@ -1041,7 +1042,8 @@ static void write_exit(void)
          * as threads it ran since are in no figure here); one the log
          * refuses, or one with a file, writes its file. */
         uint64_t now = tt__run_now();
-        int done = !g_file.hdr && !g_file_err && log_exit(self, now) == 0;
+        int done = !g_file.hdr && !atomic_load_explicit(&g_file_err, memory_order_relaxed) &&
+                   log_exit(self, now) == 0;
         /* Logged: no file after it either, as exit_alone lets its records
          * go, so a handler that runs once signals are let through (and
          * reaps a child) records nothing beside this image's EXIT record. */
