@@ -47,9 +47,13 @@ between rounds drops out); the floor is <= 2 us per span over plain. The
 load average (1 min) at the start and end of the timed rounds is printed.
 
 --callgrind counts instructions instead, which a loaded host cannot change:
-the script runs itself under valgrind's callgrind, each variant at N and 2N
-spans (and each floor at N and 2N calls), each run through sys.call_tracing
-so that callgrind collects inside it alone; per span = the difference / N.
+the script runs itself under valgrind's callgrind, once per variant (as an
+application has one provider: the SDK's interpreter caches each call site's
+lookups for the processors it sees there, and one process running every
+variant would make those sites see several kinds), each variant at N and
+2N spans (and each floor at N and 2N calls, in one more run), each through
+sys.call_tracing so that callgrind collects inside it alone; per span = the
+difference / N.
 System calls count only their user-space side there, and valgrind gives
 the process no rseq, so the fast clock falls back to a real read (a system
 call) and the wait reads schedstat at every span boundary. It never runs in
@@ -181,9 +185,14 @@ def calls(fn, n: int) -> None:
         fn()
 
 
-def callgrind_child(n: int) -> None:
+FLOORS = "floors"
+
+
+def callgrind_child(n: int, only: str) -> None:
     variants, floors = variants_and_floors()
-    for v in variants.values():
+    for name, v in variants.items():
+        if name != only:
+            continue
         e = v.exporter
         v.spans(200)  # warm: first-call caches
         for size in (n, 2 * n):
@@ -191,7 +200,7 @@ def callgrind_child(n: int) -> None:
             gc.collect()
             sys.call_tracing(v.spans, (size,))
             v.check(size)
-    for fn in floors.values():
+    for fn in floors.values() if only == FLOORS else ():
         fn()
         for size in (n, 2 * n):
             sys.call_tracing(calls, (fn, size))
@@ -202,18 +211,19 @@ def callgrind(n: int) -> int:
         sys.exit("bench_otel.py --callgrind: valgrind is not installed (apt-get install valgrind)")
     variants, floors = variants_and_floors()
     names = [*variants, *floors]
-    with tempfile.TemporaryDirectory(prefix="tt-callgrind-") as out_dir:
-        cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=_PyEval_CallTracing",
-               "--dump-after=_PyEval_CallTracing", f"--callgrind-out-file={out_dir}/cg.out",
-               sys.executable, os.path.abspath(__file__), "--callgrind-child", f"--spans={n}"]
-        subprocess.run(cmd, check=True, env=dict(os.environ, PYTHONHASHSEED="0"), stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
-        files = sorted((f for f in os.listdir(out_dir) if re.fullmatch(r"cg\.out\.\d+", f)),
-                       key=lambda f: int(f.rsplit(".", 1)[1]))
-        counts = []
-        for f in files:
-            with open(os.path.join(out_dir, f)) as fh:
-                counts.append(int(re.search(r"^summary: (\d+)", fh.read(), re.M).group(1)))
+    counts = []
+    for run in [*variants, FLOORS]:
+        with tempfile.TemporaryDirectory(prefix="tt-callgrind-") as out_dir:
+            cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=_PyEval_CallTracing",
+                   "--dump-after=_PyEval_CallTracing", f"--callgrind-out-file={out_dir}/cg.out",
+                   sys.executable, os.path.abspath(__file__), "--callgrind-child", run, f"--spans={n}"]
+            subprocess.run(cmd, check=True, env=dict(os.environ, PYTHONHASHSEED="0"), stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            files = sorted((f for f in os.listdir(out_dir) if re.fullmatch(r"cg\.out\.\d+", f)),
+                           key=lambda f: int(f.rsplit(".", 1)[1]))
+            for f in files:
+                with open(os.path.join(out_dir, f)) as fh:
+                    counts.append(int(re.search(r"^summary: (\d+)", fh.read(), re.M).group(1)))
     if len(counts) != 2 * len(names):
         raise RuntimeError(f"expected {2 * len(names)} callgrind dumps, found {len(counts)}")
     per = {name: (counts[2 * i + 1] - counts[2 * i]) / n for i, name in enumerate(names)}
@@ -238,10 +248,10 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--gc-off", action="store_true", help="the cycle collector off while spans are timed")
     ap.add_argument("--callgrind", action="store_true", help="count instructions under callgrind instead")
-    ap.add_argument("--callgrind-child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--callgrind-child", metavar="VARIANT", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.callgrind_child:
-        callgrind_child(args.spans)
+    if args.callgrind_child is not None:
+        callgrind_child(args.spans, args.callgrind_child)
         return 0
     if args.callgrind:
         return callgrind(args.spans)

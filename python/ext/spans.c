@@ -148,7 +148,7 @@ static int task_figures(ClockObject *c, PyObject *owner, figures *out)
 /* 1 inside an asyncio task that is not counted, 0 outside any, -1. */
 static int in_uncounted_task(ClockObject *c)
 {
-    PyObject *loop = PyObject_CallObject(c->get_running_loop, NULL);
+    PyObject *loop = PyObject_CallNoArgs(c->get_running_loop);
     if (loop == NULL || loop == Py_None) {
         Py_XDECREF(loop);
         return loop == NULL ? -1 : 0;
