@@ -663,7 +663,8 @@ static int group_rows(proc *p)
 }
 
 /* An image that failed to make its file (file_errno, from its NOFILE
- * record) and so has no exit record: its threads since are in no record. */
+ * record), or to reserve blocks in it for a record (a full disk), and so
+ * has no exit record: what it ran since is in no record. */
 static int no_file(const tt__run_header *h)
 {
     return h->file_errno && (h->state == TT_RUN_PROC_RUNNING || h->state == TT_RUN_PROC_REAPED);
@@ -693,9 +694,9 @@ static const char *proc_state(const tt__run_header *h)
 static void put_state(sink *out, const tt__run_header *h)
 {
     if (no_file(h))
-        put_fmt(out, "not recorded: could not make its file (%s): %s", strerror((int)h->file_errno),
-                h->state == TT_RUN_PROC_REAPED ? "its CPU is from its parent's wait4"
-                                               : "no recorded parent reaped it, so no figure");
+        put_fmt(out, "not all recorded: its file could not be made or grown (%s): %s", strerror((int)h->file_errno),
+                h->state == TT_RUN_PROC_REAPED ? "what its threads did not record is from its parent's wait4"
+                                               : "no recorded parent reaped it, so the rest has no figure");
     else
         put_cstr(out, proc_state(h));
 }
@@ -1176,8 +1177,8 @@ static void unseen(sink *out, const proc *ps, const uint32_t *order, uint32_t n,
         put_fmt(out, "; what %u process%s that did not exit ran after the last sample", killed,
                 killed == 1 ? "" : "es");
     if (nofile)
-        put_fmt(out, "; what %u process%s that could not make %s file ran", nofile, nofile == 1 ? "" : "es",
-                nofile == 1 ? "its" : "their");
+        put_fmt(out, "; what %u process%s whose file could not be made or grown ran", nofile,
+                nofile == 1 ? "" : "es");
     if (drops)
         put_fmt(out, "; %u threads that had no record", drops);
     if (child_drops)

@@ -637,8 +637,9 @@ tt__run_thread *tt__run_thread_take(tt__run_file *f)
         if (atomic_load_explicit(&f->full, memory_order_relaxed))
             return NULL;
         uint32_t want = next_room(room, i + 1, f->hdr->thread_cap);
-        if (reserve(f, TT_RUN_HEADER_SIZE, (off_t)want * TT_RUN_THREAD_SIZE) != 0) {
-            atomic_store_explicit(&f->full, 1, memory_order_relaxed);
+        int rc = reserve(f, TT_RUN_HEADER_SIZE, (off_t)want * TT_RUN_THREAD_SIZE);
+        if (rc) {
+            atomic_store_explicit(&f->full, -rc, memory_order_relaxed);
             return NULL;
         }
         /* Release: a later taker that sees the room sees the blocks. */
@@ -679,9 +680,11 @@ void tt__run_sample_add(tt__run_file *f, uint64_t t_ns, uint32_t tid, uint32_t r
         uint32_t need = slot < FIRST_SAMPLES ? FIRST_SAMPLES : slot + 1;
         uint32_t want = next_room(f->sample_room, need, f->hdr->sample_cap);
         off_t at = (off_t)tt__run_file_bytes(f->hdr->thread_cap, 0);
-        if (atomic_load_explicit(&f->full, memory_order_relaxed) ||
-            reserve(f, at, (off_t)want * TT_RUN_SAMPLE_SIZE) != 0) {
-            atomic_store_explicit(&f->full, 1, memory_order_relaxed);
+        if (atomic_load_explicit(&f->full, memory_order_relaxed))
+            return;
+        int rc = reserve(f, at, (off_t)want * TT_RUN_SAMPLE_SIZE);
+        if (rc) {
+            atomic_store_explicit(&f->full, -rc, memory_order_relaxed);
             return;
         }
         f->sample_room = want;

@@ -136,9 +136,10 @@ typedef struct tt__run_header {
                                     then). A process's key is the two: tt__run_same_key */
     uint64_t boot_offset;        /* tt__run_boot_offset() when the file was made: places proc_start
                                     on start_ns's clock for a reader after a suspend or a reboot */
-    uint32_t file_errno;         /* set by a reader from the run's log (TT_RUN_LOG_NOFILE): the errno
-                                    with which the image failed to make this file when it first needed
-                                    it; 0: none */
+    uint32_t file_errno;         /* the errno with which the image failed to make this file when it
+                                    first needed it (set by a reader, from its TT_RUN_LOG_NOFILE
+                                    record), or to reserve blocks in it (set at exit, the state left
+                                    RUNNING: records were lost); 0: none */
 } tt__run_header;
 
 typedef struct tt__run_thread {
@@ -185,7 +186,7 @@ typedef struct tt__run_file {
     size_t bytes;                 /* of the mapping; 0 while not mapped */
     _Atomic uint32_t thread_room; /* records with blocks */
     uint32_t sample_room;         /* samples with blocks (the sampler's alone) */
-    _Atomic int full;             /* a reservation failed: nothing more is taken */
+    _Atomic int full;             /* a reservation failed (its errno): nothing more is taken */
     dev_t dev;
     ino_t ino;
     char path[4096 + 32];

@@ -689,8 +689,13 @@ static int have_map(void)
         return 1;
     sigset_t old;
     int held = tt__signals_hold(&old);
-    int ok = have_file() && !atomic_exchange_explicit(&g_mapping, 1, memory_order_acquire) &&
-             tt__run_file_map(&g_file) == 0;
+    int ok = have_file() && !atomic_exchange_explicit(&g_mapping, 1, memory_order_acquire);
+    if (ok) {
+        int rc = tt__run_file_map(&g_file);
+        if (rc) /* no record can be taken: an exit record of the main thread alone would be short */
+            atomic_store_explicit(&g_file_err, -rc, memory_order_relaxed);
+        ok = !rc;
+    }
     tt__signals_release(&old, held);
     return ok;
 }
@@ -1042,14 +1047,14 @@ static void write_exit(void)
          * as threads it ran since are in no figure here); one the log
          * refuses, or one with a file, writes its file. */
         uint64_t now = tt__run_now();
-        int done = !g_file.hdr && !atomic_load_explicit(&g_file_err, memory_order_relaxed) &&
-                   log_exit(self, now) == 0;
+        int lost = atomic_load_explicit(&g_file_err, memory_order_relaxed);
+        int done = !g_file.hdr && !lost && log_exit(self, now) == 0;
         /* Logged: no file after it either, as exit_alone lets its records
          * go, so a handler that runs once signals are let through (and
          * reaps a child) records nothing beside this image's EXIT record. */
         if (done)
             atomic_store_explicit(&g_creating, 1, memory_order_relaxed);
-        else if (have_file() && (!__atomic_load_n(&g_file.threads, __ATOMIC_ACQUIRE) ||
+        else if (!lost && have_file() && (!__atomic_load_n(&g_file.threads, __ATOMIC_ACQUIRE) ||
                                  !atomic_load_explicit(&g_file.hdr->threads_used, memory_order_relaxed))) {
             exit_alone(self, now);
             done = 1;
@@ -1150,6 +1155,14 @@ static void write_exit(void)
     }
     /* The process's end after every thread's. */
     atomic_store_explicit(&g_file.hdr->end_ns, tt__run_now(), memory_order_relaxed);
+    /* A record that found no blocks (a full disk) was lost, a thread's or
+     * this handler's own: the file says why and stays RUNNING, so that its
+     * parent's wait4 counts what the records here do not hold. */
+    int full = atomic_load_explicit(&g_file.full, memory_order_relaxed);
+    if (full) {
+        g_file.hdr->file_errno = (uint32_t)full;
+        return;
+    }
     /* Release: a reader that sees EXITED sees every record above. */
     atomic_store_explicit(&g_file.hdr->state, TT_RUN_PROC_EXITED, memory_order_release);
 }

@@ -110,6 +110,13 @@
  *                         that traps prctl(PR_GET_SECCOMP), whose SIGSYS
  *                         handler writes "T" to stdout and fails the call;
  *                         prints "installed" and returns 0.
+ *   run_threads diskfull FILE  fills FILE's filesystem with FILE (4 KiB
+ *                         writes until ENOSPC) and frees one page of it
+ *                         (room for a file's header, none for its records),
+ *                         starts a thread that burns 2 ms of CPU and prints
+ *                         "tid cpu_ns" (its own CPU clock), joins it,
+ *                         removes FILE (its parent can record its reap)
+ *                         and returns 0.
  *   run_threads nofile join|live  lowers its descriptor limit to one above
  *                         its lowest free descriptor (a program one short
  *                         of its limit: one more open works, two at once
@@ -820,6 +827,25 @@ static int run_errno(int at_start)
     return 0;
 }
 
+static int run_diskfull(const char *path)
+{
+    static const char page[4096];
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return 1;
+    off_t size = 0;
+    ssize_t w;
+    while ((w = write(fd, page, sizeof page)) == (ssize_t)sizeof page)
+        size += w;
+    if (w >= 0 || errno != ENOSPC || size < (off_t)sizeof page || ftruncate(fd, size - (off_t)sizeof page) != 0)
+        return 1;
+    close(fd);
+    pthread_t t;
+    if (pthread_create(&t, NULL, burn_and_print, NULL) != 0 || pthread_join(t, NULL) != 0)
+        return 1;
+    return unlink(path) != 0;
+}
+
 static int g_burned; /* nofile's thread has printed */
 
 static void *burn_print_block(void *arg)
@@ -871,6 +897,8 @@ int main(int argc, char **argv)
         return run_exitwait();
     if (argc == 3 && strcmp(argv[1], "setuid") == 0)
         return run_setuid(atol(argv[2]));
+    if (argc == 3 && strcmp(argv[1], "diskfull") == 0)
+        return run_diskfull(argv[2]);
     if (argc == 3 && strcmp(argv[1], "nofile") == 0)
         return run_nofile(strcmp(argv[2], "live") == 0);
     if (argc == 3 && strcmp(argv[1], "pinned") == 0)
@@ -927,6 +955,6 @@ int main(int argc, char **argv)
         wait_sampled();
         kill(getpid(), SIGKILL);
     }
-    fprintf(stderr, "usage: run_threads short N | exact N | sigsys | getseccomp prctl|raw | vforkprivs | errno | vfork | noname | kill | clone | lone | crowd N [busy] | pinned MS | switches | handler | setuid N | exitwait | nofile join|live\n");
+    fprintf(stderr, "usage: run_threads short N | exact N | sigsys | getseccomp prctl|raw | vforkprivs | errno | vfork | noname | kill | clone | lone | crowd N [busy] | pinned MS | switches | handler | setuid N | exitwait | nofile join|live | diskfull FILE\n");
     return 2;
 }

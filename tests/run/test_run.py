@@ -659,6 +659,26 @@ def test_log_owner_and_mode():
               f"directory {files}")
 
 
+def check_unrecorded(got, err_no, what):
+    """run()'s result for sh running run_threads in a mode whose one thread
+    (which printed "tid cpu_ns", then sh "status 0") went unrecorded for
+    err_no: the process says why, and its one row (beside its sampler's) is
+    its parent's wait4, which holds the thread's CPU by its own clock
+    (rusage is in us: 2 us of truncation)."""
+    rc, out, err, rep = got
+    words = out.split()
+    cpu = int(words[1]) if len(words) == 4 else -1
+    p = [p for p in rep["processes"] if p["exe"] == RUN_THREADS]
+    t = [x for x in p[0]["threads"] if x["how"] != "threadtime"] if len(p) == 1 else []
+    print(f"  {what}: the thread burned {cpu} ns; the process: {p[0]['state'] if p else None}, "
+          f"{[(x['how'], x['total_ns']) for x in t]}")
+    check(rc == 0 and words[2:] == ["status", "0"], f"{what}: output {out!r}: {err[-300:]}")
+    check(len(p) == 1 and not p[0]["exited"] and f"could not be made or grown ({os.strerror(err_no)})" in p[0]["state"]
+          and "parent's wait4" in p[0]["state"], f"{what}: its state: {p}")
+    check(len(t) == 1 and t[0]["how"] == "parent's wait4" and t[0]["total_ns"] >= cpu - 2000 > 0,
+          f"{what}: its CPU, from its parent's wait4, holds the thread's {cpu} ns: {t}")
+
+
 def test_no_file_made():
     # A process that logged its start and then could not make its own file
     # when it first needed it (its second thread): run_threads nofile runs
@@ -671,21 +691,32 @@ def test_no_file_made():
     # EXIT record short of the thread's CPU) or one killed (a thread alive
     # at exit: no exit record at all). The truths: the kernel's text of
     # EMFILE, and the thread's CPU by its own clock, which its parent's
-    # wait4 holds (rusage is in us: 2 us of truncation).
-    why = os.strerror(errno.EMFILE)
+    # wait4 holds.
     for mode in ("join", "live"):
-        rc, out, err, rep = run(["/bin/sh", "-c", f"{RUN_THREADS} nofile {mode}; echo status $?"])
-        words = out.split()
-        cpu = int(words[1]) if len(words) == 4 else -1
-        p = [p for p in rep["processes"] if p["exe"] == RUN_THREADS]
-        t = p[0]["threads"] if len(p) == 1 else []
-        print(f"  no file ({mode}): the thread burned {cpu} ns; the process: {p[0]['state'] if p else None}, "
-              f"{[(x['how'], x['total_ns']) for x in t]}")
-        check(rc == 0 and words[2:] == ["status", "0"], f"no file ({mode}): output {out!r}: {err[-300:]}")
-        check(len(p) == 1 and not p[0]["exited"] and f"could not make its file ({why})" in p[0]["state"] and
-              "parent's wait4" in p[0]["state"], f"no file ({mode}): its state: {p}")
-        check(len(t) == 1 and t[0]["how"] == "parent's wait4" and t[0]["total_ns"] >= cpu - 2000 > 0,
-              f"no file ({mode}): its CPU, from its parent's wait4, holds the thread's {cpu} ns: {t}")
+        got = run(["/bin/sh", "-c", f"{RUN_THREADS} nofile {mode}; echo status $?"])
+        check_unrecorded(got, errno.EMFILE, f"no file ({mode})")
+
+
+def test_disk_full():
+    # A full disk: the process's file is made (its header's page found
+    # room), but its first record finds no blocks, so its thread (joined
+    # before exit) and its own exit record are lost. The process must not
+    # claim it exited with what little it holds: it says why, and its
+    # parent's wait4 (sh reaps it) counts it. The filesystem is a tmpfs of
+    # 1 MiB that run_threads diskfull fills, mounted in a mount namespace of
+    # the test's (unshare -m as root, -Urm with a user namespace
+    # otherwise: root inside it, so the preload takes root's path, the file
+    # mapped as made). The truths: the kernel's text of ENOSPC, and the
+    # thread's CPU by its own clock, which its parent's wait4 holds.
+    wrap = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-Urm"]
+    if subprocess.run([*wrap, "true"], stderr=subprocess.DEVNULL).returncode != 0:
+        print(f"  SKIP disk full: {' '.join(wrap)} is not allowed here")
+        return
+    d = tempfile.mkdtemp(dir=TMP)
+    mount = ["sh", "-c", f'mount -t tmpfs -o size=1m none "{d}" && exec "$@"', "sh"]
+    got = run(["/bin/sh", "-c", f"{RUN_THREADS} diskfull {d}/filler; echo status $?"],
+              wrap=(*wrap, *mount), env={"TMPDIR": d})
+    check_unrecorded(got, errno.ENOSPC, "disk full")
 
 
 def test_many_lone_processes():
