@@ -709,11 +709,11 @@ def test_disk_full():
     # mapped as made). The truths: the kernel's text of ENOSPC, and the
     # thread's CPU by its own clock, which its parent's wait4 holds.
     wrap = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-Urm"]
-    if subprocess.run([*wrap, "true"], stderr=subprocess.DEVNULL).returncode != 0:
-        print(f"  SKIP disk full: {' '.join(wrap)} is not allowed here")
-        return
     d = tempfile.mkdtemp(dir=TMP)
     mount = ["sh", "-c", f'mount -t tmpfs -o size=1m none "{d}" && exec "$@"', "sh"]
+    if subprocess.run([*wrap, *mount, "true"], stderr=subprocess.DEVNULL).returncode != 0:
+        print(f"  SKIP disk full: {' '.join(wrap)} and a tmpfs mount in it are not allowed here")
+        return
     got = run(["/bin/sh", "-c", f"{RUN_THREADS} diskfull {d}/filler; echo status $?"],
               wrap=(*wrap, *mount), env={"TMPDIR": d})
     check_unrecorded(got, errno.ENOSPC, "disk full")
