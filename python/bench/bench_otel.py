@@ -44,13 +44,16 @@ thread, so CPU time is what the span costs, whatever else the host runs):
 the median over the rounds, and "over plain", the median of each round's
 difference to plain's run in the same round (paired, so the host's drift
 between rounds drops out); the floor is <= 2 us per span over plain. A
-round times each variant's N spans in --chunks consecutive chunks (10 by
-default) and keeps the lowest chunk's mean: on a shared host an interrupt,
-another process's run on the same CPU (its cache) or the hypervisor's steal
-(counted as the thread's CPU time in a guest) lands in some chunks and not
-others, and the lowest is the cost without them, for plain and each
-processor alike (a cycle collection is left out the same way; --gc-off
-shows its share). --chunks 1 gives the whole run's mean. The
+round times each variant's N spans in --chunks chunks (10 by default), the
+variants' chunks in turn (one of each, then the next of each: a pair is
+then a few ms apart, where this guest's speed changes by up to 1.6x over
+seconds), and keeps each variant's lowest chunk mean: on a shared host an
+interrupt, another process's run on the same CPU (its cache) or the
+hypervisor's steal (counted as the thread's CPU time in a guest) lands in
+some chunks and not others, and the lowest is the cost without them, for
+plain and each processor alike (a cycle collection is left out the same
+way; --gc-off shows its share). --chunks 1 times each variant's N spans at
+once, one variant after the other. The
 load average (1 min) at the start and end of the timed rounds is printed.
 
 --callgrind counts instructions instead, which a loaded host cannot change:
@@ -138,21 +141,26 @@ class Variant:
                     span.set_attribute(RUN_WAIT, 678)
 
 
-def per_span_ns(v: Variant, n: int, gc_off: bool = False, chunks: int = 1) -> float:
-    """n spans timed in chunks of n // chunks: the lowest chunk's mean."""
-    exporter = v.exporter
-    exporter.clear()
+def round_ns(variants: list[Variant], n: int, gc_off: bool = False, chunks: int = 1) -> list[float]:
+    """Each variant's n spans, timed in chunks of n // chunks taken in turn
+    (a chunk of each variant, then the next chunk of each): each one's
+    lowest chunk mean."""
+    for v in variants:
+        v.exporter.clear()
     gc.collect()
     if gc_off:
         gc.disable()
-    size, best = n // chunks, float("inf")
+    size = n // chunks
+    best = [float("inf")] * len(variants)
     for _ in range(chunks):
-        t0 = time.thread_time_ns()
-        v.spans(size)
-        best = min(best, (time.thread_time_ns() - t0) / size)
+        for i, v in enumerate(variants):
+            t0 = time.thread_time_ns()
+            v.spans(size)
+            best[i] = min(best[i], (time.thread_time_ns() - t0) / size)
     gc.enable()
-    v.check(size * chunks)
-    exporter.clear()  # every variant starts on the same heap
+    for v in variants:
+        v.check(size * chunks)
+        v.exporter.clear()  # every variant starts the next round on the same heap
     return best
 
 
@@ -273,12 +281,13 @@ def main() -> int:
     load = f"{os.getloadavg()[0]:.1f}"
     variants, floors = variants_and_floors()
     for v in variants.values():  # warm-up
-        per_span_ns(v, min(args.spans, 2000))
+        round_ns([v], min(args.spans, 2000))
     samples: dict[str, list[float]] = {name: [] for name in [*variants, *floors]}
     order = list(variants)
     for r in range(args.rounds):
-        for name in order[r % len(order):] + order[:r % len(order)]:  # each variant first in turn
-            samples[name].append(per_span_ns(variants[name], args.spans, args.gc_off, args.chunks))
+        turn = order[r % len(order):] + order[:r % len(order)]  # each variant first in turn
+        for name, ns in zip(turn, round_ns([variants[name] for name in turn], args.spans, args.gc_off, args.chunks)):
+            samples[name].append(ns)
         for name, fn in floors.items():
             samples[name].append(per_call_ns(fn, args.spans, args.chunks))
     load += f" to {os.getloadavg()[0]:.1f}"
