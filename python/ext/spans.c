@@ -303,10 +303,13 @@ static PyObject *clock_on_start(PyObject *o, PyObject *const *args, Py_ssize_t n
      * AttributeError). */
     PyObject *mark = Py_None;
     if (got == 0) {
-        allocfunc alloc = (allocfunc)PyType_GetSlot(start_type, Py_tp_alloc);
-        StartObject *s = (StartObject *)alloc(start_type, 0);
+        /* Not the type's tp_alloc (it zeroes and checks for the cycle
+         * collector, which this type is not tracked by): every field is
+         * set here. */
+        StartObject *s = PyObject_Malloc(sizeof(StartObject));
         if (s == NULL)
-            return NULL;
+            return PyErr_NoMemory();
+        PyObject_Init((PyObject *)s, start_type);
         s->clock = (ClockObject *)Py_NewRef(o);
         s->used = 0;
         s->start = start;
@@ -332,15 +335,18 @@ static int put(PyObject *dict, PyObject *name, int64_t value, Py_ssize_t maxlen,
         ++*dropped;
         return 0;
     }
-    if (PyDict_GetItemWithError(dict, name) != NULL) {
+    Py_ssize_t size = PyDict_Size(dict);
+    if (size == 0) { /* the span had none: nothing to move or drop */
+    } else if (PyDict_GetItemWithError(dict, name) != NULL) {
         if (PyDict_DelItem(dict, name) != 0)
             return -1;
+        size--;
     } else if (PyErr_Occurred()) {
         return -1;
     }
     PyObject *oldest, *unused;
     Py_ssize_t pos = 0;
-    if (maxlen > 0 && PyDict_Size(dict) >= maxlen && PyDict_Next(dict, &pos, &oldest, &unused)) {
+    if (maxlen > 0 && size >= maxlen && PyDict_Next(dict, &pos, &oldest, &unused)) {
         Py_INCREF(oldest);
         int rc = PyDict_DelItem(dict, oldest);
         Py_DECREF(oldest);
@@ -584,7 +590,7 @@ static void start_dealloc(PyObject *o)
 {
     PyTypeObject *type = Py_TYPE(o);
     Py_XDECREF(((StartObject *)o)->clock);
-    ((freefunc)PyType_GetSlot(type, Py_tp_free))(o);
+    PyObject_Free(o); /* as on_start allocated it */
     Py_DECREF(type);
 }
 
