@@ -138,10 +138,12 @@ EXPORT int prctl(int option, ...)
     va_end(ap);
     /* Not for a vfork child, which runs on the parent's memory and sets
      * the flag on itself alone (getpid(): a system call, and these options
-     * are rare). */
+     * are rare). Before load (g_owner 0) the caller is the process itself:
+     * a constructor of the program's own libraries, which may run first. */
     if (option == PR_SET_NAME)
         atomic_fetch_add_explicit(&g_renames, 1, memory_order_relaxed);
-    else if ((option == PR_SET_SECCOMP || (option == PR_SET_NO_NEW_PRIVS && a2 == 1)) && getpid() == g_owner)
+    else if ((option == PR_SET_SECCOMP || (option == PR_SET_NO_NEW_PRIVS && a2 == 1)) &&
+             (g_owner == 0 || getpid() == g_owner))
         atomic_store_explicit(&g_filtered, 1, memory_order_relaxed);
     if (!f) {
         errno = ENOSYS;

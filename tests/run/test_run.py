@@ -3,9 +3,10 @@
 threadtime does not produce: wait4() rusage, the program's own reading of
 its threads, thread names the JVM gives, the processes make starts.
 
-Usage: test_run.py THREADTIME RUN_THREADS (TEST_RUN_ONLY="test_a test_b"
-runs those alone). No check depends on timing: the
-programs' work is fixed, and every tolerance is explained where it is used.
+Usage: test_run.py THREADTIME RUN_THREADS RUN_SANDBOXED
+(TEST_RUN_ONLY="test_a test_b" runs those alone). No check depends on
+timing: the programs' work is fixed, and every tolerance is explained
+where it is used.
 Temporary files go under $TMPDIR (the build tree's)."""
 import errno
 import glob
@@ -19,7 +20,7 @@ import time
 
 from harness import check, main, scratch
 
-TT, RUN_THREADS = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+TT, RUN_THREADS, RUN_SANDBOXED = (os.path.abspath(a) for a in sys.argv[1:4])
 TMP = scratch("test_run.")
 
 
@@ -934,6 +935,22 @@ def test_vfork_child_no_new_privs():
     rc, out, err, rep, at_exit = got
     check(rc == 0 and out == "installed\nT" and len(at_exit) == 1,
           f"vfork no_new_privs: exit status {rc}, {out!r} (no T: the exit did not ask), {threads(rep)}: {err[-300:]}")
+
+
+def test_filter_before_load():
+    # A program's own libraries are initialised before the preload's load
+    # may run: a sandboxing library that installs a filter in its
+    # constructor, through libc's prctl, puts it in place before load,
+    # which must then know of it and not ask PR_GET_SECCOMP. The truth: the
+    # exit status (0, not killed by SIGSYS) of run_sandboxed, whose library
+    # installs a filter that kills on that question, its output (printed
+    # by main, after load), and that it is read at its exit all the same.
+    got = filtered_run([RUN_SANDBOXED], "filter before load")
+    if not got:
+        return
+    rc, out, err, rep, at_exit = got
+    check(rc == 0 and out == "installed\n" and len(at_exit) == 1,
+          f"filter before load: exit status {rc} (-31: killed by the filter), {out!r}, {threads(rep)}: {err[-300:]}")
 
 
 def test_seccomp_at_load():
