@@ -1157,9 +1157,11 @@ static void write_exit(void)
     }
     /* The process's end after every thread's. */
     atomic_store_explicit(&g_file.hdr->end_ns, tt__run_now(), memory_order_relaxed);
-    /* A record that found no blocks (a full disk) was lost, a thread's or
-     * this handler's own: the file says why and stays RUNNING, so that its
-     * parent's wait4 counts what the records here do not hold. */
+    /* A reservation failed (a full disk), for records or samples: from
+     * then on a record that needed blocks was lost, a thread's or this
+     * handler's own. The file says why and stays RUNNING, so that its
+     * parent's wait4 counts what the records here do not hold (all of it
+     * may be here where only samples found none). */
     int full = atomic_load_explicit(&g_file.full, memory_order_relaxed);
     if (full) {
         g_file.hdr->file_errno = (uint32_t)full;
