@@ -43,7 +43,9 @@ spans are timed, to show its share. Thread CPU time per span (the loop runs on o
 thread, so CPU time is what the span costs, whatever else the host runs):
 the median over the rounds, and "over plain", the median of each round's
 difference to plain's run in the same round (paired, so the host's drift
-between rounds drops out); the floor is <= 2 us per span over plain. A
+between rounds drops out); the floor is <= 2 us per span over plain.
+"min over" is a variant's lowest round less plain's lowest: the cost in
+the quietest conditions the run saw, beside the paired median. A
 round times each variant's N spans in --chunks chunks (10 by default), the
 variants' chunks in turn (one of each, then the next of each: a pair is
 then a few ms apart, where this guest's speed changes by up to 1.6x over
@@ -302,10 +304,11 @@ def main() -> int:
     print(f"thread CPU ns per span (or per call), medians of {args.rounds} interleaved rounds of {args.spans} "
           f"(each round's figure the lowest mean of {args.chunks} chunks); "
           f"over plain: the median of the rounds' differences; {setup()}; load average {load}")
-    print(f"{'variant':<15} {'median':>9} {'over plain':>11} {'min':>9} {'max':>9}")
+    print(f"{'variant':<15} {'median':>9} {'over plain':>11} {'min':>9} {'min over':>9} {'max':>9}")
     for name, v in samples.items():
         o = f"{over[name]:+11.0f}" if name in variants else f"{'':>11}"
-        print(f"{name:<15} {med[name]:9.0f} {o} {min(v):9.0f} {max(v):9.0f}")
+        lowest = f"{min(v) - min(samples['plain']):+9.0f}" if name in variants else f"{'':>9}"
+        print(f"{name:<15} {med[name]:9.0f} {o} {min(v):9.0f} {lowest} {max(v):9.0f}")
     hooked = ThreadTimeSpanProcessor().path == "end_hook"  # sets the figures through set_attribute
     for name in ("cpu", "cpu+wait", "cpu+wait+split", "front cpu", "front cpu+wait"):
         verdict = "holds" if over[name] <= FLOOR_NS else "MISSED"
