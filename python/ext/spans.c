@@ -13,7 +13,7 @@
  *     attributes read-only and then calls every processor's _on_ending on
  *     the live span, before any on_end. on_start leaves a SpanStart on the
  *     span (an instance attribute: it lives and dies with the span, however
- *     long the span stays open, and holds nothing that leads back to it);
+ *     long the span stays open, and holds no reference at all);
  *     _on_ending finds it, reads the clocks and puts the figures straight
  *     into the span's attribute dict (BoundedAttributes._dict), under
  *     BoundedAttributes' own rules for its limit. The exporter's on_end
@@ -58,8 +58,20 @@ typedef struct {
      * each NULL where it has none that does anything. */
     PyObject *then_start, *then_ending;
     int split, run_wait;
+    uint64_t id; /* this clock's number, never reused in the process; 0 until configured (atomic) */
     Py_ssize_t unmeasured[REASONS]; /* spans left without figures, by reason; atomic */
 } ClockObject;
+
+static uint64_t clocks_made; /* atomic */
+
+/* 0, or -1 with an error set where __init__ never configured c. */
+static int configured(ClockObject *c)
+{
+    if (__atomic_load_n(&c->id, __ATOMIC_ACQUIRE) != 0)
+        return 0;
+    PyErr_SetString(PyExc_TypeError, "SpanClock: not configured (its __init__ was not called)");
+    return -1;
+}
 
 /* What a span is charged, read at its start and at its end. */
 typedef struct {
@@ -76,11 +88,13 @@ typedef struct {
 } span_start;
 
 /* on_ending: what on_start leaves on a span. Not tracked by the cycle
- * collector: it holds only its clock, which holds no span. */
+ * collector: it holds no reference at all (its clock is named by number,
+ * not held: the clock, a processor, may reach live spans through the
+ * processor it wraps). */
 typedef struct {
     PyObject_HEAD
-    ClockObject *clock;
-    int used; /* 1 once an _on_ending took it; atomic */
+    uint64_t clock; /* the id of the clock that made it */
+    int used;       /* 1 once an _on_ending took it; atomic */
     span_start start;
 } StartObject;
 
@@ -256,12 +270,30 @@ static int put_hook(ClockObject *c, PyObject *span, const span_start *start)
 
 /* ---- SpanClock: the processor's hooks ---- */
 
-/* Calls a wrapped processor's hook with the span, and the parent context
- * where the SDK gave one (positionally: every SpanProcessor takes it so):
- * 0 or -1. */
-static int call_then(PyObject *hook, PyObject *span, PyObject *parent_context)
+/* Calls a wrapped processor's hook with the span alone: 0 or -1. */
+static int call_then(PyObject *hook, PyObject *span)
 {
-    PyObject *r = PyObject_CallFunctionObjArgs(hook, span, parent_context, NULL);
+    PyObject *r = PyObject_CallFunctionObjArgs(hook, span, NULL);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+/* Calls a wrapped processor's on_start as the SDK called this one's: the
+ * span, and the parent context by keyword, by position or not at all.
+ * 0 or -1. */
+static int call_then_start(PyObject *hook, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *r;
+    if (kwnames == NULL || PyTuple_Size(kwnames) == 0) {
+        r = PyObject_CallFunctionObjArgs(hook, args[0], nargs == 2 ? args[1] : NULL, NULL);
+    } else {
+        PyObject *pos = PyTuple_Pack(1, args[0]), *kw = PyDict_New();
+        r = pos != NULL && kw != NULL && PyDict_SetItem(kw, str_parent_context, args[1]) == 0
+                ? PyObject_Call(hook, pos, kw)
+                : NULL;
+        Py_XDECREF(pos);
+        Py_XDECREF(kw);
+    }
     Py_XDECREF(r);
     return r == NULL ? -1 : 0;
 }
@@ -277,6 +309,8 @@ static int call_then(PyObject *hook, PyObject *span, PyObject *parent_context)
 static PyObject *clock_on_start(PyObject *o, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     ClockObject *c = (ClockObject *)o;
+    if (configured(c) != 0)
+        return NULL;
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_Size(kwnames);
     if (nargs < 1 || nargs + nkw > 2 ||
         (nkw == 1 && PyUnicode_Compare(PyTuple_GetItem(kwnames, 0), str_parent_context) != 0)) {
@@ -285,7 +319,7 @@ static PyObject *clock_on_start(PyObject *o, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     PyObject *span = args[0];
-    if (c->then_start != NULL && call_then(c->then_start, span, nargs + nkw == 2 ? args[1] : NULL) != 0)
+    if (c->then_start != NULL && call_then_start(c->then_start, args, nargs, kwnames) != 0)
         return NULL;
     span_start start;
     int got = read_start(c, &start);
@@ -310,7 +344,7 @@ static PyObject *clock_on_start(PyObject *o, PyObject *const *args, Py_ssize_t n
         if (s == NULL)
             return PyErr_NoMemory();
         PyObject_Init((PyObject *)s, start_type);
-        s->clock = (ClockObject *)Py_NewRef(o);
+        s->clock = c->id;
         s->used = 0;
         s->start = start;
         mark = (PyObject *)s;
@@ -445,7 +479,7 @@ static void set_figures(ClockObject *c, PyObject *span)
      * this one's, and the span gets that one's figures. */
     StartObject *s = (StartObject *)found;
     int unused = 0;
-    if (Py_TYPE(found) == start_type && s->clock == c &&
+    if (Py_TYPE(found) == start_type && s->clock == c->id &&
         __atomic_compare_exchange_n(&s->used, &unused, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
         figures f;
         int reason = measure(c, &s->start, &f) - 1;
@@ -463,9 +497,11 @@ static void set_figures(ClockObject *c, PyObject *span)
 static PyObject *clock_on_ending(PyObject *o, PyObject *span)
 {
     ClockObject *c = (ClockObject *)o;
+    if (configured(c) != 0)
+        return NULL;
     if (c->attributes_type != NULL)
         set_figures(c, span);
-    if (c->then_ending != NULL && call_then(c->then_ending, span, NULL) != 0)
+    if (c->then_ending != NULL && call_then(c->then_ending, span) != 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -476,8 +512,12 @@ static PyObject *clock_on_ending(PyObject *o, PyObject *span)
  * for less than a call from here would cost.) */
 static PyObject *clock_on_end(PyObject *o, PyObject *span) { Py_RETURN_NONE; }
 
-static PyObject *clock_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+/* SpanClock.__init__: configures a clock once (its tp_new, the generic
+ * one, leaves it unconfigured: a subclass's __init__ passes its own
+ * arguments on to this). 0 or -1. */
+static int clock_init(PyObject *o, PyObject *args, PyObject *kwargs)
 {
+    ClockObject *c = (ClockObject *)o;
     static char *kw[] = {"total", "user", "system", "wait", "get_running_loop", "current_task", "split", "run_wait",
                          "attributes_type", "then_on_start", "then_on_ending", NULL};
     PyObject *names[NAMES], *get_running_loop, *current_task, *attributes_type = Py_None;
@@ -486,20 +526,20 @@ static PyObject *clock_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UUUUOOpp|$OOO:SpanClock", kw, &names[TOTAL], &names[USER],
                                      &names[SYSTEM], &names[WAIT], &get_running_loop, &current_task, &split,
                                      &run_wait, &attributes_type, &then[0], &then[1]))
-        return NULL;
+        return -1;
     if (attributes_type != Py_None && !PyType_Check(attributes_type)) {
         PyErr_SetString(PyExc_TypeError, "SpanClock: attributes_type must be the SDK's BoundedAttributes class or None");
-        return NULL;
+        return -1;
     }
     for (int i = 0; i < 2; i++)
         if (then[i] != Py_None && !PyCallable_Check(then[i])) {
             PyErr_Format(PyExc_TypeError, "SpanClock: %s must be callable or None", kw[9 + i]);
-            return NULL;
+            return -1;
         }
-    allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
-    ClockObject *c = (ClockObject *)alloc(type, 0);
-    if (c == NULL)
-        return NULL;
+    if (c->id != 0) { /* hooks may be running on other threads: nothing changes under them */
+        PyErr_SetString(PyExc_RuntimeError, "SpanClock: already configured (__init__ runs once)");
+        return -1;
+    }
     for (int i = 0; i < NAMES; i++)
         c->names[i] = Py_NewRef(names[i]);
     c->get_running_loop = Py_NewRef(get_running_loop);
@@ -511,7 +551,9 @@ static PyObject *clock_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     c->run_wait = run_wait;
     for (int i = 0; i < REASONS; i++)
         c->unmeasured[i] = 0;
-    return (PyObject *)c;
+    /* Last, and the hooks check it first: configured. */
+    __atomic_store_n(&c->id, __atomic_add_fetch(&clocks_made, 1, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
+    return 0;
 }
 
 static PyObject *clock_unmeasured(PyObject *o, PyObject *unused)
@@ -571,7 +613,8 @@ static PyType_Slot clock_slots[] = {
                 "attributes; without, the end_hook path: on_start puts a SpanEnd on the span as its end(). The "
                 "then_* hooks are a wrapped processor's, called from this one's. "
                 "threadtime.otel.ThreadTimeSpanProcessor is its subclass."},
-    {Py_tp_new, clock_new},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_init, clock_init},
     {Py_tp_dealloc, ttpy_gc_dealloc},
     {Py_tp_traverse, clock_traverse},
     {Py_tp_clear, clock_clear},
@@ -589,7 +632,6 @@ static PyType_Spec clock_spec = {
 static void start_dealloc(PyObject *o)
 {
     PyTypeObject *type = Py_TYPE(o);
-    Py_XDECREF(((StartObject *)o)->clock);
     PyObject_Free(o); /* as on_start allocated it */
     Py_DECREF(type);
 }

@@ -595,6 +595,86 @@ def test_a_wrapped_hook_fails_as_on_the_sdk(hook):
         provider.shutdown()
 
 
+@pytest.mark.parametrize("body", ["records", "pass"])
+def test_a_wrapped_hook_takes_the_call_as_the_sdk_makes_it(body):
+    """A wrapped processor whose on_start takes parent_context by keyword
+    only (doing something, or nothing) works in front of threadtime's as it
+    works on the SDK alone: the SDK passes it by keyword."""
+    seen = []
+
+    class KeywordOnly(SpanProcessor):
+        if body == "records":
+            def on_start(self, span, *, parent_context=None):
+                seen.append(parent_context)
+        else:
+            def on_start(self, span, *, parent_context=None):
+                pass
+
+    for wrapped in (False, True):
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        inner = KeywordOnly()
+        provider.add_span_processor(otel.ThreadTimeSpanProcessor(inner, run_wait=False) if wrapped else inner)
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        provider.get_tracer("test").start_span("keyword").end()
+        assert [s.name for s in exporter.get_finished_spans()] == ["keyword"]
+        assert (otel.TOTAL in exporter.get_finished_spans()[0].attributes) == wrapped
+        provider.shutdown()
+    assert seen == ([None, None] if body == "records" else [])
+
+
+def test_a_subclass_configures_through_init():
+    """A subclass's __init__ passes its arguments on with super().__init__
+    and they take effect (here the split, on spans of its provider); a clock
+    is configured once; one whose __init__ never ran refuses the SDK's
+    calls with a clear error rather than measuring nothing."""
+    class Mine(otel.ThreadTimeSpanProcessor):
+        def __init__(self):
+            super().__init__(split=True, run_wait=False)
+
+    processor = Mine()
+    assert repr(processor) == "ThreadTimeSpanProcessor(split=True, run_wait=False, path='on_ending')"
+    provider, exporter = exported_by(processor)
+    inside, outer = burned_span(provider, "split", 5 * MS)
+    assert_between(finished(exporter, "split"), inside, outer)
+    with pytest.raises(RuntimeError, match="already configured"):
+        otel.SpanClock.__init__(processor, otel.TOTAL, otel.USER, otel.SYSTEM, otel.RUN_WAIT,
+                                asyncio._get_running_loop, asyncio.current_task, False, True)
+    provider.shutdown()
+
+    class Forgetful(otel.ThreadTimeSpanProcessor):
+        def __init__(self):
+            pass
+
+    provider, exporter = exported_by(Forgetful())
+    with pytest.raises(TypeError, match="not configured"):
+        provider.get_tracer("test").start_span("refused")
+    provider.shutdown()
+
+
+def test_a_wrapped_processor_that_keeps_spans_is_freed():
+    """A wrapped processor that keeps every span it saw start: the span's
+    start figures (on the span) name the processor without holding it, so
+    provider, processors and spans are freed together once unreachable (a
+    start that held its processor made a cycle the collector cannot see)."""
+    class Keeper(SpanProcessor):
+        def __init__(self):
+            self.spans = []
+
+        def on_start(self, span, parent_context=None):
+            self.spans.append(span)
+
+    provider = TracerProvider(shutdown_on_exit=False)
+    processor = otel.ThreadTimeSpanProcessor(Keeper(), run_wait=False)
+    provider.add_span_processor(processor)
+    provider.get_tracer("test").start_span("kept").end()
+    assert len(processor.then.spans) == 1
+    gone = weakref.ref(processor)
+    del provider, processor
+    gc.collect()
+    assert gone() is None
+
+
 def exported_by(*processors, limits=None):
     """(provider, exporter): a provider with these processors, then one
     exporting to an in-memory exporter."""

@@ -4,7 +4,7 @@ from _typeshed import structseq
 from types import TracebackType
 from collections.abc import Coroutine, Iterable, Sequence
 from typing import Any, Callable, Protocol, Final, Literal, ParamSpec, TypeVar, final, overload
-from typing_extensions import Self, disjoint_base
+from typing_extensions import disjoint_base
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -326,10 +326,10 @@ def _task_run_wait_ns(task: object, /) -> int: ...
 class SpanClock:
     """A span processor's hooks (threadtime.otel.ThreadTimeSpanProcessor is its subclass)."""
 
-    def __new__(cls, total: str, user: str, system: str, wait: str, get_running_loop: Callable[[], Any],
-                current_task: Callable[[Any], Any], split: bool, run_wait: bool, *,
-                attributes_type: type | None = None, then_on_start: Callable[..., object] | None = None,
-                then_on_ending: Callable[..., object] | None = None) -> Self: ...
+    def __init__(self, total: str, user: str, system: str, wait: str, get_running_loop: Callable[[], Any],
+                 current_task: Callable[[Any], Any], split: bool, run_wait: bool, *,
+                 attributes_type: type | None = None, then_on_start: Callable[..., object] | None = None,
+                 then_on_ending: Callable[..., object] | None = None) -> None: ...
     def on_start(self, span: Any, /, parent_context: Any = None) -> None: ...
     def _on_ending(self, span: Any, /) -> None: ...
     def on_end(self, span: Any, /) -> None: ...

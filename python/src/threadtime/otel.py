@@ -160,11 +160,13 @@ def _nothing(*args: object, **kwargs: object) -> None:
     pass
 
 
-def _acting_hook(then: SpanProcessor | None, name: str, *args: object) -> Callable[..., object] | None:
+def _acting_hook(then: SpanProcessor | None, name: str, *args: object,
+                 **kwargs: object) -> Callable[..., object] | None:
     """then's hook `name` (bound), or None where then has none, or one that
-    does nothing when called with args: SpanProcessor's own, or a plain
-    function whose whole body is ``pass`` (the SDK's exporting processors'
-    on_start and _on_ending) and that takes args."""
+    does nothing when called as the SDK calls it (args, kwargs):
+    SpanProcessor's own, or a plain function whose whole body is ``pass``
+    (the SDK's exporting processors' on_start and _on_ending) and that
+    takes them."""
     hook = getattr(then, name, None)
     if hook is None:
         return None
@@ -174,7 +176,7 @@ def _acting_hook(then: SpanProcessor | None, name: str, *args: object) -> Callab
             isinstance(func, types.FunctionType) and isinstance(code, types.CodeType)
             and code.co_code == _nothing.__code__.co_code and code.co_consts == _nothing.__code__.co_consts):
         try:
-            inspect.signature(hook).bind(*args)
+            inspect.signature(hook).bind(*args, **kwargs)
         except TypeError:  # the SDK's call would fail: so does this one's
             return hook  # type: ignore[no-any-return]
         return None
@@ -194,35 +196,35 @@ class ThreadTimeSpanProcessor(SpanClock, SpanProcessor):
     on_end with the figures on the span (its on_end is this processor's
     on_end attribute, which the SDK calls directly), shutdown and
     force_flush. Its on_start and _on_ending are not called where they do
-    nothing (a body of ``pass``, as the SDK's own processors have).
+    nothing (a body of ``pass``, as the SDK's own processors have). Its
+    hooks are looked up once, when this processor is made: replace one
+    (``mock.patch.object``, instrumentation) before wrapping it, not after.
 
     split=True adds the user/system split on threads (one ``tt_self_times``
     per end instead of a fast-clock read, and two more attributes).
     run_wait=False leaves out the run-queue wait.
     """
 
-    _then: SpanProcessor | None
+    _then: SpanProcessor | None = None  # a subclass whose __init__ never ran still shuts down
     _split: bool
     _run_wait: bool
     _path: Literal["on_ending", "end_hook"]
 
-    def __new__(cls, then: SpanProcessor | None = None, *, split: bool = False,
-                run_wait: bool = True) -> ThreadTimeSpanProcessor:
+    def __init__(self, then: SpanProcessor | None = None, *, split: bool = False, run_wait: bool = True) -> None:
         direct = _sdk_has_on_ending()
+        span, context = object(), object()  # stand-ins: only the hooks' signatures take them here
         # The SDK calls the hooks SpanClock defines in C: no Python frame
         # per span.
-        span, context = object(), object()  # stand-ins: only the hooks' signatures take them here
-        self = super().__new__(cls, TOTAL, USER, SYSTEM, RUN_WAIT, asyncio._get_running_loop, asyncio.current_task,
-                               split, run_wait, attributes_type=BoundedAttributes if direct else None,
-                               then_on_start=_acting_hook(then, "on_start", span, context),
-                               then_on_ending=_acting_hook(then, "_on_ending", span))
+        super().__init__(TOTAL, USER, SYSTEM, RUN_WAIT, asyncio._get_running_loop, asyncio.current_task, split,
+                         run_wait, attributes_type=BoundedAttributes if direct else None,
+                         then_on_start=_acting_hook(then, "on_start", span, parent_context=context),
+                         then_on_ending=_acting_hook(then, "_on_ending", span))
         on_end = _acting_hook(then, "on_end", span)
         if on_end is not None:
             self.on_end = on_end  # type: ignore[method-assign,assignment]
         self._then = then
         self._split, self._run_wait = split, run_wait
         self._path = "on_ending" if direct else "end_hook"
-        return self
 
     @property
     def path(self) -> Literal["on_ending", "end_hook"]:
