@@ -270,18 +270,10 @@ static int put_hook(ClockObject *c, PyObject *span, const span_start *start)
 
 /* ---- SpanClock: the processor's hooks ---- */
 
-/* Calls a wrapped processor's hook with the span alone: 0 or -1. */
-static int call_then(PyObject *hook, PyObject *span)
-{
-    PyObject *r = PyObject_CallFunctionObjArgs(hook, span, NULL);
-    Py_XDECREF(r);
-    return r == NULL ? -1 : 0;
-}
-
-/* Calls a wrapped processor's on_start as the SDK called this one's: the
- * span, and the parent context by keyword, by position or not at all.
- * 0 or -1. */
-static int call_then_start(PyObject *hook, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+/* Calls a wrapped processor's hook as the SDK called this one's: the
+ * span, and on_start's parent context by keyword, by position or not at
+ * all. 0 or -1. */
+static int call_then(PyObject *hook, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     PyObject *r;
     if (kwnames == NULL || PyTuple_Size(kwnames) == 0) {
@@ -319,7 +311,7 @@ static PyObject *clock_on_start(PyObject *o, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     PyObject *span = args[0];
-    if (c->then_start != NULL && call_then_start(c->then_start, args, nargs, kwnames) != 0)
+    if (c->then_start != NULL && call_then(c->then_start, args, nargs, kwnames) != 0)
         return NULL;
     span_start start;
     int got = read_start(c, &start);
@@ -501,7 +493,7 @@ static PyObject *clock_on_ending(PyObject *o, PyObject *span)
         return NULL;
     if (c->attributes_type != NULL)
         set_figures(c, span);
-    if (c->then_ending != NULL && call_then(c->then_ending, span) != 0)
+    if (c->then_ending != NULL && call_then(c->then_ending, &span, 1, NULL) != 0)
         return NULL;
     Py_RETURN_NONE;
 }
